@@ -1,0 +1,16 @@
+/// \file commands.hpp
+/// The subcommands of the `scalefit` binary. Each add_* function registers its subcommands on the
+/// app; their callbacks throw scalefit::InputError for bad input (main prints it and exits 2).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace scalefit::cli {
+
+/// `ingest nccl-tests|osu`, `fit`, `predict` (fitting/).
+void add_fitting_commands(CLI::App &app);
+
+/// `estimate`, `search`, `compare` (estimator/).
+void add_estimator_commands(CLI::App &app);
+
+}  // namespace scalefit::cli

@@ -1,0 +1,114 @@
+/// \file records.hpp
+/// The measurement records of scalefit's JSON Lines files (schema "scalefit.comm/1"), written by
+/// `scalefit-bench comm` and `scalefit ingest`, read by `scalefit fit`.
+///
+/// A file is a sequence of lines; each line is one JSON object with a "type":
+///   - "context": describes the run (system, hosts, ranks, backend, versions, command line...).
+///     Every measurement belongs to the context record most recently read before it.
+///   - "measurement": one (op, group shape, dtype, placement, size) point with its statistics.
+/// Field names and units: bytes [B], count [elements], time_us [us], algbw_gbps/busbw_gbps [GB/s].
+#pragma once
+
+#include "scalefit/core/collectives.hpp"
+#include "scalefit/core/stats.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <cstdio>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace scalefit {
+
+/// Schema identifier written into every context record.
+inline constexpr const char *kCommSchema = "scalefit.comm/1";
+
+/// The run a set of measurements came from.
+struct ContextRecord {
+  std::string schema = kCommSchema;
+  std::string system;                    ///< --system NAME, or the ingested file's description
+  std::string backend;                   ///< "mpi", "nccl", or the tool ingested ("nccl-tests", "osu")
+  int nranks = 0;                        ///< ranks in MPI_COMM_WORLD
+  int nnodes = 0;                        ///< distinct nodes (or emulated nodes)
+  int ranks_per_node = 0;                ///< nranks / nnodes
+  bool emulated_nodes = false;           ///< nodes come from --emulate-nodes, not from hosts
+  std::vector<std::string> hosts;        ///< host name per node, in node order
+  std::vector<std::string> devices;      ///< GPU names (nccl) or the CPU model (mpi), per rank
+  std::map<std::string, std::string> versions;  ///< "mpi", "nccl", "cuda", "scalefit", "nccl-tests"...
+  std::string command_line;              ///< argv joined with spaces
+  std::map<std::string, std::string> env;       ///< NCCL_* (and similar) environment variables
+  std::string start_time;                ///< ISO 8601 UTC, e.g. "2026-11-22T02:37:51Z"
+  nlohmann::json source;                 ///< provenance of ingested data (file, first line...); null otherwise
+  nlohmann::json extra;                  ///< any other fields, kept on round trip
+};
+
+/// One measured point.
+struct MeasurementRecord {
+  Op op = Op::allreduce;
+  GroupShape group;                      ///< the communicator it ran on
+  DType dtype = DType::float32;
+  RedOp redop = RedOp::sum;              ///< meaningful for ops that reduce
+  int root = -1;                         ///< root rank for reduce/broadcast, else -1 (as nccl-tests)
+  Placement placement = Placement::out_of_place;
+  std::uint64_t bytes = 0;               ///< message size: the whole array (nccl-tests' "size") [B]
+  std::uint64_t count = 0;               ///< elements in the whole array, bytes / type size (nccl-tests' "count")
+  double time_us = 0;                    ///< time per operation [us] (mean over samples, as nccl-tests)
+  double algbw_gbps = 0;                 ///< bytes / time [GB/s]
+  double busbw_gbps = 0;                 ///< algbw * busbw_factor(op, nranks) [GB/s]
+  std::optional<std::int64_t> wrong;     ///< wrong elements when checked (-c), else absent
+  std::optional<Summary> stats;          ///< per-operation time statistics over samples [us]
+  int iters_per_sample = 0;              ///< operations timed back-to-back per sample (0: unknown)
+  std::vector<double> samples_us;        ///< every sample's per-operation time [us] (may be empty)
+  nlohmann::json extra;                  ///< other fields (e.g. OSU's iterations), kept on round trip
+
+  /// The key `--resume` and the fitter group by: op, group shape, dtype, redop, root, placement,
+  /// and (with_size) the size.
+  std::string key(bool with_size = true) const;
+};
+
+nlohmann::json to_json(const ContextRecord &c);
+nlohmann::json to_json(const MeasurementRecord &m);
+/// \throws InputError naming `file`, `line` and the field when a field is missing or malformed.
+ContextRecord context_from_json(const nlohmann::json &j, const std::string &file = "", long line = 0);
+/// \throws InputError naming `file`, `line` and the field when a field is missing or malformed.
+MeasurementRecord measurement_from_json(const nlohmann::json &j, const std::string &file = "",
+                                        long line = 0);
+
+/// A measurement together with the context it belongs to (index into the file's contexts).
+struct RecordSet {
+  std::vector<ContextRecord> contexts;
+  std::vector<MeasurementRecord> measurements;
+  std::vector<std::size_t> context_of;   ///< context index of each measurement
+  std::vector<std::string> origin;       ///< "file:line" of each measurement
+};
+
+/// Reads a scalefit JSONL file. Blank lines are skipped.
+/// \throws InputError with file:line and the field for malformed JSON, an unknown "type", a bad
+/// field, or a measurement before any context record.
+RecordSet read_records(const std::string &path);
+
+/// Appends records to a JSONL file, one line each, flushed as soon as written so that a killed
+/// run loses no finished point.
+class JsonlWriter {
+public:
+  /// Opens `path` for appending (creating it). \throws InputError if it cannot be opened.
+  explicit JsonlWriter(const std::string &path);
+  ~JsonlWriter();
+  JsonlWriter(const JsonlWriter &) = delete;
+  JsonlWriter &operator=(const JsonlWriter &) = delete;
+  /// Writes one compact JSON line and flushes it to the OS. \throws RuntimeError on I/O failure.
+  void write(const nlohmann::json &j);
+  const std::string &path() const { return m_path; }
+
+private:
+  std::string m_path;
+  std::FILE *m_file = nullptr;
+};
+
+/// Current UTC time as ISO 8601 ("2026-11-22T02:37:51Z").
+std::string utc_now_iso8601();
+
+}  // namespace scalefit

@@ -1,0 +1,287 @@
+#include "scalefit/core/records.hpp"
+
+#include "scalefit/core/error.hpp"
+#include "scalefit/core/units.hpp"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+
+namespace scalefit {
+namespace {
+
+using nlohmann::json;
+
+/// Reads a required or optional field with the type check naming file, line and field.
+struct FieldReader {
+  const json &j;
+  const std::string &file;
+  long line;
+  std::string prefix;
+
+  [[noreturn]] void fail(const std::string &field, const std::string &why) const {
+    throw InputError(why, file, line, prefix + field);
+  }
+  const json *find(const std::string &field) const {
+    auto it = j.find(field);
+    return it == j.end() || it->is_null() ? nullptr : &*it;
+  }
+  const json &need(const std::string &field) const {
+    const json *v = find(field);
+    if (!v) fail(field, "missing");
+    return *v;
+  }
+  std::string str(const std::string &field, bool required = true) const {
+    const json *v = required ? &need(field) : find(field);
+    if (!v) return {};
+    if (!v->is_string()) fail(field, "expected a string, got " + v->dump());
+    return v->get<std::string>();
+  }
+  double num(const std::string &field, bool required = true, double dflt = 0) const {
+    const json *v = required ? &need(field) : find(field);
+    if (!v) return dflt;
+    if (!v->is_number()) fail(field, "expected a number, got " + v->dump());
+    return v->get<double>();
+  }
+  std::int64_t integer(const std::string &field, bool required = true, std::int64_t dflt = 0) const {
+    const json *v = required ? &need(field) : find(field);
+    if (!v) return dflt;
+    if (!v->is_number_integer()) fail(field, "expected an integer, got " + v->dump());
+    return v->get<std::int64_t>();
+  }
+};
+
+json summary_to_json(const Summary &s) {
+  return json{{"n", s.n},         {"min_us", s.min},       {"median_us", s.median},
+              {"mean_us", s.mean}, {"max_us", s.max},       {"stddev_us", s.stddev},
+              {"p99_us", s.p99}};
+}
+
+}  // namespace
+
+std::string MeasurementRecord::key(bool with_size) const {
+  std::string k;
+  k.append(op_name(op)).append("|").append(group.kind).append("|");
+  k += std::to_string(group.nranks) + "|" + std::to_string(group.nnodes) + "|" +
+       std::to_string(group.ranks_per_node) + "|";
+  k.append(dtype_name(dtype)).append("|").append(redop_name(redop)).append("|");
+  k += std::to_string(root) + "|";
+  k.append(placement_name(placement));
+  if (with_size) k += "|" + std::to_string(bytes);
+  return k;
+}
+
+json to_json(const ContextRecord &c) {
+  json j = c.extra.is_object() ? c.extra : json::object();
+  j["type"] = "context";
+  j["schema"] = c.schema;
+  j["system"] = c.system;
+  j["backend"] = c.backend;
+  j["nranks"] = c.nranks;
+  j["nnodes"] = c.nnodes;
+  j["ranks_per_node"] = c.ranks_per_node;
+  j["emulated_nodes"] = c.emulated_nodes;
+  j["hosts"] = c.hosts;
+  j["devices"] = c.devices;
+  j["versions"] = c.versions;
+  j["command_line"] = c.command_line;
+  j["env"] = c.env;
+  j["start_time"] = c.start_time;
+  if (!c.source.is_null()) j["source"] = c.source;
+  return j;
+}
+
+json to_json(const MeasurementRecord &m) {
+  json j = m.extra.is_object() ? m.extra : json::object();
+  j["type"] = "measurement";
+  j["op"] = op_name(m.op);
+  j["group"] = json{{"kind", m.group.kind},
+                    {"nranks", m.group.nranks},
+                    {"nnodes", m.group.nnodes},
+                    {"ranks_per_node", m.group.ranks_per_node}};
+  j["dtype"] = dtype_name(m.dtype);
+  j["redop"] = redop_name(m.redop);
+  j["root"] = m.root;
+  j["placement"] = placement_name(m.placement);
+  j["bytes"] = m.bytes;
+  j["count"] = m.count;
+  j["time_us"] = m.time_us;
+  j["algbw_gbps"] = m.algbw_gbps;
+  j["busbw_gbps"] = m.busbw_gbps;
+  if (m.wrong) j["wrong"] = *m.wrong;
+  if (m.stats) j["stats"] = summary_to_json(*m.stats);
+  if (m.iters_per_sample > 0) j["iters_per_sample"] = m.iters_per_sample;
+  if (!m.samples_us.empty()) j["samples_us"] = m.samples_us;
+  return j;
+}
+
+ContextRecord context_from_json(const json &j, const std::string &file, long line) {
+  FieldReader r{j, file, line, ""};
+  ContextRecord c;
+  c.schema = r.str("schema");
+  if (c.schema.rfind("scalefit.comm/", 0) != 0)
+    r.fail("schema", "unknown schema '" + c.schema + "' (expected " + kCommSchema + ")");
+  c.system = r.str("system", false);
+  c.backend = r.str("backend", false);
+  c.nranks = static_cast<int>(r.integer("nranks", false));
+  c.nnodes = static_cast<int>(r.integer("nnodes", false));
+  c.ranks_per_node = static_cast<int>(r.integer("ranks_per_node", false));
+  if (const json *v = r.find("emulated_nodes")) {
+    if (!v->is_boolean()) r.fail("emulated_nodes", "expected true or false");
+    c.emulated_nodes = v->get<bool>();
+  }
+  try {
+    if (const json *v = r.find("hosts")) c.hosts = v->get<std::vector<std::string>>();
+    if (const json *v = r.find("devices")) c.devices = v->get<std::vector<std::string>>();
+    if (const json *v = r.find("versions")) c.versions = v->get<std::map<std::string, std::string>>();
+    if (const json *v = r.find("env")) c.env = v->get<std::map<std::string, std::string>>();
+  } catch (const json::exception &e) {
+    throw InputError(std::string("malformed list or map: ") + e.what(), file, line, "hosts/devices/versions/env");
+  }
+  c.command_line = r.str("command_line", false);
+  c.start_time = r.str("start_time", false);
+  if (const json *v = r.find("source")) c.source = *v;
+  static const char *known[] = {"type", "schema", "system", "backend", "nranks", "nnodes",
+                                "ranks_per_node", "emulated_nodes", "hosts", "devices", "versions",
+                                "command_line", "env", "start_time", "source"};
+  c.extra = json::object();
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    bool is_known = false;
+    for (const char *k : known) is_known = is_known || it.key() == k;
+    if (!is_known) c.extra[it.key()] = it.value();
+  }
+  return c;
+}
+
+MeasurementRecord measurement_from_json(const json &j, const std::string &file, long line) {
+  FieldReader r{j, file, line, ""};
+  MeasurementRecord m;
+  const std::string op = r.str("op");
+  if (auto o = parse_op(op)) m.op = *o;
+  else r.fail("op", "unknown operation '" + op + "'");
+  const json &g = r.need("group");
+  if (!g.is_object()) r.fail("group", "expected an object");
+  FieldReader gr{g, file, line, "group."};
+  m.group.kind = gr.str("kind");
+  m.group.nranks = static_cast<int>(gr.integer("nranks"));
+  m.group.nnodes = static_cast<int>(gr.integer("nnodes", false, 1));
+  m.group.ranks_per_node = static_cast<int>(gr.integer("ranks_per_node", false, m.group.nranks));
+  if (m.group.nranks < 1) gr.fail("nranks", "must be >= 1");
+  const std::string dt = r.str("dtype");
+  if (auto t = parse_dtype(dt)) m.dtype = *t;
+  else r.fail("dtype", "unknown data type '" + dt + "'");
+  const std::string ro = r.str("redop", false);
+  if (!ro.empty()) {
+    if (auto x = parse_redop(ro)) m.redop = *x;
+    else r.fail("redop", "unknown reduction '" + ro + "'");
+  }
+  m.root = static_cast<int>(r.integer("root", false, -1));
+  const std::string pl = r.str("placement", false);
+  if (!pl.empty()) {
+    if (auto p = parse_placement(pl)) m.placement = *p;
+    else r.fail("placement", "expected 'out-of-place' or 'in-place', got '" + pl + "'");
+  }
+  const std::int64_t bytes = r.integer("bytes");
+  if (bytes < 0) r.fail("bytes", "must be >= 0");
+  m.bytes = static_cast<std::uint64_t>(bytes);
+  m.count = static_cast<std::uint64_t>(r.integer("count", false, bytes / static_cast<std::int64_t>(dtype_size(m.dtype))));
+  m.time_us = r.num("time_us");
+  if (!(m.time_us >= 0)) r.fail("time_us", "must be a finite number >= 0");
+  m.algbw_gbps = r.num("algbw_gbps", false, gbps(static_cast<double>(m.bytes), m.time_us));
+  m.busbw_gbps = r.num("busbw_gbps", false, m.algbw_gbps * busbw_factor(m.op, m.group.nranks));
+  if (r.find("wrong")) m.wrong = r.integer("wrong");
+  if (const json *s = r.find("stats")) {
+    if (!s->is_object()) r.fail("stats", "expected an object");
+    FieldReader sr{*s, file, line, "stats."};
+    Summary sum;
+    sum.n = static_cast<std::size_t>(sr.integer("n"));
+    sum.min = sr.num("min_us");
+    sum.median = sr.num("median_us");
+    sum.mean = sr.num("mean_us");
+    sum.max = sr.num("max_us");
+    sum.stddev = sr.num("stddev_us");
+    sum.p99 = sr.num("p99_us");
+    m.stats = sum;
+  }
+  m.iters_per_sample = static_cast<int>(r.integer("iters_per_sample", false, 0));
+  if (const json *v = r.find("samples_us")) {
+    if (!v->is_array()) r.fail("samples_us", "expected an array of numbers");
+    for (const auto &x : *v) {
+      if (!x.is_number()) r.fail("samples_us", "expected an array of numbers");
+      m.samples_us.push_back(x.get<double>());
+    }
+  }
+  static const char *known[] = {"type", "op", "group", "dtype", "redop", "root", "placement",
+                                "bytes", "count", "time_us", "algbw_gbps", "busbw_gbps", "wrong",
+                                "stats", "iters_per_sample", "samples_us"};
+  m.extra = json::object();
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    bool is_known = false;
+    for (const char *k : known) is_known = is_known || it.key() == k;
+    if (!is_known) m.extra[it.key()] = it.value();
+  }
+  return m;
+}
+
+RecordSet read_records(const std::string &path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(std::string("cannot open: ") + std::strerror(errno), path);
+  RecordSet set;
+  std::string text;
+  long line = 0;
+  while (std::getline(in, text)) {
+    ++line;
+    if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
+    json j;
+    try {
+      j = json::parse(text);
+    } catch (const json::parse_error &e) {
+      throw InputError(std::string("not valid JSON: ") + e.what(), path, line);
+    }
+    if (!j.is_object()) throw InputError("expected a JSON object", path, line);
+    auto t = j.find("type");
+    if (t == j.end() || !t->is_string()) throw InputError("missing", path, line, "type");
+    const std::string type = t->get<std::string>();
+    if (type == "context") {
+      set.contexts.push_back(context_from_json(j, path, line));
+    } else if (type == "measurement") {
+      if (set.contexts.empty())
+        throw InputError("measurement before any context record", path, line);
+      set.measurements.push_back(measurement_from_json(j, path, line));
+      set.context_of.push_back(set.contexts.size() - 1);
+      set.origin.push_back(path + ":" + std::to_string(line));
+    } else {
+      throw InputError("unknown record type '" + type + "' (expected context or measurement)", path,
+                       line, "type");
+    }
+  }
+  return set;
+}
+
+JsonlWriter::JsonlWriter(const std::string &path) : m_path(path) {
+  m_file = std::fopen(path.c_str(), "a");
+  if (!m_file) throw InputError(std::string("cannot open for writing: ") + std::strerror(errno), path);
+}
+
+JsonlWriter::~JsonlWriter() {
+  if (m_file) std::fclose(m_file);
+}
+
+void JsonlWriter::write(const json &j) {
+  const std::string line = j.dump() + "\n";
+  if (std::fwrite(line.data(), 1, line.size(), m_file) != line.size() || std::fflush(m_file) != 0)
+    throw RuntimeError("write failed: " + m_path + ": " + std::strerror(errno));
+}
+
+std::string utc_now_iso8601() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+}  // namespace scalefit

@@ -1,0 +1,44 @@
+/// \file predict.hpp
+/// CONTRACT between fitting/ and estimator/: how a fit file prices one collective.
+/// fitting/ implements these; estimator/ calls them (through estimator's CommModel adaptor).
+#pragma once
+
+#include "scalefit/core/collectives.hpp"
+
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace scalefit::fitting {
+
+/// Which fitted curve to use: operation and group shape; dtype optional (any when unset).
+struct CommQuery {
+  Op op = Op::allreduce;
+  int nranks = 1;                   ///< ranks in the communicator
+  int nnodes = 1;                   ///< distinct nodes among them
+  std::optional<DType> dtype;       ///< prefer entries of this dtype; any dtype when unset
+};
+
+/// The fitted time of one message.
+struct CommPrediction {
+  double time_us = 0;               ///< predicted time per operation [us]
+  double algbw_gbps = 0;            ///< bytes / time [GB/s]
+  double busbw_gbps = 0;            ///< algbw * nccl-tests factor [GB/s]
+  bool extrapolated = false;        ///< outside the measured size range, or a node count not measured
+  std::string entry;                ///< id of the fit-file entry used (for "priced by" reports)
+  std::string note;                 ///< how it was obtained (e.g. "scaling trend from 2,4 nodes")
+};
+
+class FitFile;  // defined in fit_file.hpp
+
+/// A loaded fit file, shareable between estimator evaluations.
+using FitFilePtr = std::shared_ptr<const FitFile>;
+
+/// Loads and validates a fit file. \throws InputError naming the file, entry and field.
+FitFilePtr load_fit_file(const std::string &path);
+
+/// Prices `bytes` [B] for the query, or std::nullopt when the file has no entry for that op and
+/// group shape (and no scaling trend reaches it).
+std::optional<CommPrediction> predict(const FitFile &fit, const CommQuery &query, double bytes);
+
+}  // namespace scalefit::fitting

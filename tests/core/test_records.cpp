@@ -1,0 +1,92 @@
+#include "scalefit/core/error.hpp"
+#include "scalefit/core/records.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+using namespace scalefit;
+
+namespace {
+std::string temp_path(const std::string &name) {
+  auto p = std::filesystem::temp_directory_path() / ("scalefit_test_" + name);
+  std::filesystem::remove(p);
+  return p.string();
+}
+}  // namespace
+
+TEST(Records, JsonlRoundTripKeepsEveryField) {
+  ContextRecord c;
+  c.system = "local";
+  c.backend = "mpi";
+  c.nranks = 4;
+  c.nnodes = 2;
+  c.ranks_per_node = 2;
+  c.hosts = {"a", "b"};
+  c.versions = {{"mpi", "Open MPI v4.1.4"}};
+  c.env = {{"NCCL_DEBUG", "INFO"}};
+  MeasurementRecord m;
+  m.op = Op::reducescatter;
+  m.group = {"inter", 2, 2, 1};
+  m.dtype = DType::float64;
+  m.placement = Placement::in_place;
+  m.bytes = 1 << 20;
+  m.count = m.bytes / 8;
+  m.time_us = 12.5;
+  m.algbw_gbps = 83.886;
+  m.busbw_gbps = 41.943;
+  m.wrong = 0;
+  m.stats = summarize(std::vector<double>{12, 13});
+  m.iters_per_sample = 10;
+  m.samples_us = {12, 13};
+  const std::string path = temp_path("roundtrip.jsonl");
+  {
+    JsonlWriter w(path);
+    w.write(to_json(c));
+    w.write(to_json(m));
+  }
+  const RecordSet set = read_records(path);
+  ASSERT_EQ(set.contexts.size(), 1u);
+  ASSERT_EQ(set.measurements.size(), 1u);
+  EXPECT_EQ(set.contexts[0].hosts, c.hosts);
+  EXPECT_EQ(set.contexts[0].env.at("NCCL_DEBUG"), "INFO");
+  const MeasurementRecord &r = set.measurements[0];
+  EXPECT_EQ(r.key(), m.key());
+  EXPECT_EQ(r.group, m.group);
+  EXPECT_DOUBLE_EQ(r.time_us, 12.5);
+  EXPECT_EQ(r.wrong, 0);
+  ASSERT_TRUE(r.stats.has_value());
+  EXPECT_DOUBLE_EQ(r.stats->median, 12.5);
+  EXPECT_EQ(r.samples_us, m.samples_us);
+  EXPECT_EQ(set.origin[0], path + ":2");
+}
+
+TEST(Records, MalformedLinesNameFileLineAndField) {
+  const std::string path = temp_path("bad.jsonl");
+  {
+    std::ofstream o(path);
+    o << R"({"type":"context","schema":"scalefit.comm/1"})" << "\n";
+    o << R"({"type":"measurement","op":"allreduce","group":{"kind":"world","nranks":2},"dtype":"float","bytes":8,"time_us":"fast"})"
+      << "\n";
+  }
+  try {
+    read_records(path);
+    FAIL();
+  } catch (const InputError &e) {
+    EXPECT_EQ(e.line(), 2);
+    EXPECT_EQ(e.field(), "time_us");
+    EXPECT_NE(std::string(e.what()).find(path + ":2"), std::string::npos);
+  }
+  {
+    std::ofstream o(path);
+    o << "{not json\n";
+  }
+  EXPECT_THROW(read_records(path), InputError);
+  {
+    std::ofstream o(path);
+    o << R"({"type":"measurement","op":"allreduce"})" << "\n";
+  }
+  EXPECT_THROW(read_records(path), InputError);
+  EXPECT_THROW(read_records(path + ".missing"), InputError);
+}
