@@ -7,7 +7,10 @@
 
 namespace scalefit::cli {
 
-/// `ingest nccl-tests|osu`, `fit`, `predict` (fitting/).
+/// `ingest nccl-tests`, `ingest osu` (fitting/ingest/).
+void add_ingest_commands(CLI::App &app);
+
+/// `fit`, `predict` (fitting/).
 void add_fitting_commands(CLI::App &app);
 
 /// `estimate`, `search`, `compare` (estimator/).

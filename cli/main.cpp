@@ -11,6 +11,7 @@ int main(int argc, char **argv) {
                "training from fit files"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "scalefit 0.1.0");
+  scalefit::cli::add_ingest_commands(app);
   scalefit::cli::add_fitting_commands(app);
   scalefit::cli::add_estimator_commands(app);
   try {
