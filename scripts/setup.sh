@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# scalefit set-up: installs the Debian packages scalefit builds with (when run as root; otherwise
+# prints the apt-get command), then configures and builds into build/ (executables in build/bin/).
+# CUDA and NCCL are used when nvcc is found (PATH, CUDACXX or /usr/local/cuda/bin/nvcc).
+#
+# Usage: scripts/setup.sh [--no-build] [-- extra cmake arguments]
+# Environment: BUILD_DIR (default build), JOBS (default nproc), SCALEFIT_ENABLE_CUDA=ON|OFF.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(cmake g++ make openmpi-bin libopenmpi-dev libeigen3-dev libyaml-cpp-dev libcli11-dev
+          nlohmann-json3-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  cmd="apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends ${missing[*]}"
+  if [ "$(id -u)" -eq 0 ]; then
+    echo "setup: installing ${missing[*]}"
+    bash -c "$cmd"
+  else
+    echo "setup: missing Debian packages: ${missing[*]}" >&2
+    echo "setup: run as root:  sudo bash -c '$cmd'" >&2
+    exit 1
+  fi
+fi
+
+build=true
+extra=()
+while (($#)); do
+  case "$1" in
+    --no-build) build=false ;;
+    --) shift; extra=("$@"); break ;;
+    *) echo "setup: unknown argument '$1' (expected --no-build or -- CMAKE_ARGS)" >&2; exit 2 ;;
+  esac
+  shift
+done
+$build || exit 0
+
+# nvcc outside PATH (the CUDA toolkit's default prefix) still enables the CUDA targets.
+if ! command -v nvcc >/dev/null && [ -z "${CUDACXX:-}" ] && [ -x /usr/local/cuda/bin/nvcc ]; then
+  export CUDACXX=/usr/local/cuda/bin/nvcc
+fi
+BUILD_DIR=${BUILD_DIR:-build}
+JOBS=${JOBS:-$(nproc)}
+cuda_arg=()
+[ -n "${SCALEFIT_ENABLE_CUDA:-}" ] && cuda_arg=(-DSCALEFIT_ENABLE_CUDA="$SCALEFIT_ENABLE_CUDA")
+cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release "${cuda_arg[@]}" "${extra[@]}"
+cmake --build "$BUILD_DIR" -j "$JOBS"
+echo "setup: built into $BUILD_DIR/bin: $(ls "$BUILD_DIR/bin" | tr '\n' ' ')"
