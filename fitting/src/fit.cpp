@@ -1,0 +1,443 @@
+// Levenberg–Marquardt fits of one curve, model selection, outlier screening, quality metrics.
+#include "scalefit/fitting/fit.hpp"
+
+#include <fmt/format.h>
+
+#include <Eigen/LU>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+namespace scalefit::fitting {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+struct Data {
+  Eigen::VectorXd bytes, time;
+  explicit Data(std::span<const CurvePoint> pts) : bytes(pts.size()), time(pts.size()) {
+    for (std::size_t i = 0; i < pts.size(); ++i) {
+      bytes[static_cast<Eigen::Index>(i)] = pts[i].bytes;
+      time[static_cast<Eigen::Index>(i)] = pts[i].time_us;
+    }
+  }
+};
+
+struct LmOutcome {
+  int status = 0, info = 0, nfev = 0;
+  double rss = 0;
+};
+
+template <class F> LmOutcome run_lm(F &functor, Eigen::VectorXd &x, int max_evaluations) {
+  Eigen::LevenbergMarquardt<F> lm(functor);
+  lm.setMaxfev(max_evaluations);
+  lm.setXtol(1e-10);
+  lm.setFtol(1e-12);
+  LmOutcome out;
+  out.status = static_cast<int>(lm.minimize(x));
+  out.info = static_cast<int>(lm.info());
+  out.nfev = static_cast<int>(lm.nfev());
+  Eigen::VectorXd r(functor.values());
+  functor(x, r);
+  out.rss = r.allFinite() ? r.squaredNorm() : std::numeric_limits<double>::infinity();
+  return out;
+}
+
+/// Runs LM for `kind` from x (updated in place) on the data.
+LmOutcome run_kind(const Data &d, ModelKind kind, Eigen::VectorXd &x, int max_evaluations) {
+  if (kind == ModelKind::alpha_beta) {
+    AlphaBetaFunctor f(d.bytes, d.time);
+    return run_lm(f, x, max_evaluations);
+  }
+  LogisticStepsFunctor f(static_cast<int>((x.size() - 1) / 3), d.bytes, d.time);
+  return run_lm(f, x, max_evaluations);
+}
+
+double bic_of(double rss, std::size_t n, int p) {
+  const double nn = static_cast<double>(n);
+  return nn * std::log(std::max(rss, 1e-300) / nn) + p * std::log(nn);
+}
+
+/// Facts about the data the starting points are built from.
+struct Shape {
+  double t_min = 0, b_peak = 0, u_min = 0, u_max = 0, u_half = 0;  // B in B/us
+};
+
+Shape shape_of(std::span<const CurvePoint> pts) {
+  Shape s;
+  s.t_min = std::numeric_limits<double>::infinity();
+  s.u_min = std::numeric_limits<double>::infinity();
+  s.u_max = -s.u_min;
+  for (const CurvePoint &p : pts) {
+    s.t_min = std::min(s.t_min, p.time_us);
+    s.b_peak = std::max(s.b_peak, p.bytes / p.time_us);
+    s.u_min = std::min(s.u_min, std::log(p.bytes));
+    s.u_max = std::max(s.u_max, std::log(p.bytes));
+  }
+  s.u_half = s.u_max;
+  for (const CurvePoint &p : pts)  // smallest size reaching half the peak algbw
+    if (p.bytes / p.time_us >= 0.5 * s.b_peak) s.u_half = std::min(s.u_half, std::log(p.bytes));
+  return s;
+}
+
+CurveModel logistic_start(const Shape &s, double k) {
+  CurveModel m;
+  m.kind = ModelKind::logistic;
+  m.alpha_us = 0.9 * s.t_min;
+  m.steps = {{1.1 * s.b_peak * 1e-3, k, std::exp(s.u_half)}};
+  return m;
+}
+
+CandidateFit finish(std::span<const CurvePoint> pts, ModelKind kind, const Eigen::VectorXd &x,
+                    const LmOutcome &o) {
+  CandidateFit c;
+  c.model = from_internal(kind, x);
+  c.rss_log = o.rss;
+  c.bic = bic_of(o.rss, pts.size(), c.model.num_parameters());
+  c.status = o.status;
+  c.info = o.info;
+  return c;
+}
+
+/// Tries every start with a screening budget, then polishes the best one.
+CandidateFit best_of(std::span<const CurvePoint> pts, const Data &d, ModelKind kind,
+                     const std::vector<CurveModel> &starts) {
+  Eigen::VectorXd best_x;
+  LmOutcome best;
+  best.rss = std::numeric_limits<double>::infinity();
+  int evals = 0;
+  for (const CurveModel &st : starts) {
+    Eigen::VectorXd x = to_internal(st);
+    LmOutcome o = run_kind(d, kind, x, 120);
+    evals += o.nfev;
+    if (o.rss < best.rss) best = o, best_x = x;
+  }
+  if (best_x.size() == 0) best_x = to_internal(starts.front());
+  if (best.status == Eigen::LevenbergMarquardtSpace::TooManyFunctionEvaluation) {
+    LmOutcome o = run_kind(d, kind, best_x, 600);
+    evals += o.nfev;
+    best = o;
+  }
+  CandidateFit c = finish(pts, kind, best_x, best);
+  c.starts = static_cast<int>(starts.size());
+  c.evaluations = evals;
+  return c;
+}
+
+std::vector<CurveModel> default_starts(const Shape &s, ModelKind kind, int regimes,
+                                       const CurveModel *previous) {
+  std::vector<CurveModel> starts;
+  if (kind == ModelKind::alpha_beta) {
+    CurveModel m;
+    m.kind = kind;
+    m.alpha_us = 0.9 * s.t_min;
+    m.beta_gbps = s.b_peak * 1e-3;
+    starts.push_back(m);
+    m.alpha_us *= 0.5;
+    m.beta_gbps *= 2;
+    starts.push_back(m);
+    return starts;
+  }
+  if (kind == ModelKind::logistic) {
+    for (double k : {1.0, 0.6, 1.8}) starts.push_back(logistic_start(s, k));
+    return starts;
+  }
+  const double span = std::max(s.u_max - s.u_min, 1.0);
+  if (previous && !previous->steps.empty()) {
+    double sum = 0;
+    for (const LogisticStep &st : previous->steps) sum += st.bmax_gbps;
+    for (double f : {0.2, 0.4, 0.6, 0.8}) {
+      CurveModel m = *previous;
+      m.kind = ModelKind::regimes;
+      for (LogisticStep &st : m.steps) st.bmax_gbps *= 0.8;
+      m.steps.push_back({0.25 * sum, 2.0, std::exp(s.u_min + f * span)});
+      starts.push_back(m);
+    }
+  }
+  CurveModel m;
+  m.kind = ModelKind::regimes;
+  m.alpha_us = 0.9 * s.t_min;
+  for (int j = 0; j < regimes; ++j)
+    m.steps.push_back({1.1 * s.b_peak * 1e-3 / regimes, 1.5,
+                       std::exp(s.u_min + span * (j + 1.0) / (regimes + 1.0))});
+  starts.push_back(m);
+  return starts;
+}
+
+/// All candidate families on the points; returns them sorted by BIC (best first).
+std::vector<CandidateFit> select(std::span<const CurvePoint> pts, const FitOptions &opt,
+                                 std::vector<CandidateFit> &regime_trials) {
+  const Data d(pts);
+  const Shape s = shape_of(pts);
+  const std::size_t n = pts.size();
+  std::vector<CandidateFit> out;
+  regime_trials.clear();
+  auto feasible = [&](int p) { return n > static_cast<std::size_t>(p) + 1; };
+  auto wants = [&](ModelKind k) {
+    return std::find(opt.models.begin(), opt.models.end(), k) != opt.models.end();
+  };
+  if (wants(ModelKind::alpha_beta) && feasible(2))
+    out.push_back(best_of(pts, d, ModelKind::alpha_beta, default_starts(s, ModelKind::alpha_beta, 1, nullptr)));
+  std::optional<CandidateFit> logistic;
+  if ((wants(ModelKind::logistic) || wants(ModelKind::regimes)) && feasible(4))
+    logistic = best_of(pts, d, ModelKind::logistic, default_starts(s, ModelKind::logistic, 1, nullptr));
+  if (logistic && wants(ModelKind::logistic)) out.push_back(*logistic);
+  if (wants(ModelKind::regimes)) {
+    const CurveModel *prev = logistic ? &logistic->model : nullptr;
+    std::optional<CandidateFit> best;
+    for (int r = 2; r <= std::min(opt.max_regimes, 8) && feasible(1 + 3 * r); ++r) {
+      CandidateFit c = best_of(pts, d, ModelKind::regimes, default_starts(s, ModelKind::regimes, r, prev));
+      regime_trials.push_back(c);
+      prev = &regime_trials.back().model;
+      if (!best || c.bic < best->bic) best = c;
+    }
+    if (best) out.push_back(*best);
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const CandidateFit &a, const CandidateFit &b) { return a.bic < b.bic; });
+  return out;
+}
+
+std::string candidate_label(const CandidateFit &c) {
+  if (c.model.kind == ModelKind::regimes)
+    return fmt::format("regimes(R={})", c.model.steps.size());
+  return std::string(model_name(c.model.kind));
+}
+
+}  // namespace
+
+std::vector<std::string> parameter_names(const CurveModel &model) {
+  std::vector<std::string> names{"alpha_us"};
+  if (model.kind == ModelKind::alpha_beta) {
+    names.push_back("beta_gbps");
+    return names;
+  }
+  for (std::size_t j = 0; j < model.steps.size(); ++j) {
+    names.push_back(fmt::format("bmax_gbps.{}", j));
+    names.push_back(fmt::format("k.{}", j));
+    names.push_back(fmt::format("s_half_bytes.{}", j));
+  }
+  return names;
+}
+
+std::string lm_status_name(int status) {
+  switch (status) {
+  case -2: return "NotStarted";
+  case -1: return "Running";
+  case 0: return "ImproperInputParameters";
+  case 1: return "RelativeReductionTooSmall";
+  case 2: return "RelativeErrorTooSmall";
+  case 3: return "RelativeErrorAndReductionTooSmall";
+  case 4: return "CosinusTooSmall";
+  case 5: return "TooManyFunctionEvaluation";
+  case 6: return "FtolTooSmall";
+  case 7: return "XtolTooSmall";
+  case 8: return "GtolTooSmall";
+  case 9: return "UserAsked";
+  }
+  return "Unknown";
+}
+
+double mape_pct(std::span<const CurvePoint> pts, const CurveModel &model) {
+  if (pts.empty()) return 0;
+  double s = 0;
+  for (const CurvePoint &p : pts) s += std::abs(model.time_us(p.bytes) - p.time_us) / p.time_us;
+  return 100.0 * s / static_cast<double>(pts.size());
+}
+
+double max_ape_pct(std::span<const CurvePoint> pts, const CurveModel &model) {
+  double m = 0;
+  for (const CurvePoint &p : pts)
+    m = std::max(m, std::abs(model.time_us(p.bytes) - p.time_us) / p.time_us);
+  return 100.0 * m;
+}
+
+double r2_log_time(std::span<const CurvePoint> pts, const CurveModel &model) {
+  if (pts.empty()) return kNaN;
+  double mean = 0;
+  for (const CurvePoint &p : pts) mean += std::log(p.time_us);
+  mean /= static_cast<double>(pts.size());
+  double rss = 0, tss = 0;
+  for (const CurvePoint &p : pts) {
+    const double r = std::log(model.time_us(p.bytes)) - std::log(p.time_us);
+    rss += r * r;
+    tss += (std::log(p.time_us) - mean) * (std::log(p.time_us) - mean);
+  }
+  if (tss <= 0) return rss <= 1e-24 ? 1.0 : 0.0;
+  return 1.0 - rss / tss;
+}
+
+CandidateFit fit_from(std::span<const CurvePoint> pts, const CurveModel &start, int max_evaluations) {
+  const Data d(pts);
+  Eigen::VectorXd x = to_internal(start);
+  LmOutcome o = run_kind(d, start.kind, x, max_evaluations);
+  CandidateFit c = finish(pts, start.kind, x, o);
+  c.starts = 1;
+  c.evaluations = o.nfev;
+  return c;
+}
+
+CandidateFit fit_model(std::span<const CurvePoint> pts, ModelKind kind, int regimes) {
+  const Data d(pts);
+  const Shape s = shape_of(pts);
+  if (kind != ModelKind::regimes)
+    return best_of(pts, d, kind, default_starts(s, kind, 1, nullptr));
+  std::optional<CandidateFit> prev = best_of(pts, d, ModelKind::logistic, default_starts(s, ModelKind::logistic, 1, nullptr));
+  for (int r = 2; r <= regimes; ++r)
+    prev = best_of(pts, d, ModelKind::regimes, default_starts(s, ModelKind::regimes, r, &prev->model));
+  return *prev;
+}
+
+double leave_one_out_mape_pct(std::span<const CurvePoint> pts, const CurveModel &model) {
+  if (pts.size() < 2) return kNaN;
+  std::vector<CurvePoint> rest(pts.size() - 1);
+  double s = 0;
+  for (std::size_t i = 0; i < pts.size(); ++i) {
+    std::copy(pts.begin(), pts.begin() + static_cast<std::ptrdiff_t>(i), rest.begin());
+    std::copy(pts.begin() + static_cast<std::ptrdiff_t>(i) + 1, pts.end(),
+              rest.begin() + static_cast<std::ptrdiff_t>(i));
+    // Warm start from the full-data optimum: a few LM steps move it to the n-1 optimum.
+    const CandidateFit c = fit_from(rest, model, 100);
+    const double t = c.model.time_us(pts[i].bytes);
+    s += std::isfinite(t) ? std::abs(t - pts[i].time_us) / pts[i].time_us : 1.0;
+  }
+  return 100.0 * s / static_cast<double>(pts.size());
+}
+
+std::vector<double> parameter_stderrs(std::span<const CurvePoint> pts, const CurveModel &model) {
+  const Eigen::VectorXd x = to_internal(model);
+  const int p = static_cast<int>(x.size());
+  std::vector<double> se(static_cast<std::size_t>(p), kNaN);
+  if (pts.size() <= static_cast<std::size_t>(p)) return se;
+  const Data d(pts);
+  Eigen::MatrixXd J(static_cast<Eigen::Index>(pts.size()), p);
+  Eigen::VectorXd r(static_cast<Eigen::Index>(pts.size()));
+  if (model.kind == ModelKind::alpha_beta) {
+    AlphaBetaFunctor f(d.bytes, d.time);
+    f(x, r);
+    f.df(x, J);
+  } else {
+    LogisticStepsFunctor f(static_cast<int>(model.steps.size()), d.bytes, d.time);
+    f(x, r);
+    f.df(x, J);
+  }
+  const double sigma2 = r.squaredNorm() / static_cast<double>(static_cast<int>(pts.size()) - p);
+  const Eigen::MatrixXd jtj = J.transpose() * J;
+  Eigen::FullPivLU<Eigen::MatrixXd> lu(jtj);
+  lu.setThreshold(1e-13);
+  if (!lu.isInvertible()) return se;
+  const Eigen::MatrixXd cov = sigma2 * lu.inverse();
+  for (int j = 0; j < p; ++j) {
+    const double v = cov(j, j);
+    se[static_cast<std::size_t>(j)] = v >= 0 ? std::exp(x[j]) * std::sqrt(v) : kNaN;
+  }
+  // Physical bmax is in GB/s while x holds ln(B/us): rescale those entries.
+  for (int j = 1; j < p && model.kind != ModelKind::alpha_beta; j += 3) se[static_cast<std::size_t>(j)] *= 1e-3;
+  if (model.kind == ModelKind::alpha_beta) se[1] *= 1e-3;
+  return se;
+}
+
+CurveFit fit_curve(std::span<const CurvePoint> points, const FitOptions &opt) {
+  CurveFit out;
+  std::vector<CurvePoint> kept;
+  for (const CurvePoint &p : points) {
+    if (!std::isfinite(p.bytes) || !std::isfinite(p.time_us))
+      out.excluded.push_back({p.bytes, p.time_us, "non-finite size or time"});
+    else if (p.bytes <= 0)
+      out.excluded.push_back({p.bytes, p.time_us, "zero size"});
+    else if (p.time_us <= 0)
+      out.excluded.push_back({p.bytes, p.time_us, "zero time"});
+    else
+      kept.push_back(p);
+  }
+  std::stable_sort(kept.begin(), kept.end(),
+                   [](const CurvePoint &a, const CurvePoint &b) { return a.bytes < b.bytes; });
+  const std::size_t usable = kept.size();
+  if (usable < std::max<std::size_t>(opt.min_points, 3)) {
+    out.diagnostic = fmt::format("{} usable points of {} (need at least {}): not fitted", usable,
+                                 points.size(), std::max<std::size_t>(opt.min_points, 3));
+    out.kept = kept;
+    return out;
+  }
+  std::vector<CandidateFit> ranked = select(kept, opt, out.regime_trials);
+  if (ranked.empty()) {
+    out.diagnostic = fmt::format("{} points: fewer than any requested model's parameters + 2: not fitted", usable);
+    out.kept = kept;
+    return out;
+  }
+  // Outlier screening: isolated spikes (a 3x time at 256 B from a congested sample) would
+  // dominate a relative-error fit; drop them, at most outlier_max_share of the points, then refit.
+  const std::size_t max_drop = static_cast<std::size_t>(opt.outlier_max_share * static_cast<double>(usable));
+  std::vector<ExcludedPoint> outliers;
+  for (int round = 0; opt.reject_outliers && round < 3 && outliers.size() < max_drop; ++round) {
+    const CurveModel &m = ranked.front().model;
+    std::vector<double> res(kept.size()), absdev(kept.size());
+    for (std::size_t i = 0; i < kept.size(); ++i)
+      res[i] = std::log(m.time_us(kept[i].bytes)) - std::log(kept[i].time_us);
+    std::vector<double> tmp = res;
+    std::nth_element(tmp.begin(), tmp.begin() + static_cast<std::ptrdiff_t>(tmp.size() / 2), tmp.end());
+    const double med = tmp[tmp.size() / 2];
+    for (std::size_t i = 0; i < res.size(); ++i) absdev[i] = std::abs(res[i] - med);
+    tmp = absdev;
+    std::nth_element(tmp.begin(), tmp.begin() + static_cast<std::ptrdiff_t>(tmp.size() / 2), tmp.end());
+    const double thresh = std::max(std::log(opt.outlier_min_ratio), 5.0 * 1.4826 * tmp[tmp.size() / 2]);
+    std::vector<std::size_t> order(kept.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return std::abs(res[a]) > std::abs(res[b]); });
+    std::vector<bool> drop(kept.size(), false);
+    std::size_t dropped_now = 0;
+    for (std::size_t i : order) {
+      if (std::abs(res[i]) <= thresh || outliers.size() >= max_drop) break;
+      drop[i] = true;
+      ++dropped_now;
+      outliers.push_back({kept[i].bytes, kept[i].time_us,
+                          fmt::format("outlier: measured {:.3g}x the fit (threshold {:.3g}x)",
+                                      std::exp(-res[i]), std::exp(thresh))});
+    }
+    if (dropped_now == 0) break;
+    std::vector<CurvePoint> next;
+    for (std::size_t i = 0; i < kept.size(); ++i)
+      if (!drop[i]) next.push_back(kept[i]);
+    kept.swap(next);
+    std::vector<CandidateFit> again = select(kept, opt, out.regime_trials);
+    if (again.empty()) break;
+    ranked.swap(again);
+  }
+  for (const ExcludedPoint &e : outliers) out.excluded.push_back(e);
+
+  const CandidateFit &best = ranked.front();
+  out.ok = true;
+  out.model = best.model;
+  out.status = best.status;
+  out.info = best.info;
+  out.candidates = ranked;
+  std::string sel = "BIC";
+  for (std::size_t i = 0; i < ranked.size(); ++i)
+    sel += fmt::format("{}{} {:.1f}", i == 0 ? " " : " < ", candidate_label(ranked[i]), ranked[i].bic);
+  if (!out.regime_trials.empty()) {
+    sel += "; regimes by R:";
+    for (const CandidateFit &c : out.regime_trials)
+      sel += fmt::format(" R={} {:.1f}", c.model.steps.size(), c.bic);
+  }
+  out.selection = sel;
+  if (best.info != 0 || best.status <= 0 || best.status == 5)
+    out.diagnostic = fmt::format("LM ended with status {} ({}), info {}", best.status,
+                                 lm_status_name(best.status), best.info);
+  out.quality.mape_pct = mape_pct(kept, out.model);
+  out.quality.max_ape_pct = max_ape_pct(kept, out.model);
+  out.quality.r2_log_time = r2_log_time(kept, out.model);
+  out.quality.rmse_log = std::sqrt(best.rss_log / static_cast<double>(kept.size()));
+  {
+    std::vector<CurvePoint> all = kept;
+    for (const ExcludedPoint &e : outliers) all.push_back({e.bytes, e.time_us});
+    out.quality.mape_all_pct = mape_pct(all, out.model);
+  }
+  if (opt.leave_one_out) out.quality.loo_mape_pct = leave_one_out_mape_pct(kept, out.model);
+  out.stderrs = parameter_stderrs(kept, out.model);
+  out.kept = std::move(kept);
+  return out;
+}
+
+}  // namespace scalefit::fitting
