@@ -1,0 +1,127 @@
+/// \file fit_file.hpp
+/// The fit file (YAML, schema "scalefit.fit/1", documented in docs/fit-file.md): one entry per
+/// fitted curve (op, group shape, dtype, redop, root, placement) with model, parameters and their
+/// standard errors, valid size range and quality; scaling series across node counts; provenance.
+/// Building it from measurement records, writing it, and loading it (load_fit_file in predict.hpp).
+#pragma once
+
+#include "scalefit/core/collectives.hpp"
+#include "scalefit/core/records.hpp"
+#include "scalefit/fitting/fit.hpp"
+#include "scalefit/fitting/predict.hpp"
+#include "scalefit/fitting/scaling.hpp"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace scalefit::fitting {
+
+/// Schema identifier of fit files this version writes and reads.
+inline constexpr const char *kFitSchema = "scalefit.fit/1";
+
+/// One fitted curve.
+struct FitEntry {
+  std::string id;                      ///< "allreduce:world:16=2x8:float:sum:out-of-place"
+  Op op = Op::allreduce;
+  GroupShape group;
+  DType dtype = DType::float32;
+  RedOp redop = RedOp::sum;
+  int root = -1;
+  Placement placement = Placement::out_of_place;
+  int points = 0;                      ///< points fitted (after exclusions)
+  std::vector<ExcludedPoint> excluded; ///< points left out, with reasons
+  double min_bytes = 0;                ///< smallest fitted size [B] (valid range, inclusive)
+  double max_bytes = 0;                ///< largest fitted size [B]
+  double peak_busbw_gbps = 0;          ///< largest measured busbw [GB/s]
+  CurveModel model;                    ///< the chosen model
+  std::vector<double> stderrs;         ///< per parameter_names(model); NaN when unknown
+  FitQuality quality;
+  int status = 0;                      ///< Eigen LevenbergMarquardtSpace::Status of the chosen fit
+  int info = 0;                        ///< Eigen ComputationInfo of the chosen fit
+  std::string selection;               ///< why this model: "BIC regimes(R=2) -123.4 < logistic -98.1"
+  std::map<std::string, double> candidate_bic;  ///< "alpha_beta", "logistic", "regimes(R=2)" → BIC
+  std::string diagnostic;              ///< LM warnings; empty when clean
+
+  /// nccl-tests' busbw factor of this entry's op and nranks.
+  double busbw_factor() const { return scalefit::busbw_factor(op, group.nranks); }
+};
+
+/// A curve that could not be fitted, and why.
+struct UnfittedEntry {
+  std::string id;
+  int points = 0;
+  std::string reason;
+};
+
+/// Entries of one op (and dtype, placement, group kind, ranks per node, redop, root) at several
+/// node counts, with eff(g→n) between consecutive counts and parameter trends in log2(nnodes).
+struct ScalingSeries {
+  Op op = Op::allreduce;
+  DType dtype = DType::float32;
+  Placement placement = Placement::out_of_place;
+  RedOp redop = RedOp::sum;
+  int root = -1;
+  std::string kind = "world";
+  int ranks_per_node = 1;
+  std::vector<int> nnodes;             ///< measured node counts, ascending
+  std::vector<std::string> entries;    ///< entry id per node count
+  std::vector<ScalingEfficiency> efficiency;  ///< first count → each other count
+  LogLinearTrend alpha_us;             ///< α [us] against log2(nnodes)
+  LogLinearTrend busbw_gbps;           ///< asymptotic busbw [GB/s] against log2(nnodes)
+};
+
+/// Where the records came from.
+struct FitSource {
+  std::string file;
+  std::string system;
+  std::string backend;
+  int nranks = 0, nnodes = 0;
+  int measurements = 0;
+};
+
+/// A fit file in memory.
+class FitFile {
+public:
+  std::string schema = kFitSchema;
+  std::string path;                          ///< file it was loaded from ("" when built)
+  std::map<std::string, std::string> system; ///< name, backend, devices, hosts... of the first source
+  std::string tool = "scalefit 0.1.0";       ///< generator
+  std::string created;                       ///< ISO 8601 UTC
+  std::vector<FitSource> sources;
+  std::vector<FitEntry> entries;
+  std::vector<UnfittedEntry> unfitted;
+  std::vector<ScalingSeries> scaling;
+
+  /// The entry with this id, or nullptr.
+  const FitEntry *find(const std::string &id) const;
+};
+
+/// The id of the curve a record belongs to.
+std::string entry_id(const MeasurementRecord &m);
+
+/// Groups the records by MeasurementRecord::key(false), fits each group with fit_curve, and builds
+/// the scaling series. Curves that cannot be fitted go to `unfitted` with the reason.
+/// \param sets record sets (one per file) and their file names (same length)
+FitFile fit_records(const std::vector<RecordSet> &sets, const std::vector<std::string> &files,
+                    const FitOptions &options = {});
+
+/// Builds the scaling series of a file's entries (called by fit_records).
+std::vector<ScalingSeries> build_scaling(const std::vector<FitEntry> &entries);
+
+/// The YAML text of a fit file (yaml-cpp emitter).
+std::string to_yaml(const FitFile &fit);
+
+/// Writes to_yaml(fit) to `path`. \throws InputError when it cannot be written.
+void write_fit_file(const FitFile &fit, const std::string &path);
+
+/// Time [us] of `bytes` on one entry's curve with the range rule: inside [min_bytes, max_bytes]
+/// the model; below, the latency floor t_model(min_bytes); above, t_model(max_bytes) +
+/// (bytes − max_bytes) / asymptotic algbw. Sets `extrapolated` outside the range.
+double entry_time_us(const FitEntry &entry, double bytes, bool &extrapolated);
+
+/// Parses and validates fit-file text; `name` is used in errors.
+/// \throws InputError naming file, line (yaml-cpp Mark), entry and field.
+FitFile parse_fit_file(const std::string &text, const std::string &name);
+
+}  // namespace scalefit::fitting

@@ -1,0 +1,108 @@
+// Pricing a message from a fit file: entry selection, range rule, scaling trend.
+#include "scalefit/fitting/predict.hpp"
+
+#include "scalefit/core/units.hpp"
+#include "scalefit/fitting/fit_file.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace scalefit::fitting {
+namespace {
+
+/// Preference among entries of equal shape: dtype match, then out-of-place, then world groups.
+int score(const CommQuery &q, DType dtype, Placement placement, const std::string &kind) {
+  int s = 0;
+  if (q.dtype && *q.dtype == dtype) s += 4;
+  if (placement == Placement::out_of_place) s += 2;
+  if (kind == "world") s += 1;
+  return s;
+}
+
+CommPrediction finish(double bytes, double time_us, Op op, int nranks) {
+  CommPrediction p;
+  p.time_us = time_us;
+  p.algbw_gbps = bytes > 0 ? gbps(bytes, time_us) : 0.0;
+  p.busbw_gbps = p.algbw_gbps * busbw_factor(op, nranks);
+  return p;
+}
+
+}  // namespace
+
+double entry_time_us(const FitEntry &e, double bytes, bool &extrapolated) {
+  extrapolated = false;
+  if (bytes < e.min_bytes) {
+    extrapolated = true;
+    return e.model.time_us(e.min_bytes);
+  }
+  if (bytes > e.max_bytes) {
+    extrapolated = true;
+    const double b_per_us = e.model.asymptotic_algbw_gbps() * 1e3;
+    return e.model.time_us(e.max_bytes) + (bytes - e.max_bytes) / b_per_us;
+  }
+  return e.model.time_us(bytes);
+}
+
+std::optional<CommPrediction> predict(const FitFile &fit, const CommQuery &q, double bytes) {
+  // 1. An entry of exactly this op and group shape.
+  const FitEntry *best = nullptr;
+  int best_score = -1;
+  for (const FitEntry &e : fit.entries) {
+    if (e.op != q.op || e.group.nranks != q.nranks || e.group.nnodes != q.nnodes) continue;
+    const int s = score(q, e.dtype, e.placement, e.group.kind);
+    if (s > best_score) best = &e, best_score = s;
+  }
+  if (best) {
+    bool extrap = false;
+    const double t = entry_time_us(*best, bytes, extrap);
+    CommPrediction p = finish(bytes, t, q.op, q.nranks);
+    p.extrapolated = extrap;
+    p.entry = best->id;
+    p.note = !extrap ? "fitted " + std::string(model_name(best->model.kind))
+             : bytes < best->min_bytes ? fmt::format("below measured sizes ({} B): latency floor", best->min_bytes)
+                                       : fmt::format("above measured sizes ({} B): asymptotic bandwidth", best->max_bytes);
+    return p;
+  }
+  // 2. A scaling series of this op with the same ranks per node: the trend in log2(nnodes).
+  if (q.nnodes < 1 || q.nranks % q.nnodes != 0) return std::nullopt;
+  const int rpn = q.nranks / q.nnodes;
+  const ScalingSeries *series = nullptr;
+  best_score = -1;
+  for (const ScalingSeries &s : fit.scaling) {
+    if (s.op != q.op || s.ranks_per_node != rpn) continue;
+    const int sc = score(q, s.dtype, s.placement, s.kind);
+    if (sc > best_score) series = &s, best_score = sc;
+  }
+  if (!series) return std::nullopt;
+  // Reference: the measured count nearest to the query in log2(nnodes).
+  std::size_t ref = 0;
+  for (std::size_t i = 1; i < series->nnodes.size(); ++i)
+    if (std::abs(std::log2(series->nnodes[i]) - std::log2(q.nnodes)) <
+        std::abs(std::log2(series->nnodes[ref]) - std::log2(q.nnodes)))
+      ref = i;
+  const FitEntry *e = fit.find(series->entries[ref]);
+  if (!e) return std::nullopt;
+  bool extrap = false;
+  const double t_ref = entry_time_us(*e, bytes, extrap);
+  const double alpha_n = series->alpha_us.at(q.nnodes);
+  const double f_ref = e->busbw_factor() > 0 ? e->busbw_factor() : 1.0;
+  const double f_n = busbw_factor(q.op, q.nranks) > 0 ? busbw_factor(q.op, q.nranks) : 1.0;
+  const double algbw_ref = e->model.bandwidth_gbps(e->max_bytes);
+  const double algbw_n = series->busbw_gbps.at(q.nnodes) / f_n;
+  (void)f_ref;
+  const double t = alpha_n + std::max(t_ref - e->model.alpha_us, 0.0) * algbw_ref / algbw_n;
+  CommPrediction p = finish(bytes, t, q.op, q.nranks);
+  p.extrapolated = true;
+  p.entry = e->id;
+  std::string counts;
+  for (int n : series->nnodes) counts += (counts.empty() ? "" : ",") + std::to_string(n);
+  p.note = fmt::format("scaling trend from {} nodes (reference {} nodes){}", counts,
+                       series->nnodes[ref],
+                       q.nnodes > series->busbw_gbps.hi_nnodes || q.nnodes < series->busbw_gbps.lo_nnodes
+                           ? "; node count outside the trend's valid range: clamped"
+                           : "");
+  return p;
+}
+
+}  // namespace scalefit::fitting
