@@ -1,0 +1,79 @@
+/// \file ingest.hpp
+/// Readers of existing nccl-tests and OSU Micro-Benchmarks output. Each turns one log file into
+/// the records `scalefit-bench comm` writes (core's ContextRecord + MeasurementRecord), so that
+/// `scalefit fit` treats ingested and measured curves alike.
+///
+/// Conventions (nccl-tests doc/PERFORMANCE.md, as in core/collectives.hpp): `bytes` is nccl-tests'
+/// "size" (the whole array), `count` = bytes / type size, algbw = bytes / time [GB/s = 1e9 B/s],
+/// busbw = algbw * busbw_factor(op, nranks).
+///
+/// Diagnostics: a row or field that cannot be read is never dropped silently nor invented. It
+/// becomes a warning "FILE:LINE: field 'F': message" (with IngestOptions::strict, an InputError
+/// instead). Expected noise that loses nothing measured (size-0 rows, defaults applied) becomes a
+/// note, which strict mode does not promote.
+#pragma once
+
+#include "scalefit/core/collectives.hpp"
+#include "scalefit/core/records.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace scalefit::ingest {
+
+/// Result of reading one log: context + records + warnings ("file:line: message").
+struct IngestResult {
+  /// One context per source file: backend "nccl-tests" / "osu", system, ranks, nodes, hosts,
+  /// versions; `source` holds provenance (file, first comment line, tool, version, format, where
+  /// nranks/nnodes came from, notes and warnings).
+  ContextRecord context;
+  /// One record per (table row, placement), in file order.
+  std::vector<MeasurementRecord> measurements;
+  /// "FILE:LINE: [field 'F': ]message" for anything that could not be read or looks wrong.
+  std::vector<std::string> warnings;
+  /// "FILE:LINE: message" for expected noise and applied defaults (size-0 rows skipped, nnodes
+  /// defaulted to 1, ...). Not promoted to errors by `strict`.
+  std::vector<std::string> notes;
+};
+
+/// Fallbacks for what a log does not say, and strictness.
+struct IngestOptions {
+  std::optional<Op> op;          ///< used when the file does not name the operation
+  std::optional<int> nranks;     ///< used when no `# Rank` lines and no inference (OSU: default 2)
+  std::optional<int> nnodes;     ///< used when no `# Rank` lines name hosts (default 1, noted)
+  std::optional<DType> dtype;    ///< used when the file's type is missing or unknown
+  std::string system;            ///< system name; empty: taken from the file
+  bool strict = false;           ///< turn every warning into an InputError
+};
+
+/// Reads an nccl-tests log (stdout of `*_perf`): all three formats (before 2.13 with an `error`
+/// column and per-collective columns; 2.13-2.17 with `redop root ... #wrong`; current, with the
+/// `# nccl-tests version` banner, `# Collective test starting/concluded` and optional `-I`
+/// per-iteration columns `i_min i_max i_p99 i_cv%`), parsed by the header's column names.
+/// Both placements (out-of-place, in-place) become records. Several tables in one file (one per
+/// `# Collective test starting:`) are all read.
+/// - op: `# Collective test starting: <bin>`, else the `*_perf[_mpi]` binary on a command line,
+///   else the columns (redop/root/count), else IngestOptions::op (the file name breaks a tie
+///   between column-compatible ops, e.g. allgather vs alltoall, with a note).
+/// - nranks: distinct ranks of the `#  Rank N ...` lines; else exact from the count column for
+///   AllGather/ReduceScatter/AllToAll (bytes = count * type size * n); else from busbw/algbw of
+///   the fastest row (AllReduce n = 2/(2 - r), (n-1)/n ops n = 1/(1 - r)); else
+///   IngestOptions::nranks; else 1 with a warning.
+/// - nnodes: distinct host names of the Rank lines; else IngestOptions::nnodes; else 1 (note).
+/// algbw/busbw are the printed values (computed from bytes/time where printed as N/A).
+/// \throws InputError (file, line, field) when the file cannot be opened, holds no result table,
+/// the operation cannot be determined, or (strict) on the first warning.
+IngestResult read_nccl_tests(const std::string &path, const IngestOptions &opt = {});
+
+/// Reads an OSU Micro-Benchmarks (5.x-7.x) output file: latency tables of the collectives
+/// (`# OSU MPI Allreduce Latency Test v7.4`, `# Size  Avg Latency(us)`, with or without `-f`
+/// Min/Max/Iterations and `-c` Validation columns) and of osu_latency, and bandwidth tables of
+/// osu_bw / osu_bibw (`# Size  Bandwidth (MB/s)`, MB = 1e6 B). Mappings to nccl-tests' `bytes`
+/// and time are documented in osu.cpp; nranks is not printed by OSU: IngestOptions::nranks,
+/// default 2 (noted); point-to-point tests are always 2 ranks.
+/// \throws InputError (file, line, field) when the file cannot be opened, holds no OSU table,
+/// the test is not supported, or (strict) on the first warning.
+IngestResult read_osu(const std::string &path, const IngestOptions &opt = {});
+
+}  // namespace scalefit::ingest

@@ -1,0 +1,69 @@
+// Internal helpers shared by the nccl-tests and OSU readers: tokenizing, strict number parsing,
+// and the warning/note collector.
+#pragma once
+
+#include "scalefit/core/error.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace scalefit::ingest::detail {
+
+/// Splits on runs of spaces/tabs/CR.
+std::vector<std::string> split_ws(std::string_view s);
+
+/// Removes leading/trailing whitespace (incl. CR).
+std::string_view trim(std::string_view s);
+
+/// Lower-case copy.
+std::string to_lower(std::string_view s);
+
+/// The whole token as a finite double (fixed or exponent notation); nullopt otherwise.
+std::optional<double> to_double(std::string_view tok);
+
+/// The whole token as an unsigned integer (digits only); nullopt otherwise or on overflow.
+std::optional<std::uint64_t> to_u64(std::string_view tok);
+
+/// The whole token as a signed integer; nullopt otherwise.
+std::optional<std::int64_t> to_i64(std::string_view tok);
+
+/// Digits after the decimal point of a fixed-notation number ("0.19" -> 2, "16215" -> 0).
+int decimals(std::string_view tok);
+
+/// File name without directories.
+std::string base_name(const std::string &path);
+
+/// File name without directories and without its last extension ("a/b.txt" -> "b").
+std::string file_stem(const std::string &path);
+
+/// Reads a text file into lines (CR stripped). \throws InputError if it cannot be opened.
+std::vector<std::string> read_lines(const std::string &path);
+
+/// Collects warnings ("FILE:LINE: field 'F': message", the format of InputError::what()) and
+/// notes. In strict mode a warning throws the InputError instead.
+class Diagnostics {
+public:
+  Diagnostics(std::string file, bool strict) : m_file(std::move(file)), m_strict(strict) {}
+  void warn(long line, const std::string &field, const std::string &message);
+  void note(long line, const std::string &message);
+  /// Warnings in line order (stable for equal lines).
+  std::vector<std::string> warnings() const { return sorted(m_warnings); }
+  /// Notes in line order.
+  std::vector<std::string> notes() const { return sorted(m_notes); }
+  const std::string &file() const { return m_file; }
+  [[noreturn]] void fail(long line, const std::string &field, const std::string &message) const {
+    throw InputError(message, m_file, line, field);
+  }
+
+private:
+  std::string m_file;
+  bool m_strict;
+  static std::vector<std::string> sorted(std::vector<std::pair<long, std::string>> v);
+  std::vector<std::pair<long, std::string>> m_warnings;
+  std::vector<std::pair<long, std::string>> m_notes;
+};
+
+}  // namespace scalefit::ingest::detail

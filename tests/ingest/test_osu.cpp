@@ -1,0 +1,1 @@
+// OSU reader tests (filled in with the OSU reader).
