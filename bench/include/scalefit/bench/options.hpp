@@ -1,0 +1,102 @@
+/// \file options.hpp
+/// The options of `scalefit-bench comm`, named as nccl-tests names them where they overlap
+/// (-b -e -f -i -d -o -r -w -n -c -G), and the message-size sweep they describe.
+#pragma once
+
+#include "scalefit/core/collectives.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace scalefit::bench {
+
+/// Group-shape families swept by `--groups` (see groups.hpp).
+enum class GroupKind { world, intra, inter };
+
+/// Validated options of `scalefit-bench comm`. Sizes in bytes, times in seconds unless named _us.
+struct CommOptions {
+  std::vector<Op> ops;                       ///< --ops (all_ops() for "all")
+  std::string backend = "auto";              ///< --backend: "auto", "mpi" or "nccl"
+  std::uint64_t min_bytes = 8;               ///< -b [B], the whole array (nccl-tests' size)
+  std::uint64_t max_bytes = 64ull << 20;     ///< -e [B]
+  std::uint64_t step_factor = 2;             ///< -f (used when step_bytes == 0)
+  std::uint64_t step_bytes = 0;              ///< -i [B] (0: multiply by step_factor)
+  std::vector<DType> dtypes{DType::float32}; ///< -d (a comma list; "all": every type the backend has)
+  bool all_dtypes = false;                   ///< -d all
+  RedOp redop = RedOp::sum;                  ///< -o
+  int root = 0;                              ///< -r, for reduce and broadcast
+  int warmup_iters = 5;                      ///< -w operations before timing each point
+  int fixed_samples = 0;                     ///< -n: timed samples per point (0: adaptive)
+  int batch = 0;                             ///< --batch: operations per sample (0: calibrated)
+  bool check = false;                        ///< -c 1: verify results in a separate untimed run
+  int graph_iters = 0;                       ///< -G N: capture N operations as a CUDA graph (nccl)
+  double min_time_s = 0.02;                  ///< --min-time: timed time before a noise stop [s]
+  double max_time_s = 0.12;                  ///< --max-time: stop a point after this long [s]
+  double max_noise = 0.01;                   ///< --max-noise: stop when stddev/mean is below
+  int min_samples = 5;                       ///< --min-samples: floor on samples per point
+  int max_samples = 1000;                    ///< --max-samples: ceiling on samples per point
+  double batch_time_us = 1000;               ///< --batch-time: target duration of one sample [us]
+  std::vector<GroupKind> groups{GroupKind::world}; ///< --groups
+  int emulate_nodes = 0;                     ///< --emulate-nodes K (0: nodes from shared memory)
+  std::string out;                           ///< --out FILE.jsonl ("" for none)
+  bool resume = false;                       ///< --resume
+  std::string system = "local";              ///< --system NAME
+  bool baseline = false;                     ///< --baseline: bare MPI_Allreduce loop beside allreduce
+};
+
+/// Raw text of the options as CLI11 parses them, before validation.
+struct RawCommArgs {
+  std::vector<std::string> ops{"all"};
+  std::string backend = "auto";
+  std::string min_bytes = "8", max_bytes = "64M", step_bytes;
+  double step_factor = 2;
+  std::vector<std::string> dtypes{"float"};
+  std::string redop = "sum";
+  int root = 0, warmup_iters = 5, fixed_samples = 0, batch = 0, check = 0, graph_iters = 0;
+  double min_time_s = 0.02, max_time_s = 0.12, max_noise = 0.01, batch_time_us = 1000;
+  int min_samples = 5, max_samples = 1000;
+  std::vector<std::string> groups{"world"};
+  int emulate_nodes = 0;
+  std::string out, system = "local";
+  bool resume = false, baseline = false;
+  bool step_factor_given = false, step_bytes_given = false;
+};
+
+/// Registers the options of `comm` on `app` (a CLI11 subcommand), bound to `raw`.
+void add_comm_options(CLI::App &app, RawCommArgs &raw);
+
+/// Validates raw arguments into options. Backend-specific checks (dtype support, GPU presence)
+/// happen later, once the backend is known.
+/// \throws InputError naming the argument for: unknown op, dtype, redop, group kind or backend;
+///   min > max; -f <= 1; -i 0; -f and -i together; negative counts or times; min-time > max-time;
+///   max-noise <= 0; min-samples > max-samples; --emulate-nodes < 0; --resume without --out.
+CommOptions validate_comm_args(const RawCommArgs &raw);
+
+/// Parses `comm`'s arguments (without the program and subcommand names) into options, as the
+/// binary does; for tests. \throws CLI::ParseError for malformed flags, InputError as above.
+CommOptions parse_comm_args(const std::vector<std::string> &args);
+
+/// The requested sizes, nccl-tests' loop: min, then *factor (or +step_bytes) while <= max [B].
+/// \throws InputError when the sweep is empty or does not advance (min 0 with a factor).
+std::vector<std::uint64_t> size_sweep(std::uint64_t min_bytes, std::uint64_t max_bytes,
+                                      std::uint64_t step_factor, std::uint64_t step_bytes);
+
+/// One measurable size of an operation on n ranks.
+struct SizePoint {
+  std::uint64_t bytes = 0;        ///< effective whole-array size (count rounded down) [B]
+  std::size_t count = 0;          ///< per-rank count (nccl-tests' count column) [elements]
+};
+
+/// The points an operation measures for the requested sizes: per-rank count from core's
+/// count_per_rank; sizes whose count rounds to 0 are skipped, and sizes that round to the same
+/// effective size are measured once (nccl-tests would print them twice).
+std::vector<SizePoint> op_size_points(Op op, const std::vector<std::uint64_t> &sizes, DType dtype,
+                                      int nranks);
+
+/// "world", "intra", "inter".
+std::string_view group_kind_name(GroupKind k);
+
+}  // namespace scalefit::bench

@@ -1,0 +1,33 @@
+/// \file output.hpp
+/// The --out/--resume rules of `scalefit-bench comm`. Nothing measured is ever lost silently:
+///  - without --resume, --out must be a new or empty file (else: error, exit 2);
+///  - with --resume, the file may be new/empty, or hold the SAME context (system, backend, nranks,
+///    nnodes, ranks per node, dtype set); its points are skipped and a new context record is
+///    appended before the new points. A different context is an error (exit 2).
+/// All checks happen before any measurement and never create the file.
+#pragma once
+
+#include "scalefit/core/records.hpp"
+
+#include <map>
+#include <string>
+
+namespace scalefit::bench {
+
+/// Whether two contexts describe the same sweep for --resume: system, backend, nranks, nnodes,
+/// ranks_per_node and the "dtypes" list (ContextRecord::extra) are equal.
+bool same_context(const ContextRecord &a, const ContextRecord &b);
+
+/// What an existing output file already holds for the run's context.
+struct ResumeState {
+  std::map<std::string, MeasurementRecord> done;  ///< by MeasurementRecord::key()
+  bool truncate_partial_line = false;  ///< the file ends in an unterminated line (a killed write)
+  std::uintmax_t valid_bytes = 0;      ///< size of the file up to its last complete line [B]
+};
+
+/// Applies the rules above to `path` for context `ctx`; does not create or modify the file.
+/// \throws InputError (field "--out" or "--resume") when the rules forbid the run, when the
+///   file is unreadable or malformed, or when neither it nor its directory can be written.
+ResumeState prepare_output(const std::string &path, bool resume, const ContextRecord &ctx);
+
+}  // namespace scalefit::bench

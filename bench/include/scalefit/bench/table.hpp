@@ -1,0 +1,32 @@
+/// \file table.hpp
+/// The nccl-tests table, in the current nccl-tests format (src/util.cu: writeResultHeader,
+/// writeBenchmarkLinePreamble, writeBenchmarkLineBody, writeResultFooter), so users compare by eye.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace scalefit::bench {
+
+/// nccl-tests' getFloatStr: `value` right-aligned in `width` columns with 2, 1 or 0 decimals
+/// (fewer as the integer part grows), or exponent notation when it does not fit.
+std::string format_float(double value, int width);
+
+/// The three header lines (placement titles, column names, units), each ending in '\n'.
+std::string table_header();
+
+/// The row's first columns: size [B], count [elements], type, redop ("none" for ops that do not
+/// reduce), root (-1 for ops without one).
+std::string row_preamble(std::uint64_t bytes, std::uint64_t count, std::string_view type,
+                         std::string_view redop, int root);
+
+/// One placement's columns: time [us], algbw and busbw [GB/s], #wrong ("N/A" without -c).
+std::string row_body(double time_us, double algbw_gbps, double busbw_gbps,
+                     std::optional<std::int64_t> wrong);
+
+/// The footer: out-of-bounds count, average bus bandwidth [GB/s] and the concluding line.
+std::string table_footer(std::int64_t wrong_total, double avg_busbw_gbps, std::string_view name);
+
+}  // namespace scalefit::bench

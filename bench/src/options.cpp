@@ -1,0 +1,231 @@
+// Options of `scalefit-bench comm` (CLI11), their validation, and the size sweep.
+#include "scalefit/bench/options.hpp"
+
+#include "scalefit/core/error.hpp"
+#include "scalefit/core/units.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+namespace scalefit::bench {
+
+std::string_view group_kind_name(GroupKind k) {
+  switch (k) {
+  case GroupKind::world: return "world";
+  case GroupKind::intra: return "intra";
+  case GroupKind::inter: return "inter";
+  }
+  return "?";
+}
+
+void add_comm_options(CLI::App &app, RawCommArgs &raw) {
+  app.add_option("--ops", raw.ops, "Operations: all, or a comma list of allreduce, allgather, "
+                                   "reducescatter, reduce, broadcast, alltoall, sendrecv")
+      ->delimiter(',')
+      ->capture_default_str();
+  app.add_option("--backend", raw.backend,
+                 "mpi (host buffers) or nccl (one GPU per rank); auto: nccl when built with it "
+                 "and a GPU is visible, else mpi")
+      ->capture_default_str();
+  app.add_option("-b,--minbytes", raw.min_bytes, "Smallest size [B] (K/M/G suffixes, 1024-based)")
+      ->capture_default_str();
+  app.add_option("-e,--maxbytes", raw.max_bytes, "Largest size [B]")->capture_default_str();
+  app.add_option("-f,--stepfactor", raw.step_factor, "Multiply the size by this factor")
+      ->capture_default_str()
+      ->each([&raw](const std::string &) { raw.step_factor_given = true; });
+  app.add_option("-i,--stepbytes", raw.step_bytes, "Add this many bytes instead of -f")
+      ->each([&raw](const std::string &) { raw.step_bytes_given = true; });
+  app.add_option("-d,--datatype", raw.dtypes,
+                 "Data type(s): float, double, int32, int64, int8, uint8, uint32, uint64; half, "
+                 "bfloat16 (nccl only); a comma list or all")
+      ->delimiter(',')
+      ->capture_default_str();
+  app.add_option("-o,--op", raw.redop, "Reduction: sum, prod, max, min, avg (nccl only)")
+      ->capture_default_str();
+  app.add_option("-r,--root", raw.root, "Root rank of reduce and broadcast")->capture_default_str();
+  app.add_option("-w,--warmup_iters", raw.warmup_iters, "Warm-up operations before each point")
+      ->capture_default_str();
+  app.add_option("-n,--iters", raw.fixed_samples,
+                 "Timed samples per point (each a batch of operations); 0: adaptive")
+      ->capture_default_str();
+  app.add_option("--batch", raw.batch,
+                 "Operations per sample; 0: calibrated from warm-up to last --batch-time")
+      ->capture_default_str();
+  app.add_option("--batch-time", raw.batch_time_us, "Target duration of one sample [us]")
+      ->capture_default_str();
+  app.add_option("-c,--check", raw.check, "Check results in a separate untimed run (0/1)")
+      ->capture_default_str();
+  app.add_option("-G,--cudagraph", raw.graph_iters,
+                 "Capture each sample's N operations as a CUDA graph (nccl; sets --batch N)")
+      ->capture_default_str();
+  app.add_option("--min-time", raw.min_time_s, "Adaptive: minimum timed time per point [s]")
+      ->capture_default_str();
+  app.add_option("--max-time", raw.max_time_s, "Adaptive: time budget per point [s]")
+      ->capture_default_str();
+  app.add_option("--max-noise", raw.max_noise,
+                 "Adaptive: stop when stddev/mean of samples is below this")
+      ->capture_default_str();
+  app.add_option("--min-samples", raw.min_samples, "Adaptive: floor on samples per point")
+      ->capture_default_str();
+  app.add_option("--max-samples", raw.max_samples, "Adaptive: ceiling on samples per point")
+      ->capture_default_str();
+  app.add_option("--groups", raw.groups, "Group shapes: comma list of world, intra, inter")
+      ->delimiter(',')
+      ->capture_default_str();
+  app.add_option("--emulate-nodes", raw.emulate_nodes,
+                 "Split the ranks into K pseudo-nodes of contiguous ranks (0: real nodes)")
+      ->capture_default_str();
+  app.add_option("--out", raw.out, "Append JSON Lines records to this file");
+  app.add_flag("--resume", raw.resume,
+               "Continue --out: skip points it already holds for the same context");
+  app.add_option("--system", raw.system, "System name recorded in the context")
+      ->capture_default_str();
+  app.add_flag("--baseline", raw.baseline,
+               "Time a bare MPI_Allreduce loop beside allreduce points (mpi backend)");
+}
+
+namespace {
+
+[[noreturn]] void bad(const std::string &field, const std::string &message) {
+  throw InputError(message, "", 0, field);
+}
+
+}  // namespace
+
+CommOptions validate_comm_args(const RawCommArgs &raw) {
+  CommOptions o;
+  for (const std::string &name : raw.ops) {
+    if (name == "all") {
+      for (Op op : all_ops())
+        if (std::find(o.ops.begin(), o.ops.end(), op) == o.ops.end()) o.ops.push_back(op);
+      continue;
+    }
+    const auto op = parse_op(name);
+    if (!op) bad("--ops", "unknown operation '" + name + "' (expected all, allreduce, allgather, "
+                          "reducescatter, reduce, broadcast, alltoall, sendrecv)");
+    if (std::find(o.ops.begin(), o.ops.end(), *op) == o.ops.end()) o.ops.push_back(*op);
+  }
+  if (o.ops.empty()) bad("--ops", "no operation given");
+  if (raw.backend != "auto" && raw.backend != "mpi" && raw.backend != "nccl")
+    bad("--backend", "expected auto, mpi or nccl, got '" + raw.backend + "'");
+  o.backend = raw.backend;
+  o.min_bytes = parse_bytes(raw.min_bytes, "-b");
+  o.max_bytes = parse_bytes(raw.max_bytes, "-e");
+  if (o.min_bytes > o.max_bytes)
+    bad("-b", "minimum size " + raw.min_bytes + " is larger than maximum size (-e) " +
+                  raw.max_bytes);
+  if (raw.step_factor_given && raw.step_bytes_given)
+    bad("-f", "-f (step factor) and -i (step bytes) are exclusive");
+  if (raw.step_bytes_given) {
+    o.step_bytes = parse_bytes(raw.step_bytes, "-i");
+    if (o.step_bytes == 0) bad("-i", "step bytes must be > 0");
+    o.step_factor = 1;
+  } else {
+    if (!(raw.step_factor > 1) || raw.step_factor != std::floor(raw.step_factor))
+      bad("-f", "step factor must be an integer > 1, got " + std::to_string(raw.step_factor));
+    o.step_factor = static_cast<std::uint64_t>(raw.step_factor);
+    if (o.min_bytes == 0) bad("-b", "minimum size must be > 0 with a step factor");
+  }
+  o.dtypes.clear();
+  for (const std::string &name : raw.dtypes) {
+    if (name == "all") {
+      o.all_dtypes = true;
+      continue;
+    }
+    const auto t = parse_dtype(name);
+    if (!t) bad("-d", "unknown data type '" + name + "' (expected float, double, half, bfloat16, "
+                      "int8, uint8, int32, uint32, int64, uint64)");
+    if (std::find(o.dtypes.begin(), o.dtypes.end(), *t) == o.dtypes.end()) o.dtypes.push_back(*t);
+  }
+  if (o.dtypes.empty() && !o.all_dtypes) bad("-d", "no data type given");
+  const auto r = parse_redop(raw.redop);
+  if (!r) bad("-o", "unknown reduction '" + raw.redop + "' (expected sum, prod, max, min, avg)");
+  o.redop = *r;
+  if (raw.root < 0) bad("-r", "root must be >= 0");
+  o.root = raw.root;
+  if (raw.warmup_iters < 0) bad("-w", "warm-up iterations must be >= 0");
+  o.warmup_iters = raw.warmup_iters;
+  if (raw.fixed_samples < 0) bad("-n", "iterations must be >= 0 (0: adaptive)");
+  o.fixed_samples = raw.fixed_samples;
+  if (raw.batch < 0) bad("--batch", "must be >= 0 (0: calibrated)");
+  o.batch = raw.batch;
+  if (raw.check != 0 && raw.check != 1) bad("-c", "expected 0 or 1");
+  o.check = raw.check == 1;
+  if (raw.graph_iters < 0) bad("-G", "must be >= 0");
+  o.graph_iters = raw.graph_iters;
+  if (!(raw.min_time_s >= 0)) bad("--min-time", "must be >= 0");
+  if (!(raw.max_time_s > 0)) bad("--max-time", "must be > 0");
+  if (raw.min_time_s > raw.max_time_s) bad("--min-time", "is larger than --max-time");
+  if (!(raw.max_noise > 0)) bad("--max-noise", "must be > 0");
+  if (!(raw.batch_time_us > 0)) bad("--batch-time", "must be > 0");
+  if (raw.min_samples < 1) bad("--min-samples", "must be >= 1");
+  if (raw.max_samples < raw.min_samples) bad("--max-samples", "is smaller than --min-samples");
+  o.min_time_s = raw.min_time_s;
+  o.max_time_s = raw.max_time_s;
+  o.max_noise = raw.max_noise;
+  o.batch_time_us = raw.batch_time_us;
+  o.min_samples = raw.min_samples;
+  o.max_samples = raw.max_samples;
+  o.groups.clear();
+  for (const std::string &g : raw.groups) {
+    GroupKind k;
+    if (g == "world") k = GroupKind::world;
+    else if (g == "intra") k = GroupKind::intra;
+    else if (g == "inter") k = GroupKind::inter;
+    else bad("--groups", "unknown group kind '" + g + "' (expected world, intra, inter)");
+    if (std::find(o.groups.begin(), o.groups.end(), k) == o.groups.end()) o.groups.push_back(k);
+  }
+  if (o.groups.empty()) bad("--groups", "no group kind given");
+  if (raw.emulate_nodes < 0) bad("--emulate-nodes", "must be >= 0");
+  o.emulate_nodes = raw.emulate_nodes;
+  if (raw.resume && raw.out.empty()) bad("--resume", "needs --out FILE");
+  if (raw.system.empty()) bad("--system", "must not be empty");
+  o.out = raw.out;
+  o.resume = raw.resume;
+  o.system = raw.system;
+  o.baseline = raw.baseline;
+  (void)size_sweep(o.min_bytes, o.max_bytes, o.step_factor, o.step_bytes);
+  return o;
+}
+
+CommOptions parse_comm_args(const std::vector<std::string> &args) {
+  CLI::App app{"comm"};
+  RawCommArgs raw;
+  add_comm_options(app, raw);
+  std::vector<std::string> reversed(args.rbegin(), args.rend());
+  app.parse(reversed);
+  return validate_comm_args(raw);
+}
+
+std::vector<std::uint64_t> size_sweep(std::uint64_t min_bytes, std::uint64_t max_bytes,
+                                      std::uint64_t step_factor, std::uint64_t step_bytes) {
+  if (min_bytes > max_bytes) throw InputError("minimum size is larger than maximum size", "", 0, "-b");
+  if (step_bytes == 0 && (step_factor <= 1 || min_bytes == 0))
+    throw InputError("the size sweep does not advance (need -f > 1 and -b > 0, or -i > 0)", "", 0,
+                     "-f");
+  std::vector<std::uint64_t> sizes;
+  for (std::uint64_t s = min_bytes; s <= max_bytes;) {
+    sizes.push_back(s);
+    const std::uint64_t next = step_bytes > 0 ? s + step_bytes : s * step_factor;
+    if (next <= s) break;  // overflow
+    s = next;
+  }
+  return sizes;
+}
+
+std::vector<SizePoint> op_size_points(Op op, const std::vector<std::uint64_t> &sizes, DType dtype,
+                                      int nranks) {
+  std::vector<SizePoint> points;
+  std::set<std::uint64_t> seen;
+  for (std::uint64_t s : sizes) {
+    const std::size_t c = count_per_rank(op, s, dtype_size(dtype), nranks);
+    if (c == 0) continue;
+    const std::uint64_t b = effective_bytes(op, s, dtype_size(dtype), nranks);
+    if (!seen.insert(b).second) continue;
+    points.push_back({b, c});
+  }
+  return points;
+}
+
+}  // namespace scalefit::bench
