@@ -1,5 +1,221 @@
-// Placeholder until estimator/ lands: registers nothing.
+// `scalefit estimate | search | compare`: the training estimator (estimator/).
 #include "commands.hpp"
+
+#include "scalefit/core/error.hpp"
+#include "scalefit/core/units.hpp"
+#include "scalefit/estimator/report.hpp"
+
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <string>
+
 namespace scalefit::cli {
-void add_estimator_commands(CLI::App &) {}
+namespace {
+namespace est = scalefit::estimator;
+
+/// Model file plus per-field overrides (--layers ... --ffn).
+struct ModelArgs {
+  std::string path;
+  int layers = 0, hidden = 0, heads = 0, seq = 0, vocab = 0, ffn = 0;
+  std::string dtype;
+  void add(CLI::App *c) {
+    c->add_option("--model", path, "model YAML (configs/models/...)");
+    c->add_option("--layers", layers, "override or give: transformer layers l");
+    c->add_option("--hidden", hidden, "override or give: hidden size h");
+    c->add_option("--heads", heads, "override or give: attention heads a");
+    c->add_option("--seq", seq, "override or give: sequence length s");
+    c->add_option("--vocab", vocab, "override or give: vocabulary V");
+    c->add_option("--ffn", ffn, "override or give: MLP inner size (default 4h)");
+    c->add_option("--dtype", dtype, "override: fp16, bf16 or fp32");
+  }
+  est::ModelConfig build() const {
+    est::ModelConfig m;
+    std::string origin = "command line";
+    if (!path.empty()) {
+      m = est::load_model(path);
+      origin = path;
+    } else {
+      m.name = "custom";
+    }
+    if (layers) m.layers = layers;
+    if (hidden) m.hidden = hidden;
+    if (heads) m.heads = heads;
+    if (seq) m.sequence = seq;
+    if (vocab) m.vocabulary = vocab;
+    if (ffn) m.ffn = ffn;
+    if (!dtype.empty()) {
+      auto d = parse_dtype(dtype);
+      if (!d) throw InputError("unknown dtype '" + dtype + "'", "", 0, "--dtype");
+      m.dtype = *d;
+    }
+    if (path.empty() && (!m.layers || !m.hidden || !m.heads || !m.sequence || !m.vocabulary))
+      throw InputError("give --model or all of --layers --hidden --heads --seq --vocab", "", 0,
+                       "--model");
+    est::validate_model(m, origin);
+    return m;
+  }
+};
+
+/// Strategy options shared by estimate and compare.
+struct StrategyArgs {
+  est::Strategy s;
+  std::string recompute = "none";
+  std::string bucket = "25M";
+  bool no_overlap = false;
+  bool no_scatter_gather = false;
+  void add(CLI::App *c, bool layout) {
+    if (layout) {
+      c->add_option("--dp", s.dp, "data-parallel degree");
+      c->add_option("--tp", s.tp, "tensor-parallel degree");
+      c->add_option("--pp", s.pp, "pipeline-parallel degree");
+      c->add_option("--zero", s.zero, "ZeRO stage 0..3")->check(CLI::Range(0, 3));
+      c->add_option("--recompute", recompute, "none | selective | full")
+          ->check(CLI::IsMember({"none", "selective", "full"}));
+      c->add_flag("--sp", s.sp, "sequence parallelism");
+      c->add_option("--micro-batch", s.micro_batch, "micro-batch size b");
+      c->add_option("--interleave", s.interleave, "model chunks per stage v (interleaved 1F1B)");
+    }
+    c->add_option("--bucket", bucket, "DP gradient bucket size (K/M/G, 1024-based)");
+    c->add_flag("--fp32-grads", s.fp32_grads, "fp32 gradients as Megatron keeps them (18 B/param)");
+    c->add_flag("--no-overlap", no_overlap, "do not hide DP/ZeRO communication behind compute");
+    c->add_flag("--overlap-tp", s.overlap_tp, "hide TP collectives behind compute");
+    c->add_flag("--no-scatter-gather", no_scatter_gather, "PP sends b s h, not b s h / t");
+  }
+  est::Strategy build() {
+    s.recompute = recompute == "full"        ? est::Recompute::full
+                  : recompute == "selective" ? est::Recompute::selective
+                                             : est::Recompute::none;
+    s.bucket_bytes = static_cast<double>(parse_bytes(bucket, "--bucket"));
+    s.overlap_dp = !no_overlap;
+    s.pp_scatter_gather = !no_scatter_gather;
+    return s;
+  }
+};
+
+est::Estimator make_estimator(const std::string &system_path, const std::string &fit_path,
+                              const est::ModelConfig &model) {
+  est::SystemConfig sys = est::load_system(system_path);
+  std::shared_ptr<const est::CommModel> comm = std::make_shared<est::SpecCommModel>(sys);
+  if (!fit_path.empty()) comm = est::make_fit_comm_model(fit_path, comm, model.dtype);
+  return est::Estimator(model, std::move(sys), comm);
+}
+
+void print(const std::string &s) { std::fwrite(s.data(), 1, s.size(), stdout); }
+
+struct EstimateCmd {
+  std::string system, fit;
+  ModelArgs model;
+  StrategyArgs strat;
+  int gpus = 0;
+  int global_batch = 0;
+  bool json = false;
+  void run() {
+    const est::ModelConfig m = model.build();
+    est::Estimator e = make_estimator(system, fit, m);
+    est::Strategy s = strat.build();
+    s.global_batch = global_batch > 0 ? global_batch : m.global_batch;
+    e.validate(s, gpus);
+    est::Estimate r;
+    e.evaluate(s, r);
+    if (json)
+      print(est::estimate_json(e, s, r).dump(2) + "\n");
+    else
+      print(est::estimate_table(e, s, r));
+  }
+};
+
+struct SearchCmd {
+  std::string system, fit;
+  ModelArgs model;
+  StrategyArgs strat;
+  int gpus = 0, global_batch = 0, top = 10, max_tp = 0;
+  bool json = false;
+  void run() {
+    const est::ModelConfig m = model.build();
+    est::Estimator e = make_estimator(system, fit, m);
+    est::SearchSpace space;
+    space.base = strat.build();
+    space.gpus = gpus;
+    space.global_batch = global_batch > 0 ? global_batch : m.global_batch;
+    space.max_tp = max_tp;
+    const est::SearchResult r = est::search(e, space, top);
+    if (json)
+      print(est::search_json(e, r).dump(2) + "\n");
+    else
+      print(est::search_table(e, r));
+  }
+};
+
+struct CompareCmd {
+  std::string system_a, system_b, fit_a, fit_b;
+  ModelArgs model;
+  StrategyArgs strat;
+  int gpus = 0, global_batch = 0;
+  bool json = false;
+  CLI::App *app = nullptr;
+  void run() {
+    const est::ModelConfig m = model.build();
+    est::Estimator a = make_estimator(system_a, fit_a, m);
+    est::Estimator b = make_estimator(system_b, fit_b, m);
+    est::SearchSpace space;
+    space.base = strat.build();
+    space.gpus = gpus;
+    space.global_batch = global_batch > 0 ? global_batch : m.global_batch;
+    std::optional<est::Strategy> s;
+    if (app->count("--dp") || app->count("--tp") || app->count("--pp")) {
+      est::Strategy st = space.base;
+      st.global_batch = space.global_batch;
+      s = st;
+    }
+    const est::Comparison c = est::compare(a, b, s, space);
+    if (json)
+      print(est::comparison_json(a, b, c).dump(2) + "\n");
+    else
+      print(est::comparison_table(a, b, c));
+  }
+};
+
+}  // namespace
+
+void add_estimator_commands(CLI::App &app) {
+  auto estimate = std::make_shared<EstimateCmd>();
+  CLI::App *ce = app.add_subcommand("estimate", "estimate one training layout: time, memory, messages");
+  ce->add_option("--system", estimate->system, "system YAML (configs/systems/...)")->required();
+  ce->add_option("--fit", estimate->fit, "fit file pricing the ops and group shapes it covers");
+  estimate->model.add(ce);
+  estimate->strat.add(ce, true);
+  ce->add_option("--global-batch", estimate->global_batch, "global batch B (default: the model's, else dp*b)");
+  ce->add_option("--gpus", estimate->gpus, "check dp*tp*pp against this GPU count");
+  ce->add_flag("--json", estimate->json, "print JSON instead of a table");
+  ce->callback([estimate] { estimate->run(); });
+
+  auto srch = std::make_shared<SearchCmd>();
+  CLI::App *cs = app.add_subcommand("search", "rank DP x TP x PP / ZeRO / recompute / SP / b / v layouts");
+  cs->add_option("--system", srch->system, "system YAML")->required();
+  cs->add_option("--fit", srch->fit, "fit file");
+  srch->model.add(cs);
+  srch->strat.add(cs, false);
+  cs->add_option("--gpus", srch->gpus, "GPU count N")->required();
+  cs->add_option("--global-batch", srch->global_batch, "global batch B (default: the model's)");
+  cs->add_option("--top", srch->top, "how many layouts to print");
+  cs->add_option("--max-tp", srch->max_tp, "largest TP degree to try (0 = any)");
+  cs->add_flag("--json", srch->json, "print JSON");
+  cs->callback([srch] { srch->run(); });
+
+  auto cmp = std::make_shared<CompareCmd>();
+  CLI::App *cc = app.add_subcommand("compare", "one model on two systems side by side (Cheng et al.)");
+  cc->add_option("system_a", cmp->system_a, "system A YAML")->required();
+  cc->add_option("system_b", cmp->system_b, "system B YAML")->required();
+  cc->add_option("--fit-a", cmp->fit_a, "fit file for system A");
+  cc->add_option("--fit-b", cmp->fit_b, "fit file for system B");
+  cmp->model.add(cc);
+  cmp->strat.add(cc, true);
+  cc->add_option("--gpus", cmp->gpus, "GPU count N")->required();
+  cc->add_option("--global-batch", cmp->global_batch, "global batch B (default: the model's)");
+  cc->add_flag("--json", cmp->json, "print JSON");
+  cmp->app = cc;
+  cc->callback([cmp] { cmp->run(); });
+}
+
 }  // namespace scalefit::cli

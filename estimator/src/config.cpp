@@ -1,0 +1,204 @@
+// YAML loaders for models and systems; every error names file, line (yaml Mark) and field.
+#include "scalefit/estimator/config.hpp"
+
+#include "scalefit/core/error.hpp"
+#include "scalefit/core/units.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+
+namespace scalefit::estimator {
+namespace {
+
+YAML::Node load_yaml(const std::string &path) {
+  std::ifstream in(path);
+  if (!in) throw InputError("cannot open file", path);
+  try {
+    YAML::Node root = YAML::Load(in);
+    if (!root.IsMap()) throw InputError("expected a YAML mapping at the top level", path, 1);
+    return root;
+  } catch (const YAML::Exception &e) {
+    throw InputError(e.msg, path, e.mark.is_null() ? 0 : e.mark.line + 1);
+  }
+}
+
+long line_of(const YAML::Node &node) { return node.Mark().is_null() ? 0 : node.Mark().line + 1; }
+
+/// Reads a required or optional scalar `key` of `parent` (field named `prefix.key`).
+struct Reader {
+  const std::string &file;
+  template <class T>
+  T get(const YAML::Node &parent, const std::string &key, const std::string &field,
+        const T *fallback = nullptr) const {
+    const YAML::Node node = parent[key];
+    if (!node) {
+      if (fallback) return *fallback;
+      throw InputError("missing required field", file, line_of(parent), field);
+    }
+    try {
+      return node.as<T>();
+    } catch (const YAML::Exception &) {
+      throw InputError("bad value '" + (node.IsScalar() ? node.Scalar() : std::string("<map>")) +
+                           "'",
+                       file, line_of(node), field);
+    }
+  }
+  double positive(const YAML::Node &parent, const std::string &key, const std::string &field,
+                  const double *fallback = nullptr) const {
+    const double v = get<double>(parent, key, field, fallback);
+    if (!(v > 0) || !std::isfinite(v))
+      throw InputError("expected a positive number", file, line_of(parent[key] ? parent[key] : parent),
+                       field);
+    return v;
+  }
+  int positive_int(const YAML::Node &parent, const std::string &key, const std::string &field,
+                   const int *fallback = nullptr) const {
+    const int v = get<int>(parent, key, field, fallback);
+    if (v <= 0)
+      throw InputError("expected a positive integer", file,
+                       line_of(parent[key] ? parent[key] : parent), field);
+    return v;
+  }
+  YAML::Node map(const YAML::Node &parent, const std::string &key, const std::string &field) const {
+    const YAML::Node node = parent[key];
+    if (!node || !node.IsMap())
+      throw InputError(node ? "expected a mapping" : "missing required section", file,
+                       line_of(node ? node : parent), field);
+    return node;
+  }
+  EfficiencyTable table(const YAML::Node &parent, const std::string &key,
+                        const std::string &field) const {
+    const YAML::Node node = parent[key];
+    EfficiencyTable t;
+    if (!node) return t;  // empty: efficiency 1
+    if (!node.IsSequence()) throw InputError("expected a list of [min_size, efficiency]", file,
+                                             line_of(node), field);
+    for (std::size_t i = 0; i < node.size(); ++i) {
+      const YAML::Node row = node[i];
+      const std::string f = field + "[" + std::to_string(i) + "]";
+      if (!row.IsSequence() || row.size() != 2)
+        throw InputError("expected [min_size, efficiency]", file, line_of(row), f);
+      EfficiencyStep s;
+      try {
+        s.min_size = row[0].as<double>();
+        s.efficiency = row[1].as<double>();
+      } catch (const YAML::Exception &) {
+        throw InputError("expected two numbers", file, line_of(row), f);
+      }
+      if (s.min_size < 0 || !(s.efficiency > 0 && s.efficiency <= 1))
+        throw InputError("need min_size >= 0 and 0 < efficiency <= 1", file, line_of(row), f);
+      t.steps.push_back(s);
+    }
+    std::sort(t.steps.begin(), t.steps.end(),
+              [](const EfficiencyStep &a, const EfficiencyStep &b) { return a.min_size > b.min_size; });
+    return t;
+  }
+  CommTier tier(const YAML::Node &parent, const std::string &key, const std::string &field) const {
+    const YAML::Node node = map(parent, key, field);
+    CommTier t;
+    const double zero = 0, one = 1;
+    t.latency_us = get<double>(node, "latency_us", field + ".latency_us", &zero);
+    if (t.latency_us < 0) throw InputError("expected >= 0", file, line_of(node), field + ".latency_us");
+    t.bandwidth_gbps = positive(node, "bandwidth_gbps", field + ".bandwidth_gbps");
+    t.efficiency = positive(node, "efficiency", field + ".efficiency", &one);
+    if (t.efficiency > 1) throw InputError("expected <= 1", file, line_of(node), field + ".efficiency");
+    return t;
+  }
+};
+
+}  // namespace
+
+double SystemConfig::memory_bytes() const { return device.memory_gib * kGiB; }
+
+const char *recompute_name(Recompute r) {
+  switch (r) {
+  case Recompute::none: return "none";
+  case Recompute::selective: return "selective";
+  case Recompute::full: return "full";
+  }
+  return "?";
+}
+
+void validate_model(const ModelConfig &m, const std::string &origin) {
+  auto need = [&](int v, const char *field) {
+    if (v <= 0) throw InputError("expected a positive integer, got " + std::to_string(v), origin, 0, field);
+  };
+  need(m.layers, "layers");
+  need(m.hidden, "hidden");
+  need(m.heads, "heads");
+  need(m.sequence, "sequence");
+  need(m.vocabulary, "vocabulary");
+  need(m.ffn_size(), "ffn");
+  if (m.hidden % m.heads != 0)
+    throw InputError("heads (" + std::to_string(m.heads) + ") must divide hidden (" +
+                         std::to_string(m.hidden) + ")",
+                     origin, 0, "heads");
+  if (m.dtype != DType::half && m.dtype != DType::bfloat16 && m.dtype != DType::float32)
+    throw InputError("dtype must be half, bfloat16 or float", origin, 0, "dtype");
+}
+
+ModelConfig load_model(const std::string &path) {
+  const YAML::Node root = load_yaml(path);
+  const Reader r{path};
+  ModelConfig m;
+  const std::string stem = path.substr(path.find_last_of('/') + 1);
+  const std::string dflt_name = stem.substr(0, stem.find_last_of('.'));
+  m.name = r.get<std::string>(root, "name", "name", &dflt_name);
+  m.layers = r.positive_int(root, "layers", "layers");
+  m.hidden = r.positive_int(root, "hidden", "hidden");
+  m.heads = r.positive_int(root, "heads", "heads");
+  m.sequence = r.positive_int(root, "sequence", "sequence");
+  m.vocabulary = r.positive_int(root, "vocabulary", "vocabulary");
+  const int zero = 0;
+  m.ffn = r.get<int>(root, "ffn", "ffn", &zero);
+  if (m.ffn < 0) throw InputError("expected a positive integer", path, line_of(root["ffn"]), "ffn");
+  m.global_batch = r.get<int>(root, "global_batch", "global_batch", &zero);
+  if (m.global_batch < 0)
+    throw InputError("expected a positive integer", path, line_of(root["global_batch"]), "global_batch");
+  const std::string half = "half";
+  const std::string dt = r.get<std::string>(root, "dtype", "dtype", &half);
+  const auto parsed = parse_dtype(dt);
+  if (!parsed || (*parsed != DType::half && *parsed != DType::bfloat16 && *parsed != DType::float32))
+    throw InputError("dtype must be fp16, bf16 or fp32, got '" + dt + "'", path,
+                     line_of(root["dtype"]), "dtype");
+  m.dtype = *parsed;
+  if (m.hidden % m.heads != 0)
+    throw InputError("heads must divide hidden", path, line_of(root["heads"]), "heads");
+  return m;
+}
+
+SystemConfig load_system(const std::string &path) {
+  const YAML::Node root = load_yaml(path);
+  const Reader r{path};
+  SystemConfig s;
+  const std::string stem = path.substr(path.find_last_of('/') + 1);
+  const std::string dflt_name = stem.substr(0, stem.find_last_of('.'));
+  s.name = r.get<std::string>(root, "name", "name", &dflt_name);
+  s.gpus_per_node = r.positive_int(root, "gpus_per_node", "gpus_per_node");
+  const YAML::Node dev = r.map(root, "device", "device");
+  const std::string unnamed = "gpu";
+  s.device.name = r.get<std::string>(dev, "name", "device.name", &unnamed);
+  s.device.memory_gib = r.positive(dev, "memory_gib", "device.memory_gib");
+  s.device.hbm_gbps = r.positive(dev, "hbm_gbps", "device.hbm_gbps");
+  const YAML::Node peak = r.map(dev, "peak_tflops", "device.peak_tflops");
+  s.device.matrix_tflops_16 = r.positive(peak, "fp16", "device.peak_tflops.fp16");
+  const double fallback32 = s.device.matrix_tflops_16 / 2;
+  s.device.matrix_tflops_32 = r.positive(peak, "tf32", "device.peak_tflops.tf32", &fallback32);
+  const double fallback_vec = s.device.matrix_tflops_16 / 4;
+  s.device.vector_tflops = r.positive(peak, "vector", "device.peak_tflops.vector", &fallback_vec);
+  s.device.gemm_efficiency = r.table(dev, "gemm_efficiency", "device.gemm_efficiency");
+  s.device.hbm_efficiency = r.table(dev, "hbm_efficiency", "device.hbm_efficiency");
+  const double zero = 0;
+  s.device.kernel_launch_us = r.get<double>(dev, "kernel_launch_us", "device.kernel_launch_us", &zero);
+  if (s.device.kernel_launch_us < 0)
+    throw InputError("expected >= 0", path, line_of(dev["kernel_launch_us"]), "device.kernel_launch_us");
+  const YAML::Node comm = r.map(root, "communication", "communication");
+  s.intra = r.tier(comm, "intra", "communication.intra");
+  s.inter = r.tier(comm, "inter", "communication.inter");
+  return s;
+}
+
+}  // namespace scalefit::estimator

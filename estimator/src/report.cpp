@@ -1,0 +1,188 @@
+// Tables (fmt) and JSON (nlohmann) for estimates, searches and comparisons.
+#include "scalefit/estimator/report.hpp"
+
+#include "scalefit/core/units.hpp"
+
+#include <fmt/format.h>
+
+#include <map>
+
+namespace scalefit::estimator {
+
+std::string strategy_label(const Strategy &s) {
+  return fmt::format("dp={} tp={} pp={} v={} zero={} recompute={}{} b={} B={}", s.dp, s.tp, s.pp,
+                     s.interleave, s.zero, recompute_name(s.recompute), s.sp ? " sp" : "",
+                     s.micro_batch, s.batch());
+}
+
+namespace {
+nlohmann::json strategy_json(const Strategy &s) {
+  return {{"dp", s.dp},
+          {"tp", s.tp},
+          {"pp", s.pp},
+          {"interleave", s.interleave},
+          {"zero", s.zero},
+          {"recompute", recompute_name(s.recompute)},
+          {"sp", s.sp},
+          {"micro_batch", s.micro_batch},
+          {"global_batch", s.batch()},
+          {"bucket_bytes", s.bucket_bytes},
+          {"fp32_grads", s.fp32_grads},
+          {"overlap_dp", s.overlap_dp},
+          {"overlap_tp", s.overlap_tp}};
+}
+}  // namespace
+
+nlohmann::json estimate_json(const Estimator &est, const Strategy &s, const Estimate &e) {
+  nlohmann::json j;
+  j["model"] = est.model().name;
+  j["system"] = est.system().name;
+  j["strategy"] = strategy_json(s);
+  j["gpus"] = s.gpus();
+  j["time_s"] = {{"iteration", e.time_s.iteration},
+                 {"compute", e.time_s.compute},
+                 {"communication", e.time_s.communication},
+                 {"overlap", e.time_s.overlap},
+                 {"bubble", e.time_s.bubble}};
+  j["communication_s"] = {{"tp", e.comm_tp_s}, {"pp", e.comm_pp_s}, {"dp", e.comm_dp_s}};
+  j["memory_gib"] = {{"weights", e.memory_bytes.weights / kGiB},
+                     {"gradients", e.memory_bytes.gradients / kGiB},
+                     {"optimizer", e.memory_bytes.optimizer / kGiB},
+                     {"activations", e.memory_bytes.activations / kGiB},
+                     {"total", e.memory_bytes.total / kGiB},
+                     {"device", est.system().device.memory_gib}};
+  j["fits_memory"] = e.fits_memory;
+  j["params"] = e.params;
+  j["params_per_gpu"] = e.params_per_gpu;
+  j["flops"] = {{"model", e.model_flops}, {"hardware", e.hardware_flops}};
+  j["micro_batches"] = e.micro_batches;
+  j["tflops_per_gpu"] = e.tflops_per_gpu;
+  j["mfu"] = e.mfu;
+  j["samples_per_s"] = e.samples_per_s;
+  nlohmann::json msgs = nlohmann::json::array();
+  std::map<std::string, int> priced_by;
+  for (int i = 0; i < e.n_messages; ++i) {
+    const Message &m = e.messages[i];
+    const std::string src = est.comm().source_name(m.source);
+    priced_by[src] += 1;
+    msgs.push_back({{"op", std::string(op_name(m.op))},
+                    {"by", parallelism_name(m.by)},
+                    {"what", m.what},
+                    {"bytes", m.bytes},
+                    {"nranks", m.group.nranks},
+                    {"nnodes", m.group.nnodes},
+                    {"ranks_per_node", m.group.ranks_per_node},
+                    {"count", m.count},
+                    {"time_us", m.time_us},
+                    {"total_s", m.total_s()},
+                    {"priced_by", src},
+                    {"extrapolated", m.extrapolated}});
+  }
+  j["messages"] = msgs;
+  j["priced_by"] = priced_by;
+  return j;
+}
+
+std::string estimate_table(const Estimator &est, const Strategy &s, const Estimate &e) {
+  std::string o;
+  auto out = std::back_inserter(o);
+  fmt::format_to(out, "model {} ({:.3g}B params) on {} x{} GPUs ({} per node)\n", est.model().name,
+                 e.params * 1e-9, est.system().name, s.gpus(), est.system().gpus_per_node);
+  fmt::format_to(out, "strategy  {}  micro-batches {}\n\n", strategy_label(s), e.micro_batches);
+  const auto &t = e.time_s;
+  fmt::format_to(out, "time per iteration [s] (Lu et al.: T_cp + T_cm - T_ol + T_sd)\n");
+  fmt::format_to(out, "  compute        {:10.4f}\n  communication  {:10.4f}   (TP {:.4f}, PP {:.4f}, DP/ZeRO {:.4f})\n",
+                 t.compute, t.communication, e.comm_tp_s, e.comm_pp_s, e.comm_dp_s);
+  fmt::format_to(out, "  overlap       -{:10.4f}\n  bubble         {:10.4f}\n  iteration      {:10.4f}\n\n",
+                 t.overlap, t.bubble, t.iteration);
+  const auto &m = e.memory_bytes;
+  fmt::format_to(out, "memory per GPU, first stage [GiB]\n");
+  fmt::format_to(out, "  weights {:.2f}  gradients {:.2f}  optimizer {:.2f}  activations {:.2f}\n",
+                 m.weights / kGiB, m.gradients / kGiB, m.optimizer / kGiB, m.activations / kGiB);
+  fmt::format_to(out, "  total   {:.2f} of {:.0f}  -> {}\n\n", m.total / kGiB,
+                 est.system().device.memory_gib, e.fits_memory ? "fits" : "DOES NOT FIT");
+  fmt::format_to(out, "throughput: {:.1f} TFLOP/s per GPU (hardware), MFU {:.1f}%, {:.2f} samples/s\n\n",
+                 e.tflops_per_gpu, 100 * e.mfu, e.samples_per_s);
+  fmt::format_to(out, "{:<5} {:<14} {:>12} {:>6} {:>6} {:>4} {:>10} {:>11} {:>9}  {}\n", "by", "op",
+                 "bytes", "ranks", "nodes", "rpn", "count", "time_us", "total_s", "priced by");
+  for (int i = 0; i < e.n_messages; ++i) {
+    const Message &g = e.messages[i];
+    fmt::format_to(out, "{:<5} {:<14} {:>12.0f} {:>6} {:>6} {:>4} {:>10.0f} {:>11.1f} {:>9.4f}  {}{}  ({})\n",
+                   parallelism_name(g.by), op_name(g.op), g.bytes, g.group.nranks, g.group.nnodes,
+                   g.group.ranks_per_node, g.count, g.time_us, g.total_s(),
+                   est.comm().source_name(g.source), g.extrapolated ? " [extrapolated]" : "", g.what);
+  }
+  return o;
+}
+
+std::string search_table(const Estimator &est, const SearchResult &r) {
+  std::string o;
+  auto out = std::back_inserter(o);
+  fmt::format_to(out, "{:>4} {:>10} {:>9} {:>9} {:>9} {:>7} {:>6}  {}\n", "rank", "iter_s", "comp_s",
+                 "comm_s", "bubble_s", "mem_GiB", "MFU%", "strategy");
+  int i = 0;
+  for (const Ranked &c : r.top) {
+    const Estimate &e = c.estimate;
+    fmt::format_to(out, "{:>4} {:>10.4f} {:>9.4f} {:>9.4f} {:>9.4f} {:>7.1f} {:>6.1f}  {}\n", ++i,
+                   e.time_s.iteration, e.time_s.compute, e.time_s.communication, e.time_s.bubble,
+                   e.memory_bytes.total / kGiB, 100 * e.mfu, strategy_label(c.strategy));
+  }
+  fmt::format_to(out, "\nmodel {} on {}: {} layouts evaluated, {} accepted, {} rejected\n",
+                 est.model().name, est.system().name, r.evaluated, r.accepted,
+                 r.evaluated - r.accepted);
+  for (int k = 1; k < static_cast<int>(r.rejected.size()); ++k)
+    if (r.rejected[k] > 0)
+      fmt::format_to(out, "  rejected {:>9}  {}\n", r.rejected[k], reject_name(static_cast<Reject>(k)));
+  return o;
+}
+
+nlohmann::json search_json(const Estimator &est, const SearchResult &r) {
+  nlohmann::json j;
+  j["evaluated"] = r.evaluated;
+  j["accepted"] = r.accepted;
+  nlohmann::json rej = nlohmann::json::object();
+  for (int k = 1; k < static_cast<int>(r.rejected.size()); ++k)
+    if (r.rejected[k] > 0) rej[reject_name(static_cast<Reject>(k))] = r.rejected[k];
+  j["rejected"] = rej;
+  j["top"] = nlohmann::json::array();
+  for (const Ranked &c : r.top) j["top"].push_back(estimate_json(est, c.strategy, c.estimate));
+  return j;
+}
+
+std::string comparison_table(const Estimator &a, const Estimator &b, const Comparison &c) {
+  std::string o;
+  auto out = std::back_inserter(o);
+  const auto &ea = c.a.estimate, &eb = c.b.estimate;
+  fmt::format_to(out, "{:<26} {:>22} {:>22}\n", "", a.system().name, b.system().name);
+  fmt::format_to(out, "{:<26} {:>22} {:>22}\n", "GPUs per node", a.system().gpus_per_node,
+                 b.system().gpus_per_node);
+  auto row = [&](const char *name, double x, double y, const char *f) {
+    fmt::format_to(out, fmt::runtime(std::string("{:<26} {:>22") + f + "} {:>22" + f + "}\n"), name,
+                   x, y);
+  };
+  row("iteration [s]", ea.time_s.iteration, eb.time_s.iteration, ".4f");
+  row("compute [s]", ea.time_s.compute, eb.time_s.compute, ".4f");
+  row("communication [s]", ea.time_s.communication, eb.time_s.communication, ".4f");
+  row("overlap [s]", ea.time_s.overlap, eb.time_s.overlap, ".4f");
+  row("bubble [s]", ea.time_s.bubble, eb.time_s.bubble, ".4f");
+  row("comm share of iteration %", 100 * c.comm_share_a, 100 * c.comm_share_b, ".1f");
+  row("memory per GPU [GiB]", ea.memory_bytes.total / kGiB, eb.memory_bytes.total / kGiB, ".1f");
+  row("TFLOP/s per GPU", ea.tflops_per_gpu, eb.tflops_per_gpu, ".1f");
+  row("MFU %", 100 * ea.mfu, 100 * eb.mfu, ".1f");
+  fmt::format_to(out, "strategy A: {}\nstrategy B: {}\n", strategy_label(c.a.strategy),
+                 strategy_label(c.b.strategy));
+  fmt::format_to(out, "ratios B/A (Cheng et al.): training time {:.2f}x, communication time {:.2f}x\n",
+                 c.time_ratio, c.comm_ratio);
+  return o;
+}
+
+nlohmann::json comparison_json(const Estimator &a, const Estimator &b, const Comparison &c) {
+  return {{"a", estimate_json(a, c.a.strategy, c.a.estimate)},
+          {"b", estimate_json(b, c.b.strategy, c.b.estimate)},
+          {"time_ratio", c.time_ratio},
+          {"comm_ratio", c.comm_ratio},
+          {"comm_share_a", c.comm_share_a},
+          {"comm_share_b", c.comm_share_b}};
+}
+
+}  // namespace scalefit::estimator
