@@ -1,7 +1,387 @@
+// Reader of OSU Micro-Benchmarks output (osu_latency, osu_bw, osu_bibw and the blocking
+// collective latency tests of OMB 5.x-7.x). Columns are read by the header's names, which OMB
+// separates by two or more spaces ("# Size       Avg Latency(us)   Min Latency(us) ...").
+//
+// Mapping of OSU semantics to scalefit/nccl-tests' records (`bytes` = nccl-tests' "size", the
+// whole array; n = nranks, from --nranks, default 2):
+//   test (header title)        op             bytes          time_us
+//   Allreduce Latency          allreduce      size           Avg Latency (the whole buffer is
+//                                                            reduced, as nccl-tests' size)
+//   Reduce Latency             reduce         size           Avg Latency, root 0
+//   Bcast Latency              broadcast      size           Avg Latency, root 0
+//   Reduce_scatter Latency     reducescatter  size           Avg Latency (OSU's size is the
+//                                                            send buffer; each rank gets size/n)
+//   Allgather Latency          allgather      size * n       Avg Latency (OSU's size is what
+//                                                            each rank sends)
+//   Alltoall Latency           alltoall       size * n       Avg Latency (OSU's size is the
+//                                                            block sent to each peer)
+//   Latency (osu_latency)      sendrecv       size           the one-way latency OSU prints
+//                                                            (half the ping-pong round trip),
+//                                                            nranks 2
+//   Bandwidth (osu_bw)         sendrecv       size           bytes / bandwidth: OSU's MB/s is
+//                                                            1e6 B/s over a window of messages
+//                                                            in one direction, nranks 2
+//   Bi-Directional Bandwidth   sendrecv       size           2 * bytes / bandwidth: osu_bibw
+//   (osu_bibw)                                               counts both directions, while a
+//                                                            sendrecv of `size` moves size each
+//                                                            way, so algbw = bibw / 2; nranks 2
+// "Persistent" variants map like their blocking test. Min/Max Latency (-f) and Iterations go to
+// `extra` (min_us, max_us, iterations; iters_per_sample = iterations, since OSU times all
+// iterations as one sample); Validation (-c) Pass/Fail becomes wrong = 0 / 1. algbw = bytes /
+// time, busbw = algbw * busbw_factor(op, n) (nccl-tests PERFORMANCE.md).
+// Datatype: "# Datatype: MPI_CHAR." (OMB 7); absent in older versions, which use MPI_CHAR.
 #include "scalefit/ingest/ingest.hpp"
-#include "scalefit/core/error.hpp"
+
+#include "text.hpp"
+
+#include "scalefit/core/units.hpp"
+
+#include <algorithm>
+#include <map>
+#include <regex>
+
 namespace scalefit::ingest {
-IngestResult read_osu(const std::string &path, const IngestOptions &) {
-  throw InputError("OSU reader not implemented yet", path);
+namespace {
+
+using detail::Diagnostics;
+using detail::split_ws;
+using detail::to_double;
+using detail::to_lower;
+using detail::to_u64;
+using detail::trim;
+using nlohmann::json;
+
+enum class OsuKind { latency, bandwidth, bibandwidth };
+
+struct OsuTest {
+  Op op = Op::sendrecv;
+  OsuKind kind = OsuKind::latency;
+  bool bytes_times_n = false;  ///< allgather/alltoall: bytes = size * n
+  bool pt2pt = false;
+  std::string name;            ///< osu_allreduce, osu_latency, ...
+};
+
+/// Maps an OMB title ("Allreduce Latency", "Bi-Directional Bandwidth") to its test.
+std::optional<OsuTest> test_from_title(const std::string &title) {
+  std::string t = to_lower(title);
+  for (const char *drop : {" persistent", " blocking"}) {
+    const auto p = t.find(drop);
+    if (p != std::string::npos) t.erase(p, std::string(drop).size());
+  }
+  OsuTest test;
+  if (t == "latency") {
+    test.pt2pt = true;
+    test.name = "osu_latency";
+    return test;
+  }
+  if (t == "bandwidth") {
+    test.pt2pt = true;
+    test.kind = OsuKind::bandwidth;
+    test.name = "osu_bw";
+    return test;
+  }
+  if (t == "bi-directional bandwidth") {
+    test.pt2pt = true;
+    test.kind = OsuKind::bibandwidth;
+    test.name = "osu_bibw";
+    return test;
+  }
+  static const std::map<std::string, Op> colls{
+      {"allreduce", Op::allreduce},         {"reduce", Op::reduce},
+      {"bcast", Op::broadcast},             {"broadcast", Op::broadcast},
+      {"reduce_scatter", Op::reducescatter}, {"reduce_scatter_block", Op::reducescatter},
+      {"allgather", Op::allgather},         {"alltoall", Op::alltoall}};
+  static const std::regex re("^(\\S+) latency$");
+  std::smatch m;
+  if (!std::regex_match(t, m, re)) return std::nullopt;
+  const auto it = colls.find(m[1].str());
+  if (it == colls.end()) return std::nullopt;
+  test.op = it->second;
+  test.bytes_times_n = test.op == Op::allgather || test.op == Op::alltoall;
+  test.name = "osu_" + m[1].str();
+  return test;
 }
+
+std::optional<DType> dtype_from_mpi(std::string name) {
+  while (!name.empty() && (name.back() == '.' || name.back() == ',')) name.pop_back();
+  static const std::map<std::string, DType> map{
+      {"MPI_CHAR", DType::int8},         {"MPI_SIGNED_CHAR", DType::int8},
+      {"MPI_BYTE", DType::uint8},        {"MPI_UNSIGNED_CHAR", DType::uint8},
+      {"MPI_INT", DType::int32},         {"MPI_UNSIGNED", DType::uint32},
+      {"MPI_LONG", DType::int64},        {"MPI_LONG_LONG", DType::int64},
+      {"MPI_UNSIGNED_LONG", DType::uint64}, {"MPI_FLOAT", DType::float32},
+      {"MPI_DOUBLE", DType::float64}};
+  const auto it = map.find(name);
+  if (it == map.end()) return std::nullopt;
+  return it->second;
+}
+
+/// Header columns split on runs of 2+ spaces, normalized: lower case, spaces removed
+/// ("Avg Latency(us)" -> "avglatency(us)", "Bandwidth (MB/s)" -> "bandwidth(mb/s)").
+std::vector<std::string> header_columns(const std::string &body) {
+  std::vector<std::string> cols;
+  static const std::regex sep("\\s{2,}|\\t");
+  std::sregex_token_iterator it(body.begin(), body.end(), sep, -1), end;
+  for (; it != end; ++it) {
+    std::string c;
+    for (char ch : to_lower(it->str()))
+      if (ch != ' ') c += ch;
+    if (!c.empty()) cols.push_back(c);
+  }
+  return cols;
+}
+
+struct Table {
+  long header_line = 0;
+  OsuTest test;
+  std::vector<std::string> columns;
+  std::optional<DType> dtype;
+  std::string datatype_text;
+};
+
+}  // namespace
+
+IngestResult read_osu(const std::string &path, const IngestOptions &opt) {
+  const auto lines = detail::read_lines(path);
+  Diagnostics diag(path, opt.strict);
+  IngestResult res;
+  ContextRecord &ctx = res.context;
+  ctx.backend = "osu";
+
+  static const std::regex title_re(R"(^OSU\s+(\S+)\s+(.*?)\s+Test(?:\s+v(\S+))?\s*$)");
+  std::string first_comment, version, title_line, datatype_text;
+  std::optional<OsuTest> pending_test;
+  std::optional<DType> pending_dtype;
+  std::optional<Table> cur;
+  json tests = json::array();
+
+  // nranks: not printed by OMB.
+  int n = opt.nranks.value_or(2);
+  std::string nranks_from = opt.nranks ? "--nranks" : "default";
+  bool noted_nranks = false;
+
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const long ln = static_cast<long>(i) + 1;
+    const std::string_view t = trim(lines[i]);
+    if (t.empty()) continue;
+    if (t.front() == '#') {
+      const std::string body(trim(t.substr(1)));
+      if (first_comment.empty() && !body.empty()) first_comment = std::string(t);
+      if (std::smatch m; std::regex_match(body, m, title_re)) {
+        if (version.empty() && m[3].matched) version = m[3].str();
+        if (title_line.empty()) title_line = body;
+        pending_test = test_from_title(m[2].str());
+        pending_dtype.reset();
+        datatype_text.clear();
+        cur.reset();
+        if (!pending_test) {
+          if (!opt.op)
+            diag.fail(ln, "test",
+                      "unsupported OSU test '" + m[2].str() +
+                          "' (supported: latency, bw, bibw, allreduce, reduce, bcast, "
+                          "reduce_scatter, allgather, alltoall); pass --op to read it as a "
+                          "latency table of that op");
+          diag.warn(ln, "test",
+                    "unknown OSU test '" + m[2].str() + "'; read as " +
+                        std::string(op_name(*opt.op)) + " latency with bytes = size (--op)");
+          pending_test = OsuTest{*opt.op, OsuKind::latency, false, false, "osu"};
+        }
+        continue;
+      }
+      if (body.rfind("Datatype:", 0) == 0) {
+        const auto toks = split_ws(body.substr(9));
+        datatype_text = toks.empty() ? "" : toks[0];
+        pending_dtype = dtype_from_mpi(datatype_text);
+        if (!pending_dtype) {
+          if (opt.dtype)
+            diag.warn(ln, "Datatype", "unknown MPI datatype '" + datatype_text + "'; using --dtype");
+          else
+            diag.warn(ln, "Datatype",
+                      "unknown MPI datatype '" + datatype_text + "'; assuming 1-byte MPI_CHAR");
+          pending_dtype = opt.dtype.value_or(DType::int8);
+        }
+        if (cur) {
+          cur->dtype = pending_dtype;
+          cur->datatype_text = datatype_text;
+        }
+        continue;
+      }
+      const auto cols = header_columns(body);
+      if (!cols.empty() && cols[0] == "size" && cols.size() >= 2) {
+        if (!pending_test) diag.fail(ln, "test", "table header before any '# OSU ... Test' title");
+        Table tb;
+        tb.header_line = ln;
+        tb.test = *pending_test;
+        tb.columns = cols;
+        tb.dtype = pending_dtype;
+        tb.datatype_text = datatype_text;
+        if (!tb.dtype) {
+          tb.dtype = opt.dtype.value_or(DType::int8);
+          diag.note(ln, opt.dtype ? "no '# Datatype:' line; using --dtype"
+                                  : "no '# Datatype:' line; assuming MPI_CHAR (OMB's default)");
+        }
+        const bool has_time =
+            std::any_of(cols.begin(), cols.end(), [](const std::string &c) {
+              return c == "avglatency(us)" || c == "latency(us)" || c == "bandwidth(mb/s)";
+            });
+        if (!has_time)
+          diag.fail(ln, "header",
+                    "OSU table without a latency or bandwidth column ('" + body + "')");
+        if (tb.test.pt2pt) {
+          if (opt.nranks && *opt.nranks != 2 && !noted_nranks)
+            diag.warn(ln, "nranks",
+                      "--nranks " + std::to_string(*opt.nranks) + " ignored: " + tb.test.name +
+                          " runs between 2 ranks");
+        } else if (!opt.nranks && !noted_nranks) {
+          diag.note(ln, "OSU does not print the number of ranks; assuming 2 (pass --nranks)");
+        }
+        noted_nranks = true;
+        tests.push_back({{"header_line", ln}, {"test", tb.test.name}, {"op", op_name(tb.test.op)}});
+        cur = tb;
+        continue;
+      }
+      continue;
+    }
+    const auto toks = split_ws(t);
+    if (!cur || !to_u64(toks[0])) {
+      // mpirun/shell noise; keep the first command line naming an osu_* binary.
+      for (std::size_t k = 0; k < toks.size() && ctx.command_line.empty(); ++k) {
+        if (detail::base_name(toks[k]).rfind("osu_", 0) != 0) continue;
+        std::size_t from = k;
+        for (std::size_t j = 0; j < k; ++j) {
+          const std::string b = detail::base_name(toks[j]);
+          if (b == "mpirun" || b == "mpiexec" || b == "srun") {
+            from = j;
+            break;
+          }
+        }
+        for (std::size_t j = from; j < toks.size(); ++j)
+          ctx.command_line += (j == from ? "" : " ") + toks[j];
+      }
+      continue;
+    }
+    const Table &tb = *cur;
+    if (toks.size() != tb.columns.size()) {
+      diag.warn(ln, "",
+                "cannot read row: expected " + std::to_string(tb.columns.size()) +
+                    " fields (" + [&] {
+                      std::string s;
+                      for (const auto &c : tb.columns) s += (s.empty() ? "" : " ") + c;
+                      return s;
+                    }() + "), got " + std::to_string(toks.size()));
+      continue;
+    }
+    const std::uint64_t size = *to_u64(toks[0]);
+    const int nr = tb.test.pt2pt ? 2 : n;
+    if (size == 0) {
+      diag.note(ln, "size 0 row skipped");
+      continue;
+    }
+    MeasurementRecord m;
+    m.op = tb.test.op;
+    const int nn = std::clamp(opt.nnodes.value_or(1), 1, nr);
+    m.group = GroupShape{"world", nr, nn, std::max(1, nr / nn)};
+    m.dtype = *tb.dtype;
+    m.redop = RedOp::sum;
+    m.root = op_has_root(m.op) ? 0 : -1;
+    m.placement = Placement::out_of_place;
+    m.bytes = tb.test.bytes_times_n ? size * static_cast<std::uint64_t>(nr) : size;
+    m.count = m.bytes / dtype_size(m.dtype);
+    m.extra = json::object();
+    m.extra["source_line"] = ln;
+    m.extra["osu_size"] = size;
+    m.extra["osu_test"] = tb.test.name;
+    bool ok = true;
+    std::optional<double> time_us;
+    for (std::size_t c = 1; c < tb.columns.size() && ok; ++c) {
+      const std::string &col = tb.columns[c];
+      const std::string &tok = toks[c];
+      if (col == "validation") {
+        const std::string v = to_lower(tok);
+        if (v == "pass") {
+          m.wrong = 0;
+        } else if (v == "fail") {
+          m.wrong = 1;
+          m.extra["validation"] = tok;
+        } else {
+          diag.warn(ln, "Validation", "expected Pass or Fail, got '" + tok + "'");
+        }
+        continue;
+      }
+      const auto v = to_double(tok);
+      if (!v || *v < 0) {
+        diag.warn(ln, col, "expected a non-negative number, got '" + tok + "'; row skipped");
+        ok = false;
+        break;
+      }
+      if (col == "avglatency(us)" || col == "latency(us)") {
+        time_us = *v;
+      } else if (col == "bandwidth(mb/s)") {
+        m.extra["bandwidth_mbps"] = *v;
+        if (*v <= 0) {
+          diag.warn(ln, col, "zero bandwidth; row skipped");
+          ok = false;
+          break;
+        }
+        // MB/s = 1e6 B/s, so bytes / (MB/s) is microseconds.
+        const double factor = tb.test.kind == OsuKind::bibandwidth ? 2.0 : 1.0;
+        time_us = factor * static_cast<double>(size) / *v;
+      } else if (col == "minlatency(us)") {
+        m.extra["min_us"] = *v;
+      } else if (col == "maxlatency(us)") {
+        m.extra["max_us"] = *v;
+      } else if (col == "iterations") {
+        m.iters_per_sample = static_cast<int>(*v);
+        m.extra["iterations"] = m.iters_per_sample;
+      } else {
+        m.extra[col] = *v;
+      }
+    }
+    if (!ok) continue;
+    if (!time_us || *time_us <= 0) {
+      diag.warn(ln, "time", "no positive latency in the row; row skipped");
+      continue;
+    }
+    m.time_us = *time_us;
+    m.algbw_gbps = gbps(static_cast<double>(m.bytes), m.time_us);
+    m.busbw_gbps = m.algbw_gbps * busbw_factor(m.op, nr);
+    res.measurements.push_back(std::move(m));
+  }
+  if (tests.empty())
+    diag.fail(0, "",
+              "no OSU result table found (expected '# OSU MPI ... Test' and a '# Size ...' "
+              "header)");
+
+  // Context: one per file.
+  bool any_collective = false;
+  for (const auto &m : res.measurements)
+    if (m.op != Op::sendrecv) any_collective = true;
+  ctx.nranks = any_collective ? n : 2;
+  ctx.nnodes = opt.nnodes.value_or(1);
+  if (!opt.nnodes) diag.note(0, "OSU does not print hosts; assuming 1 node (pass --nnodes)");
+  ctx.ranks_per_node = std::max(1, ctx.nranks / std::max(1, ctx.nnodes));
+  ctx.system = opt.system;
+  if (ctx.system.empty()) {
+    ctx.system = detail::file_stem(path);
+    diag.note(0, "system name '" + ctx.system + "' taken from the file name (pass --system)");
+  }
+  if (!version.empty()) ctx.versions["osu"] = version;
+  ctx.source = json::object();
+  ctx.source["file"] = detail::base_name(path);
+  ctx.source["path"] = path;
+  ctx.source["first_comment_line"] = first_comment;
+  ctx.source["tool"] = "osu";
+  if (!version.empty()) ctx.source["tool_version"] = version;
+  ctx.source["title"] = title_line;
+  ctx.source["tables"] = tests;
+  ctx.source["nranks_from"] = any_collective ? nranks_from : std::string("point-to-point");
+  ctx.source["nnodes_from"] = opt.nnodes ? "--nnodes" : "default";
+  ctx.source["ingested_at"] = utc_now_iso8601();
+  res.warnings = diag.warnings();
+  res.notes = diag.notes();
+  ctx.source["warnings"] = res.warnings;
+  ctx.source["notes"] = res.notes;
+  return res;
+}
+
 }  // namespace scalefit::ingest
