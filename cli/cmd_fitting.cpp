@@ -96,8 +96,8 @@ void run_fit(const FitArgs &a) {
                                   : std::string(model_name(e.model.kind));
     fmt::print("{:<14} {:<22} {:<8} {:<12} {:>6} {:>10.2f} {:>9.2f} {:>10.2f} {:>10.2f} {:<13} {:>7.2f} {:>7.2f}\n",
                op_name(e.op), e.group.label(), dtype_name(e.dtype), placement_name(e.placement),
-               e.points, e.peak_busbw_gbps, e.model.alpha_us, e.model.asymptotic_algbw_gbps(),
-               e.model.asymptotic_algbw_gbps() * e.busbw_factor(), model, e.quality.mape_pct,
+               e.points, e.peak_busbw_gbps, e.model.alpha_us, e.asymptotic_algbw_gbps(),
+               e.asymptotic_algbw_gbps() * e.busbw_factor(), model, e.quality.mape_pct,
                e.quality.loo_mape_pct);
   }
   for (const ScalingSeries &s : fit.scaling)

@@ -3,7 +3,7 @@
 
 #include <fmt/format.h>
 
-#include <Eigen/LU>
+#include <Eigen/QR>
 
 #include <algorithm>
 #include <cmath>
@@ -324,14 +324,17 @@ std::vector<double> parameter_stderrs(std::span<const CurvePoint> pts, const Cur
     f.df(x, J);
   }
   const double sigma2 = r.squaredNorm() / static_cast<double>(static_cast<int>(pts.size()) - p);
+  // Pseudo-inverse of JᵀJ: a parameter the data do not determine (a column of J that is ~0,
+  // e.g. a step held at a bound) gets NaN; the others keep their errors.
   const Eigen::MatrixXd jtj = J.transpose() * J;
-  Eigen::FullPivLU<Eigen::MatrixXd> lu(jtj);
-  lu.setThreshold(1e-13);
-  if (!lu.isInvertible()) return se;
-  const Eigen::MatrixXd cov = sigma2 * lu.inverse();
+  Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> cod(jtj);
+  cod.setThreshold(1e-12);
+  const Eigen::MatrixXd cov = sigma2 * cod.pseudoInverse();
+  const double jmax = J.colwise().norm().maxCoeff();
   for (int j = 0; j < p; ++j) {
     const double v = cov(j, j);
-    se[static_cast<std::size_t>(j)] = v >= 0 ? std::exp(x[j]) * std::sqrt(v) : kNaN;
+    const bool determined = J.col(j).norm() > 1e-8 * jmax && cod.rank() == p;
+    se[static_cast<std::size_t>(j)] = v >= 0 && determined ? std::exp(x[j]) * std::sqrt(v) : kNaN;
   }
   // Physical bmax is in GB/s while x holds ln(B/us): rescale those entries.
   for (int j = 1; j < p && model.kind != ModelKind::alpha_beta; j += 3) se[static_cast<std::size_t>(j)] *= 1e-3;

@@ -240,7 +240,7 @@ std::vector<ScalingSeries> build_scaling(const std::vector<FitEntry> &entries) {
     for (const FitEntry *e : v) {
       s.nnodes.push_back(e->group.nnodes);
       s.entries.push_back(e->id);
-      alphas.push_back(e->model.alpha_us);
+      alphas.push_back(e->latency_us());
       busbws.push_back(e->model.bandwidth_gbps(e->max_bytes) * e->busbw_factor());
     }
     for (std::size_t i = 1; i < v.size(); ++i) {
@@ -261,7 +261,7 @@ std::vector<ScalingSeries> build_scaling(const std::vector<FitEntry> &entries) {
 
 std::string to_yaml(const FitFile &fit) {
   YAML::Emitter out;
-  out.SetDoublePrecision(8);
+  out.SetDoublePrecision(10);
   out << YAML::BeginMap;
   out << YAML::Key << "schema" << YAML::Value << fit.schema;
   out << YAML::Key << "tool" << YAML::Value << fit.tool;
@@ -284,7 +284,7 @@ std::string to_yaml(const FitFile &fit) {
          "outliers (> 1.25x and > 5 robust sigma off) excluded";
   out << YAML::Key << "below_min_bytes" << YAML::Value << "latency floor: t(s) = t_model(min_bytes)";
   out << YAML::Key << "above_max_bytes" << YAML::Value
-      << "asymptotic bandwidth: t(s) = t_model(max_bytes) + (s - max_bytes) / asymptotic algbw";
+      << "asymptotic bandwidth: t(s) = t_model(max_bytes) + (s - max_bytes) / B(max_bytes)";
   out << YAML::EndMap;
 
   out << YAML::Key << "entries" << YAML::Value << YAML::BeginSeq;
@@ -303,10 +303,12 @@ std::string to_yaml(const FitFile &fit) {
     out << YAML::Key << "placement" << YAML::Value << std::string(placement_name(e.placement));
     out << YAML::Key << "points" << YAML::Value << e.points;
     out << YAML::Key << "size_range_bytes" << YAML::Value << YAML::Flow << YAML::BeginSeq
-        << e.min_bytes << e.max_bytes << YAML::EndSeq;
+        << static_cast<unsigned long long>(std::llround(e.min_bytes))
+        << static_cast<unsigned long long>(std::llround(e.max_bytes)) << YAML::EndSeq;
     out << YAML::Key << "peak_busbw_gbps" << YAML::Value << e.peak_busbw_gbps;
     out << YAML::Key << "model" << YAML::Value << std::string(model_name(e.model.kind));
     out << YAML::Key << "regimes" << YAML::Value << e.model.num_regimes();
+    out << YAML::Key << "latency_us" << YAML::Value << e.latency_us();
     auto se = [&](std::size_t i) { return i < e.stderrs.size() ? e.stderrs[i] : kNaN; };
     out << YAML::Key << "parameters" << YAML::Value << YAML::BeginMap;
     emit_param(out, "alpha_us", e.model.alpha_us, se(0));
@@ -325,8 +327,9 @@ std::string to_yaml(const FitFile &fit) {
     }
     out << YAML::EndMap;
     out << YAML::Key << "asymptotic" << YAML::Value << YAML::Flow << YAML::BeginMap;
-    out << YAML::Key << "algbw_gbps" << YAML::Value << e.model.asymptotic_algbw_gbps();
-    out << YAML::Key << "busbw_gbps" << YAML::Value << e.model.asymptotic_algbw_gbps() * e.busbw_factor();
+    out << YAML::Key << "algbw_gbps" << YAML::Value << e.asymptotic_algbw_gbps();
+    out << YAML::Key << "busbw_gbps" << YAML::Value << e.asymptotic_algbw_gbps() * e.busbw_factor();
+    out << YAML::Key << "model_limit_algbw_gbps" << YAML::Value << e.model.asymptotic_algbw_gbps();
     out << YAML::EndMap;
     out << YAML::Key << "quality" << YAML::Value << YAML::Flow << YAML::BeginMap;
     out << YAML::Key << "r2_log_time" << YAML::Value;
@@ -398,8 +401,9 @@ std::string to_yaml(const FitFile &fit) {
     out << YAML::Key << "trend" << YAML::Value << YAML::BeginMap;
     out << YAML::Key << "rule" << YAML::Value
         << "y(n) = max(floor, intercept + slope * clamp(log2(n), log2(lo_nnodes), log2(hi_nnodes))); "
-           "busbw_gbps is the fitted bandwidth term at each entry's largest size times the busbw "
-           "factor; a curve at n nodes = alpha(n) + (t_ref(s) - alpha_ref) * algbw_ref / algbw(n)";
+           "alpha_us is the latency floor t(min_bytes); busbw_gbps is the fitted bandwidth term at "
+           "each entry's largest size times the busbw factor; a curve at n nodes = alpha(n) + "
+           "(t_ref(s) - alpha_ref) * algbw_ref / algbw(n), ref = nearest measured node count";
     emit_trend(out, "alpha_us", s.alpha_us);
     emit_trend(out, "busbw_gbps", s.busbw_gbps);
     out << YAML::EndMap;

@@ -20,6 +20,19 @@ inline double sigmoid(double z) {
   return e / (1.0 + e);
 }
 
+// Bounds on the internal (log) parameters: beyond them a parameter is held at the bound with a
+// zero derivative, so that LM cannot drive a step to k = inf or s_half = inf (which makes
+// 0 * inf = NaN) and the model stays finite everywhere.
+constexpr double kLogAlphaLo = -30, kLogAlphaHi = 30;   // alpha in [1e-13, 1e13] us
+constexpr double kLogBLo = -30, kLogBHi = 40;           // B in B/us
+constexpr double kLogKLo = -5, kLogKHi = 5;             // k in [0.0067, 148]
+constexpr double kLogHLo = -10, kLogHHi = 60;           // s_half in [4.5e-5, 1.1e26] B
+
+inline double clamp_to(double v, double lo, double hi, bool &held) {
+  held = v < lo || v > hi;
+  return std::clamp(v, lo, hi);
+}
+
 }  // namespace
 
 std::string_view model_name(ModelKind kind) {
@@ -86,18 +99,19 @@ Eigen::VectorXd to_internal(const CurveModel &m) {
 CurveModel from_internal(ModelKind kind, const Eigen::VectorXd &x) {
   CurveModel m;
   m.kind = kind;
-  m.alpha_us = std::exp(x[0]);
+  m.alpha_us = std::exp(std::clamp(x[0], kLogAlphaLo, kLogAlphaHi));
   if (kind == ModelKind::alpha_beta) {
     if (x.size() != 2) throw std::invalid_argument("alpha_beta takes 2 parameters");
-    m.beta_gbps = std::exp(x[1]) / kBperusPerGbps;
+    m.beta_gbps = std::exp(std::clamp(x[1], kLogBLo, kLogBHi)) / kBperusPerGbps;
     return m;
   }
   if (x.size() < 4 || (x.size() - 1) % 3 != 0)
     throw std::invalid_argument("logistic models take 1 + 3 R parameters");
   const int nsteps = static_cast<int>((x.size() - 1) / 3);
   for (int j = 0; j < nsteps; ++j)
-    m.steps.push_back({std::exp(x[1 + 3 * j]) / kBperusPerGbps, std::exp(x[2 + 3 * j]),
-                       std::exp(x[3 + 3 * j])});
+    m.steps.push_back({std::exp(std::clamp(x[1 + 3 * j], kLogBLo, kLogBHi)) / kBperusPerGbps,
+                       std::exp(std::clamp(x[2 + 3 * j], kLogKLo, kLogKHi)),
+                       std::exp(std::clamp(x[3 + 3 * j], kLogHLo, kLogHHi))});
   std::sort(m.steps.begin(), m.steps.end(),
             [](const LogisticStep &a, const LogisticStep &b) { return a.s_half_bytes < b.s_half_bytes; });
   return m;
@@ -109,18 +123,22 @@ AlphaBetaFunctor::AlphaBetaFunctor(Eigen::VectorXd bytes, Eigen::VectorXd time_u
       m_log_time(time_us.array().log()) {}
 
 int AlphaBetaFunctor::operator()(const InputType &x, ValueType &fvec) const {
-  const double a = std::exp(x[0]), inv_b = std::exp(-x[1]);
+  bool h0, h1;
+  const double a = std::exp(clamp_to(x[0], kLogAlphaLo, kLogAlphaHi, h0));
+  const double inv_b = std::exp(-clamp_to(x[1], kLogBLo, kLogBHi, h1));
   for (Eigen::Index i = 0; i < m_bytes.size(); ++i)
     fvec[i] = std::log(a + m_bytes[i] * inv_b) - m_log_time[i];
   return 0;
 }
 
 int AlphaBetaFunctor::df(const InputType &x, JacobianType &fjac) const {
-  const double a = std::exp(x[0]), inv_b = std::exp(-x[1]);
+  bool h0, h1;
+  const double a = std::exp(clamp_to(x[0], kLogAlphaLo, kLogAlphaHi, h0));
+  const double inv_b = std::exp(-clamp_to(x[1], kLogBLo, kLogBHi, h1));
   for (Eigen::Index i = 0; i < m_bytes.size(); ++i) {
     const double q = m_bytes[i] * inv_b, t = a + q;
-    fjac(i, 0) = a / t;
-    fjac(i, 1) = -q / t;
+    fjac(i, 0) = h0 ? 0.0 : a / t;
+    fjac(i, 1) = h1 ? 0.0 : -q / t;
   }
   return 0;
 }
@@ -134,40 +152,51 @@ LogisticStepsFunctor::LogisticStepsFunctor(int nsteps, Eigen::VectorXd bytes, Ei
 }
 
 int LogisticStepsFunctor::operator()(const InputType &x, ValueType &fvec) const {
-  const double a = std::exp(x[0]);
+  bool held;
+  const double a = std::exp(clamp_to(x[0], kLogAlphaLo, kLogAlphaHi, held));
+  double bj[8], kj[8], hj[8];
+  for (int j = 0; j < m_nsteps; ++j) {
+    bj[j] = std::exp(clamp_to(x[1 + 3 * j], kLogBLo, kLogBHi, held));
+    kj[j] = std::exp(clamp_to(x[2 + 3 * j], kLogKLo, kLogKHi, held));
+    hj[j] = clamp_to(x[3 + 3 * j], kLogHLo, kLogHHi, held);
+  }
   for (Eigen::Index i = 0; i < m_bytes.size(); ++i) {
     const double u = m_log_bytes[i];
     double b = 0;
-    for (int j = 0; j < m_nsteps; ++j)
-      b += std::exp(x[1 + 3 * j]) * sigmoid(std::exp(x[2 + 3 * j]) * (u - x[3 + 3 * j]));
+    for (int j = 0; j < m_nsteps; ++j) b += bj[j] * sigmoid(kj[j] * (u - hj[j]));
     fvec[i] = std::log(a + m_bytes[i] / b) - m_log_time[i];
   }
   return 0;
 }
 
 int LogisticStepsFunctor::df(const InputType &x, JacobianType &fjac) const {
-  const double a = std::exp(x[0]);
-  double bj[8], sj[8], kj[8];
+  bool ha, hb[8], hk[8], hh[8];
+  const double a = std::exp(clamp_to(x[0], kLogAlphaLo, kLogAlphaHi, ha));
+  double bj[8], sj[8], kj[8], hj[8];
+  for (int j = 0; j < m_nsteps; ++j) {
+    bj[j] = std::exp(clamp_to(x[1 + 3 * j], kLogBLo, kLogBHi, hb[j]));
+    kj[j] = std::exp(clamp_to(x[2 + 3 * j], kLogKLo, kLogKHi, hk[j]));
+    hj[j] = clamp_to(x[3 + 3 * j], kLogHLo, kLogHHi, hh[j]);
+  }
   for (Eigen::Index i = 0; i < m_bytes.size(); ++i) {
     const double u = m_log_bytes[i];
     double b = 0;
+    double kz[8];
     for (int j = 0; j < m_nsteps; ++j) {
-      kj[j] = std::exp(x[2 + 3 * j]);
-      const double z = kj[j] * (u - x[3 + 3 * j]);
+      const double z = kj[j] * (u - hj[j]);
       sj[j] = sigmoid(z);
       // Outside the clamp the step is flat in z: its z-derivative is 0, as the value says.
-      if (std::abs(z) >= kZClamp) kj[j] = 0;
-      bj[j] = std::exp(x[1 + 3 * j]);
+      kz[j] = std::abs(z) >= kZClamp ? 0.0 : kj[j];
       b += bj[j] * sj[j];
     }
     const double q = m_bytes[i] / b, t = a + q;
-    fjac(i, 0) = a / t;
+    fjac(i, 0) = ha ? 0.0 : a / t;
     const double g = -q / (b * t);  // d ln t / d B
     for (int j = 0; j < m_nsteps; ++j) {
       const double dz = bj[j] * sj[j] * (1 - sj[j]);  // d B / d z_j
-      fjac(i, 1 + 3 * j) = g * bj[j] * sj[j];
-      fjac(i, 2 + 3 * j) = g * dz * kj[j] * (u - x[3 + 3 * j]);
-      fjac(i, 3 + 3 * j) = -g * dz * kj[j];
+      fjac(i, 1 + 3 * j) = hb[j] ? 0.0 : g * bj[j] * sj[j];
+      fjac(i, 2 + 3 * j) = hk[j] ? 0.0 : g * dz * kz[j] * (u - hj[j]);
+      fjac(i, 3 + 3 * j) = hh[j] ? 0.0 : -g * dz * kz[j];
     }
   }
   return 0;

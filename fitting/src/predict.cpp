@@ -38,7 +38,7 @@ double entry_time_us(const FitEntry &e, double bytes, bool &extrapolated) {
   }
   if (bytes > e.max_bytes) {
     extrapolated = true;
-    const double b_per_us = e.model.asymptotic_algbw_gbps() * 1e3;
+    const double b_per_us = e.asymptotic_algbw_gbps() * 1e3;
     return e.model.time_us(e.max_bytes) + (bytes - e.max_bytes) / b_per_us;
   }
   return e.model.time_us(bytes);
@@ -86,12 +86,10 @@ std::optional<CommPrediction> predict(const FitFile &fit, const CommQuery &q, do
   bool extrap = false;
   const double t_ref = entry_time_us(*e, bytes, extrap);
   const double alpha_n = series->alpha_us.at(q.nnodes);
-  const double f_ref = e->busbw_factor() > 0 ? e->busbw_factor() : 1.0;
   const double f_n = busbw_factor(q.op, q.nranks) > 0 ? busbw_factor(q.op, q.nranks) : 1.0;
   const double algbw_ref = e->model.bandwidth_gbps(e->max_bytes);
   const double algbw_n = series->busbw_gbps.at(q.nnodes) / f_n;
-  (void)f_ref;
-  const double t = alpha_n + std::max(t_ref - e->model.alpha_us, 0.0) * algbw_ref / algbw_n;
+  const double t = alpha_n + std::max(t_ref - e->latency_us(), 0.0) * algbw_ref / algbw_n;
   CommPrediction p = finish(bytes, t, q.op, q.nranks);
   p.extrapolated = true;
   p.entry = e->id;

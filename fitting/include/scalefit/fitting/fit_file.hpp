@@ -43,6 +43,11 @@ struct FitEntry {
   std::map<std::string, double> candidate_bic;  ///< "alpha_beta", "logistic", "regimes(R=2)" → BIC
   std::string diagnostic;              ///< LM warnings; empty when clean
 
+  /// The curve's bandwidth term at the largest measured size [GB/s algbw]: the bandwidth the fit
+  /// file calls asymptotic and extrapolates with (a fitted Σ bmax may lie far beyond the data).
+  double asymptotic_algbw_gbps() const { return model.bandwidth_gbps(max_bytes); }
+  /// The latency floor t_model(min_bytes) [us] (α alone may trade off against a k ≈ 1 step).
+  double latency_us() const { return model.time_us(min_bytes); }
   /// nccl-tests' busbw factor of this entry's op and nranks.
   double busbw_factor() const { return scalefit::busbw_factor(op, group.nranks); }
 };
@@ -67,7 +72,7 @@ struct ScalingSeries {
   std::vector<int> nnodes;             ///< measured node counts, ascending
   std::vector<std::string> entries;    ///< entry id per node count
   std::vector<ScalingEfficiency> efficiency;  ///< first count → each other count
-  LogLinearTrend alpha_us;             ///< α [us] against log2(nnodes)
+  LogLinearTrend alpha_us;             ///< latency floor t(min_bytes) [us] against log2(nnodes)
   LogLinearTrend busbw_gbps;           ///< asymptotic busbw [GB/s] against log2(nnodes)
 };
 
