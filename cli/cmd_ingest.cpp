@@ -1,5 +1,117 @@
-// Placeholder until fitting/ingest lands: registers nothing.
+// `scalefit ingest nccl-tests FILE... -o OUT.jsonl` and `scalefit ingest osu FILE... -o OUT.jsonl`:
+// existing logs -> the JSONL records `scalefit-bench comm` writes (a context record per file, then
+// its measurements). Warnings and notes go to stderr; --strict turns warnings into errors (exit 2).
 #include "commands.hpp"
+
+#include "scalefit/core/error.hpp"
+#include "scalefit/core/records.hpp"
+#include "scalefit/ingest/ingest.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <fstream>
+#include <memory>
+
 namespace scalefit::cli {
-void add_ingest_commands(CLI::App &) {}
+namespace {
+
+struct IngestArgs {
+  std::vector<std::string> files;
+  std::string out;
+  std::string op, dtype, system;
+  int nranks = 0, nnodes = 0;
+  bool strict = false, append = false, quiet = false;
+};
+
+ingest::IngestOptions to_options(const IngestArgs &a) {
+  ingest::IngestOptions opt;
+  if (!a.op.empty()) {
+    opt.op = parse_op(a.op);
+    if (!opt.op) throw InputError("unknown operation '" + a.op + "'", "", 0, "--op");
+  }
+  if (!a.dtype.empty()) {
+    opt.dtype = parse_dtype(a.dtype);
+    if (!opt.dtype) throw InputError("unknown data type '" + a.dtype + "'", "", 0, "--dtype");
+  }
+  if (a.nranks < 0) throw InputError("must be >= 1", "", 0, "--nranks");
+  if (a.nnodes < 0) throw InputError("must be >= 1", "", 0, "--nnodes");
+  if (a.nranks > 0) opt.nranks = a.nranks;
+  if (a.nnodes > 0) opt.nnodes = a.nnodes;
+  opt.system = a.system;
+  opt.strict = a.strict;
+  return opt;
+}
+
+void run_ingest(const IngestArgs &a, bool osu) {
+  const ingest::IngestOptions opt = to_options(a);
+  // Read everything first: a bad file leaves no half-written output.
+  std::vector<ingest::IngestResult> results;
+  for (const auto &f : a.files) {
+    results.push_back(osu ? ingest::read_osu(f, opt) : ingest::read_nccl_tests(f, opt));
+    const auto &r = results.back();
+    if (!a.quiet)
+      for (const auto &n : r.notes) std::fprintf(stderr, "scalefit: note: %s\n", n.c_str());
+    for (const auto &w : r.warnings) std::fprintf(stderr, "scalefit: warning: %s\n", w.c_str());
+  }
+  std::unique_ptr<JsonlWriter> writer;
+  if (!a.out.empty() && a.out != "-") {
+    if (!a.append) {
+      std::ofstream trunc(a.out, std::ios::trunc);
+      if (!trunc) throw InputError("cannot open output file", a.out, 0, "-o");
+    }
+    writer = std::make_unique<JsonlWriter>(a.out);
+  }
+  const auto emit = [&](const nlohmann::json &j) {
+    if (writer)
+      writer->write(j);
+    else
+      std::printf("%s\n", j.dump().c_str());
+  };
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const auto &r = results[i];
+    emit(to_json(r.context));
+    for (const auto &m : r.measurements) emit(to_json(m));
+    if (!a.quiet) {
+      std::string ops;
+      for (const auto &m : r.measurements) {
+        const std::string name(op_name(m.op));
+        if (ops.find(name) == std::string::npos) ops += (ops.empty() ? "" : ",") + name;
+      }
+      std::fprintf(stderr, "%s", fmt::format("scalefit: {}: {} records ({}; {} ranks, {} nodes), {} warnings\n",
+                                             a.files[i], r.measurements.size(), ops,
+                                             r.context.nranks, r.context.nnodes,
+                                             r.warnings.size()).c_str());
+    }
+  }
+}
+
+void add_common(CLI::App *sub, IngestArgs &a) {
+  sub->add_option("files", a.files, "log files to read")->required()->check(CLI::ExistingFile);
+  sub->add_option("-o,--out", a.out, "output JSONL file (default: stdout)");
+  sub->add_option("--op", a.op, "operation when the log does not name it (allreduce, allgather, ...)");
+  sub->add_option("--nranks", a.nranks, "ranks when the log does not list them");
+  sub->add_option("--nnodes", a.nnodes, "nodes when the log names no hosts (default 1)");
+  sub->add_option("--dtype", a.dtype, "data type when the log's is missing or unknown");
+  sub->add_option("--system", a.system, "system name (default: the file name)");
+  sub->add_flag("--strict", a.strict, "treat every warning as an error (exit 2)");
+  sub->add_flag("--append", a.append, "append to the output file instead of replacing it");
+  sub->add_flag("-q,--quiet", a.quiet, "print warnings only (no notes, no summary)");
+}
+
+}  // namespace
+
+void add_ingest_commands(CLI::App &app) {
+  auto *ingest = app.add_subcommand("ingest", "convert nccl-tests or OSU output to scalefit JSONL");
+  ingest->require_subcommand(1);
+  auto args = std::make_shared<IngestArgs>();
+  auto *nccl = ingest->add_subcommand("nccl-tests", "read nccl-tests *_perf output (any version)");
+  add_common(nccl, *args);
+  nccl->callback([args] { run_ingest(*args, false); });
+  auto osu_args = std::make_shared<IngestArgs>();
+  auto *osu = ingest->add_subcommand("osu", "read OSU Micro-Benchmarks output (latency, bw, bibw, collectives)");
+  add_common(osu, *osu_args);
+  osu->callback([osu_args] { run_ingest(*osu_args, true); });
+}
+
 }  // namespace scalefit::cli

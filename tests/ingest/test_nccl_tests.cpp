@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <ostream>
 #include <string>
 
 using namespace scalefit;
@@ -50,6 +51,9 @@ struct LogCase {
   double ip_time_us, ip_busbw;
   std::optional<std::int64_t> oop_wrong;
 };
+
+// Readable test names in ctest instead of the struct's bytes.
+void PrintTo(const LogCase &c, std::ostream *os) { *os << c.file; }
 
 class SharedLogs : public ::testing::TestWithParam<LogCase> {};
 
@@ -373,6 +377,69 @@ TEST(NcclTestsRecords, RoundTripThroughCoreJsonl) {
   EXPECT_EQ(back.measurements.back().key(), r.measurements.back().key());
   EXPECT_DOUBLE_EQ(back.measurements.back().time_us, 268461);
   std::filesystem::remove(tmp);
+}
+
+}  // namespace
+
+namespace {
+
+std::string write_tmp(const std::string &name, const std::string &text) {
+  const auto p = std::filesystem::path(::testing::TempDir()) / name;
+  std::ofstream(p) << text;
+  return p.string();
+}
+
+TEST(NcclTestsSynthetic, TimestampAndCputimeColumnsAndDuplicateRanks) {
+  // Current format with -C (cputime) and a timestamp column; two processes built without MPI
+  // both print "Rank 0" (reported, counted once).
+  const std::string f = write_tmp("ingest_timestamp.txt",
+      "# nccl-tests version 2.17.6 nccl-headers=22501 nccl-library=22501\n"
+      "# Collective test starting: broadcast_perf\n"
+      "# Using devices\n"
+      "#  Rank  0 Group  0 Pid  10 on h1 device  0 [0000:01:00] NVIDIA H100\n"
+      "#  Rank  0 Group  0 Pid  11 on h1 device  0 [0000:01:00] NVIDIA H100\n"
+      "#       size         count      type   redop    root  cputime   algbw   busbw  #wrong  "
+      "cputime   algbw   busbw  #wrong           timestamp\n"
+      "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            "
+      " (us)  (GB/s)  (GB/s)         %Y-%m-%d %H:%M:%S\n"
+      "     1048576        262144     float    none       0    50.00   20.97   20.97       0    "
+      "51.00   20.56   20.56       0  2026-11-20 10:00:01\n"
+      "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 20.7\n#\n"
+      "# Collective test concluded: broadcast_perf\n");
+  const auto r = read_nccl_tests(f);
+  ASSERT_EQ(r.measurements.size(), 2u);
+  const auto &m = r.measurements[1];
+  EXPECT_EQ(m.op, Op::broadcast);
+  EXPECT_EQ(m.root, 0);
+  EXPECT_DOUBLE_EQ(m.time_us, 51.00);
+  EXPECT_EQ(m.extra.at("time_kind"), "cputime");
+  EXPECT_EQ(m.extra.at("timestamp"), "2026-11-20 10:00:01");
+  EXPECT_EQ(r.context.nranks, 1);
+  EXPECT_EQ(r.context.versions.at("nccl"), "2.25.1");
+  ASSERT_EQ(r.warnings.size(), 1u);
+  EXPECT_TRUE(any_contains(r.warnings, f + ":5:", "listed twice"));
+  std::filesystem::remove(f);
+}
+
+TEST(NcclTestsSynthetic, ReduceWithoutRankLinesNeedsNranks) {
+  const std::string body =
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong     "
+      "time   algbw   busbw #wrong\n"
+      "     1048576        262144     float     sum       0    50.00   20.97   20.97      0    "
+      "51.00   20.56   20.56      0\n"
+      "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 20.7\n";
+  const std::string f = write_tmp("ingest_reduce_no_ranks.txt", body);
+  const auto r = read_nccl_tests(f);
+  EXPECT_EQ(r.measurements.front().op, Op::reduce);  // redop + root >= 0
+  EXPECT_EQ(r.context.nranks, 1);
+  EXPECT_TRUE(any_contains(r.warnings, f + ":1: field 'nranks'", "pass --nranks"));
+  IngestOptions opt;
+  opt.nranks = 4;
+  const auto r4 = read_nccl_tests(f, opt);
+  EXPECT_TRUE(r4.warnings.empty());
+  EXPECT_EQ(r4.measurements.front().group.nranks, 4);
+  EXPECT_EQ(r4.context.source.at("tables")[0].at("nranks_from"), "--nranks");
+  std::filesystem::remove(f);
 }
 
 }  // namespace

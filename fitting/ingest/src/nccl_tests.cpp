@@ -670,7 +670,7 @@ IngestResult read_nccl_tests(const std::string &path, const IngestOptions &opt) 
         pending_ranks.clear();
       } else if (body.rfind("nThread", 0) == 0) {
         if (params.empty()) params = body;
-      } else if (std::smatch m; std::regex_match(body, m, rank_re)) {
+      } else if (std::smatch m; body.rfind("Rank", 0) == 0 && std::regex_match(body, m, rank_re)) {
         pending_ranks.push_back({std::stoi(m[1].str()), m[2].str(),
                                  std::string(trim(m[3].str())), ln});
       } else if (!toks.empty() && toks[0] == "size" &&
@@ -688,9 +688,12 @@ IngestResult read_nccl_tests(const std::string &path, const IngestOptions &opt) 
       continue;
     }
     const std::string line_str(t);
-    if (std::smatch m; std::regex_search(line_str, m, nccl_ver_re) && !ctx.versions.count("nccl"))
-      ctx.versions["nccl"] = m[1].str();
-    if (std::smatch m; std::regex_search(line_str, m, env_re)) ctx.env[m[1].str()] = m[2].str();
+    // Cheap guards first: real logs carry many thousands of NCCL INFO lines.
+    if (line_str.find("NCCL version") != std::string::npos && !ctx.versions.count("nccl"))
+      if (std::smatch m; std::regex_search(line_str, m, nccl_ver_re))
+        ctx.versions["nccl"] = m[1].str();
+    if (line_str.find("set by environment") != std::string::npos)
+      if (std::smatch m; std::regex_search(line_str, m, env_re)) ctx.env[m[1].str()] = m[2].str();
     auto toks = split_ws(t);
     if (cur && to_u64(toks[0])) {
       // A result row.
@@ -714,6 +717,7 @@ IngestResult read_nccl_tests(const std::string &path, const IngestOptions &opt) 
     // Command lines (shell prompt, mpirun, library warnings naming the binary).
     bool named_binary = false;
     for (std::size_t k = 0; k < toks.size(); ++k) {
+      if (toks[k].find("_perf") == std::string::npos) continue;
       std::string stem;
       const auto op = op_from_binary(toks[k], &stem);
       if (!stem.empty()) {

@@ -43,7 +43,7 @@ struct IngestOptions {
   std::optional<int> nranks;     ///< used when no `# Rank` lines and no inference (OSU: default 2)
   std::optional<int> nnodes;     ///< used when no `# Rank` lines name hosts (default 1, noted)
   std::optional<DType> dtype;    ///< used when the file's type is missing or unknown
-  std::string system;            ///< system name; empty: taken from the file
+  std::string system;            ///< system name; empty: the file name without extension (noted)
   bool strict = false;           ///< turn every warning into an InputError
 };
 
