@@ -1,0 +1,89 @@
+// Strategy search and system comparison.
+#include "helpers.hpp"
+
+#include "scalefit/core/error.hpp"
+#include "scalefit/estimator/search.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace scalefit;
+using namespace scalefit::estimator;
+
+namespace {
+Estimator make(const char *model, const char *system) {
+  return Estimator(load_model(test_paths::model_path(model)), load_system(test_paths::system_path(system)));
+}
+}  // namespace
+
+TEST(Search, RanksFitsAndCountsRejections) {
+  const Estimator est = make("gpt-13b", "dgx-a100");
+  SearchSpace space;
+  space.gpus = 64;
+  space.global_batch = 512;
+  const SearchResult r = search(est, space, 5);
+  ASSERT_EQ(r.top.size(), 5u);
+  long rejected = 0;
+  for (long n : r.rejected) rejected += n;
+  EXPECT_EQ(r.accepted + rejected, r.evaluated);
+  EXPECT_GT(r.rejected[static_cast<int>(Reject::memory)], 0);  // 13B with plain DP on 40 GB
+  EXPECT_EQ(r.rejected[static_cast<int>(Reject::gpus)], 0);
+  for (std::size_t i = 0; i < r.top.size(); ++i) {
+    EXPECT_TRUE(r.top[i].estimate.fits_memory);
+    EXPECT_EQ(r.top[i].strategy.gpus(), 64);
+    if (i > 0) EXPECT_LE(r.top[i - 1].estimate.time_s.iteration, r.top[i].estimate.time_s.iteration);
+  }
+  // No layout of the space we evaluate by hand beats the best.
+  const double best = r.top.front().estimate.time_s.iteration;
+  Estimate e;
+  for (int tp : {1, 2, 4, 8})
+    for (int z : {0, 1, 2, 3})
+      for (int b : {1, 2, 4}) {
+        Strategy s;
+        s.tp = tp, s.dp = 64 / tp, s.zero = z, s.micro_batch = b, s.global_batch = 512;
+        s.recompute = Recompute::selective, s.sp = tp > 1;
+        if (est.check(s, 64) != Reject::none) continue;
+        est.evaluate(s, e);
+        if (e.fits_memory) EXPECT_GE(e.time_s.iteration, best);
+      }
+}
+
+TEST(Search, OneTrillionOn3072Gpus) {
+  const Estimator est = make("megatron-1t", "dgx-a100-80gb");
+  SearchSpace space;
+  space.gpus = 3072;
+  space.global_batch = 3072;
+  const SearchResult r = search(est, space, 3);
+  ASSERT_FALSE(r.top.empty());
+  EXPECT_GT(r.evaluated, 100000);
+  const Strategy &s = r.top.front().strategy;
+  EXPECT_GT(s.pp, 1);   // 1T parameters cannot fit without pipelining
+  EXPECT_LE(s.tp, 8);   // TP stays inside a node (Cheng et al.'s guideline) for the best layout
+  EXPECT_GT(r.rejected[static_cast<int>(Reject::memory)], 0);
+}
+
+TEST(Search, RequiresGpusAndBatch) {
+  const Estimator est = make("gpt-125m", "polaris");
+  SearchSpace space;
+  EXPECT_THROW(search(est, space, 1), InputError);
+  space.gpus = 8;
+  EXPECT_THROW(search(est, space, 1), InputError);
+}
+
+// Cheng et al. 2024: DGX (TG40) trains faster than Polaris, with a larger gap in communication.
+TEST(Compare, DgxBeatsPolarisMostlyThroughCommunication) {
+  const Estimator dgx = make("gpt-13b", "dgx-a100");
+  const Estimator pol = make("gpt-13b", "polaris");
+  Strategy s;
+  s.dp = 64, s.zero = 3, s.micro_batch = 1, s.global_batch = 64, s.recompute = Recompute::full;
+  SearchSpace space;
+  space.gpus = 64;
+  space.global_batch = 64;
+  const Comparison c = compare(dgx, pol, s, space);
+  EXPECT_GT(c.time_ratio, 1.0);
+  EXPECT_GT(c.comm_ratio, c.time_ratio);
+  EXPECT_GT(c.comm_share_b, c.comm_share_a);
+  EXPECT_NEAR(c.time_ratio, c.b.estimate.time_s.iteration / c.a.estimate.time_s.iteration, 1e-12);
+  const Comparison best = compare(dgx, pol, std::nullopt, space);
+  EXPECT_LE(best.a.estimate.time_s.iteration, c.a.estimate.time_s.iteration);
+  EXPECT_LE(best.b.estimate.time_s.iteration, c.b.estimate.time_s.iteration);
+}
