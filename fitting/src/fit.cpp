@@ -31,18 +31,8 @@ struct LmOutcome {
 };
 
 template <class F> LmOutcome run_lm(F &functor, Eigen::VectorXd &x, int max_evaluations) {
-  Eigen::LevenbergMarquardt<F> lm(functor);
-  lm.setMaxfev(max_evaluations);
-  lm.setXtol(1e-10);
-  lm.setFtol(1e-12);
-  LmOutcome out;
-  out.status = static_cast<int>(lm.minimize(x));
-  out.info = static_cast<int>(lm.info());
-  out.nfev = static_cast<int>(lm.nfev());
-  Eigen::VectorXd r(functor.values());
-  functor(x, r);
-  out.rss = r.allFinite() ? r.squaredNorm() : std::numeric_limits<double>::infinity();
-  return out;
+  const LmResult r = minimize_lm(functor, x, max_evaluations);
+  return {r.status, r.info, r.evaluations, r.rss};
 }
 
 /// Runs LM for `kind` from x (updated in place) on the data.
@@ -186,19 +176,28 @@ std::vector<CandidateFit> select(std::span<const CurvePoint> pts, const FitOptio
   if (logistic && wants(ModelKind::logistic)) out.push_back(*logistic);
   if (wants(ModelKind::regimes)) {
     const CurveModel *prev = logistic ? &logistic->model : nullptr;
-    std::optional<CandidateFit> best;
     for (int r = 2; r <= std::min(opt.max_regimes, 8) && feasible(1 + 3 * r); ++r) {
       CandidateFit c = best_of(pts, d, ModelKind::regimes, default_starts(s, ModelKind::regimes, r, prev));
       regime_trials.push_back(c);
       prev = &regime_trials.back().model;
-      if (!best || c.bic < best->bic) best = c;
     }
-    if (best) out.push_back(*best);
+    for (const CandidateFit &c : regime_trials) out.push_back(c);
   }
-  std::stable_sort(out.begin(), out.end(),
-                   [](const CandidateFit &a, const CandidateFit &b) { return a.bic < b.bic; });
+  // Simplest first; a more complex candidate wins only by more than bic_margin.
+  std::stable_sort(out.begin(), out.end(), [](const CandidateFit &a, const CandidateFit &b) {
+    return a.model.num_parameters() < b.model.num_parameters();
+  });
+  std::size_t chosen = 0;
+  for (std::size_t i = 1; i < out.size(); ++i)
+    if (out[i].bic < out[chosen].bic - opt.bic_margin) chosen = i;
+  if (chosen != 0) std::rotate(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(chosen),
+                               out.begin() + static_cast<std::ptrdiff_t>(chosen) + 1);
   return out;
 }
+
+}  // namespace
+
+namespace {
 
 std::string candidate_label(const CandidateFit &c) {
   if (c.model.kind == ModelKind::regimes)
@@ -416,14 +415,10 @@ CurveFit fit_curve(std::span<const CurvePoint> points, const FitOptions &opt) {
   out.status = best.status;
   out.info = best.info;
   out.candidates = ranked;
-  std::string sel = "BIC";
-  for (std::size_t i = 0; i < ranked.size(); ++i)
-    sel += fmt::format("{}{} {:.1f}", i == 0 ? " " : " < ", candidate_label(ranked[i]), ranked[i].bic);
-  if (!out.regime_trials.empty()) {
-    sel += "; regimes by R:";
-    for (const CandidateFit &c : out.regime_trials)
-      sel += fmt::format(" R={} {:.1f}", c.model.steps.size(), c.bic);
-  }
+  std::string sel = fmt::format("BIC (margin {:g}): {} {:.1f}; others:", opt.bic_margin,
+                                candidate_label(ranked[0]), ranked[0].bic);
+  for (std::size_t i = 1; i < ranked.size(); ++i)
+    sel += fmt::format(" {} {:.1f}", candidate_label(ranked[i]), ranked[i].bic);
   out.selection = sel;
   if (best.info != 0 || best.status <= 0 || best.status == 5)
     out.diagnostic = fmt::format("LM ended with status {} ({}), info {}", best.status,

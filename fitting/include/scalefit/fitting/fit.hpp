@@ -7,11 +7,39 @@
 #include "scalefit/fitting/models.hpp"
 
 #include <cstddef>
+#include <limits>
 #include <span>
 #include <string>
 #include <vector>
 
 namespace scalefit::fitting {
+
+/// Outcome of one Levenberg–Marquardt run.
+struct LmResult {
+  int status = 0;     ///< Eigen::LevenbergMarquardtSpace::Status
+  int info = 0;       ///< Eigen::ComputationInfo (0 Success)
+  int evaluations = 0;
+  double rss = 0;     ///< Σ r_i² at the end (inf when not finite)
+};
+
+/// The fitter's single use of Eigen's LevenbergMarquardt (analytic Jacobian from functor.df):
+/// xtol 1e-10, ftol 1e-12, at most `max_evaluations` function evaluations. The functor must
+/// outlive the call. x is the start on entry and the optimum on return.
+template <class Functor>
+LmResult minimize_lm(Functor &functor, Eigen::VectorXd &x, int max_evaluations = 400) {
+  Eigen::LevenbergMarquardt<Functor> lm(functor);
+  lm.setMaxfev(max_evaluations);
+  lm.setXtol(1e-10);
+  lm.setFtol(1e-12);
+  LmResult out;
+  out.status = static_cast<int>(lm.minimize(x));
+  out.info = static_cast<int>(lm.info());
+  out.evaluations = static_cast<int>(lm.nfev());
+  Eigen::VectorXd r(functor.values());
+  functor(x, r);
+  out.rss = r.allFinite() ? r.squaredNorm() : std::numeric_limits<double>::infinity();
+  return out;
+}
 
 /// What fit_curve may do.
 struct FitOptions {
@@ -22,6 +50,9 @@ struct FitOptions {
   double outlier_min_ratio = 1.25;   ///< a point is an outlier only if off by more than this factor
   double outlier_max_share = 0.10;   ///< at most this share of the points is rejected
   bool leave_one_out = true;    ///< compute the leave-one-out MAPE of the chosen model
+  /// A model with more parameters is chosen over a simpler one only if it lowers BIC by more than
+  /// this (6: "strong evidence", Kass & Raftery 1995), so noise does not buy extra regimes.
+  double bic_margin = 6.0;
 };
 
 /// One measured point of a curve.
@@ -82,8 +113,9 @@ std::vector<std::string> parameter_names(const CurveModel &model);
 /// Procedure: drop points with size or time <= 0 or non-finite (noted in `excluded`); each family
 /// in options.models is fitted with Eigen's LevenbergMarquardt on log-time residuals from several
 /// deterministic starts (regimes: R = 2..max_regimes, each R seeded from the best R−1 fit plus a
-/// new step at 4 positions, and from evenly spaced steps); the family (and R) with the lowest BIC
-/// is chosen, counting parameters honestly (n must exceed p + 1). With reject_outliers, points
+/// new step at 4 positions, and from evenly spaced steps); going from the simplest candidate
+/// (alpha_beta, logistic, regimes R=2, R=3, ...) a more complex one replaces the current choice
+/// when its BIC is lower by more than options.bic_margin (n must exceed p + 1). With reject_outliers, points
 /// whose residual exceeds max(ln outlier_min_ratio, 5 × 1.4826 MAD) are dropped (largest first, at
 /// most outlier_max_share of the points) and the selection is redone once.
 /// Never throws for bad data: returns ok = false with a diagnostic instead.

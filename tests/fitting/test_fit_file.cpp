@@ -1,0 +1,174 @@
+// Fit file: build from records, YAML round trip, loader errors, predict with range and trend.
+#include "scalefit/fitting/fit_file.hpp"
+
+#include "scalefit/core/error.hpp"
+#include "scalefit/core/units.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <random>
+
+using namespace scalefit;
+using namespace scalefit::fitting;
+
+namespace {
+
+/// Allreduce curves on `nnodes` x 8 ranks: latency 20 + 5 log2(nnodes) us, bandwidth 200/nnodes^0.5 GB/s.
+RecordSet synthetic_set(int nnodes, unsigned seed) {
+  RecordSet rs;
+  ContextRecord c;
+  c.system = "synthetic";
+  c.backend = "test";
+  c.nranks = 8 * nnodes;
+  c.nnodes = nnodes;
+  c.ranks_per_node = 8;
+  rs.contexts.push_back(c);
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> noise(0, 0.005);
+  CurveModel m;
+  m.kind = ModelKind::logistic;
+  m.alpha_us = 20 + 5 * std::log2(nnodes);
+  m.steps = {{200 / std::sqrt(nnodes), 0.8, 1 << 20}};
+  for (double s = 8; s <= (1 << 30); s *= 2) {
+    MeasurementRecord r;
+    r.op = Op::allreduce;
+    r.group = {"world", 8 * nnodes, nnodes, 8};
+    r.bytes = static_cast<std::uint64_t>(s);
+    r.time_us = m.time_us(s) * std::exp(noise(rng));
+    r.busbw_gbps = gbps(s, r.time_us) * busbw_factor(r.op, 8 * nnodes);
+    rs.measurements.push_back(r);
+    rs.context_of.push_back(0);
+  }
+  return rs;
+}
+
+FitFile synthetic_fit() { return fit_records({synthetic_set(2, 1), synthetic_set(4, 2)}, {"a.jsonl", "b.jsonl"}); }
+
+std::string replace(std::string s, const std::string &from, const std::string &to) {
+  const auto pos = s.find(from);
+  EXPECT_NE(pos, std::string::npos) << from;
+  if (pos != std::string::npos) s.replace(pos, from.size(), to);
+  return s;
+}
+
+InputError parse_error(const std::string &text) {
+  try {
+    parse_fit_file(text, "bad.yaml");
+  } catch (const InputError &e) {
+    return e;
+  }
+  ADD_FAILURE() << "no InputError";
+  return InputError("none");
+}
+
+}  // namespace
+
+TEST(FitFile, BuildsEntriesAndScalingSeries) {
+  const FitFile f = synthetic_fit();
+  ASSERT_EQ(f.entries.size(), 2u);
+  EXPECT_EQ(f.entries[0].id, "allreduce:world:16=2x8:float:sum:out-of-place");
+  ASSERT_EQ(f.scaling.size(), 1u);
+  EXPECT_EQ(f.scaling[0].nnodes, (std::vector<int>{2, 4}));
+  ASSERT_EQ(f.scaling[0].efficiency.size(), 1u);
+  EXPECT_LT(f.scaling[0].efficiency[0].size_weighted, 1.0);  // 4 nodes are slower
+  EXPECT_GT(f.scaling[0].alpha_us.slope, 0);
+  EXPECT_LT(f.scaling[0].busbw_gbps.slope, 0 + 1e9);
+}
+
+TEST(FitFile, YamlRoundTrip) {
+  const FitFile f = synthetic_fit();
+  const FitFile g = parse_fit_file(to_yaml(f), "mem.yaml");
+  EXPECT_EQ(g.schema, kFitSchema);
+  ASSERT_EQ(g.entries.size(), f.entries.size());
+  for (std::size_t i = 0; i < f.entries.size(); ++i) {
+    const FitEntry &a = f.entries[i], &b = g.entries[i];
+    EXPECT_EQ(a.id, b.id);
+    EXPECT_EQ(a.model.kind, b.model.kind);
+    EXPECT_EQ(a.group, b.group);
+    EXPECT_DOUBLE_EQ(a.min_bytes, b.min_bytes);
+    EXPECT_DOUBLE_EQ(a.max_bytes, b.max_bytes);
+    for (double s : {8.0, 4096.0, 1e6, 1e9})
+      EXPECT_NEAR(a.model.time_us(s), b.model.time_us(s), 1e-8 * a.model.time_us(s));
+    EXPECT_NEAR(a.quality.mape_pct, b.quality.mape_pct, 1e-8);
+  }
+  ASSERT_EQ(g.scaling.size(), 1u);
+  EXPECT_NEAR(g.scaling[0].alpha_us.slope, f.scaling[0].alpha_us.slope, 1e-8);
+  const CommQuery q{Op::allreduce, 64, 8, std::nullopt};
+  EXPECT_NEAR(predict(f, q, 1e6)->time_us, predict(g, q, 1e6)->time_us, 1e-6);
+}
+
+TEST(FitFile, LoadFromDiskNamesThePath) {
+  const std::string path = ::testing::TempDir() + "fit_roundtrip.yaml";
+  write_fit_file(synthetic_fit(), path);
+  const FitFilePtr p = load_fit_file(path);
+  EXPECT_EQ(p->path, path);
+  EXPECT_EQ(p->entries.size(), 2u);
+  EXPECT_THROW(load_fit_file(path + ".missing"), InputError);
+}
+
+TEST(FitFile, LoaderErrors) {
+  const std::string good = to_yaml(synthetic_fit());
+  {
+    const InputError e = parse_error(replace(good, "schema: scalefit.fit/1", "schema: scalefit.fit/2"));
+    EXPECT_EQ(e.field(), "schema");
+    EXPECT_EQ(e.line(), 1);
+    EXPECT_EQ(e.file(), "bad.yaml");
+  }
+  {
+    const InputError e = parse_error(replace(good, "    model: logistic\n", ""));
+    EXPECT_EQ(e.field(), "entries[0].model");
+    EXPECT_GT(e.line(), 1);
+    EXPECT_NE(std::string(e.what()).find("allreduce:world:16=2x8"), std::string::npos);
+  }
+  {
+    const InputError e = parse_error(replace(good, "model: logistic", "model: spline"));
+    EXPECT_EQ(e.field(), "entries[0].model");
+    EXPECT_NE(e.message().find("unknown model 'spline'"), std::string::npos);
+  }
+  {
+    const InputError e = parse_error(replace(good, "alpha_us: {value: ", "alpha_us: {value: abc"));
+    EXPECT_EQ(e.field(), "entries[0].parameters.alpha_us.value");
+    EXPECT_GT(e.line(), 1);
+  }
+  {
+    const InputError e = parse_error(replace(good, "entries:", "entries: 3\nold_entries:"));
+    EXPECT_EQ(e.field(), "entries");
+  }
+  EXPECT_THROW(parse_fit_file("schema: [unclosed", "x.yaml"), InputError);
+}
+
+TEST(Predict, ExactEntryInsideAndOutsideTheRange) {
+  const FitFile f = synthetic_fit();
+  const FitEntry &e = f.entries[0];
+  const CommQuery q{Op::allreduce, 16, 2, DType::float32};
+  const auto in = predict(f, q, 65536);
+  ASSERT_TRUE(in);
+  EXPECT_FALSE(in->extrapolated);
+  EXPECT_EQ(in->entry, e.id);
+  EXPECT_NEAR(in->time_us, e.model.time_us(65536), 1e-9);
+  EXPECT_NEAR(in->algbw_gbps, 65536 / (in->time_us * 1e3), 1e-9);
+  EXPECT_NEAR(in->busbw_gbps, in->algbw_gbps * 2 * 15 / 16.0, 1e-9);
+  const auto below = predict(f, q, 2);
+  ASSERT_TRUE(below);
+  EXPECT_TRUE(below->extrapolated);
+  EXPECT_NEAR(below->time_us, e.model.time_us(e.min_bytes), 1e-9);  // latency floor
+  const auto above = predict(f, q, 4.0 * e.max_bytes);
+  ASSERT_TRUE(above);
+  EXPECT_TRUE(above->extrapolated);
+  const double b = e.model.bandwidth_gbps(e.max_bytes) * 1e3;
+  EXPECT_NEAR(above->time_us, e.model.time_us(e.max_bytes) + 3.0 * e.max_bytes / b, 1e-6 * above->time_us);
+}
+
+TEST(Predict, ScalingTrendForUnmeasuredNodeCounts) {
+  const FitFile f = synthetic_fit();
+  const auto p8 = predict(f, CommQuery{Op::allreduce, 64, 8, std::nullopt}, 1 << 26);
+  const auto p4 = predict(f, CommQuery{Op::allreduce, 32, 4, std::nullopt}, 1 << 26);
+  ASSERT_TRUE(p8 && p4);
+  EXPECT_TRUE(p8->extrapolated);
+  EXPECT_NE(p8->note.find("scaling trend"), std::string::npos);
+  EXPECT_GT(p8->time_us, p4->time_us);  // bandwidth falls with nodes in the synthetic data
+  EXPECT_FALSE(predict(f, CommQuery{Op::allgather, 16, 2, std::nullopt}, 1024));
+  EXPECT_FALSE(predict(f, CommQuery{Op::allreduce, 12, 3, std::nullopt}, 1024));  // 4 ranks/node: no series
+}
