@@ -166,6 +166,7 @@ std::string comparison_table(const Estimator &a, const Estimator &b, const Compa
   row("overlap [s]", ea.time_s.overlap, eb.time_s.overlap, ".4f");
   row("bubble [s]", ea.time_s.bubble, eb.time_s.bubble, ".4f");
   row("comm share of iteration %", 100 * c.comm_share_a, 100 * c.comm_share_b, ".1f");
+  row("exposed comm share %", 100 * c.exposed_share_a, 100 * c.exposed_share_b, ".1f");
   row("memory per GPU [GiB]", ea.memory_bytes.total / kGiB, eb.memory_bytes.total / kGiB, ".1f");
   row("TFLOP/s per GPU", ea.tflops_per_gpu, eb.tflops_per_gpu, ".1f");
   row("MFU %", 100 * ea.mfu, 100 * eb.mfu, ".1f");
@@ -182,7 +183,9 @@ nlohmann::json comparison_json(const Estimator &a, const Estimator &b, const Com
           {"time_ratio", c.time_ratio},
           {"comm_ratio", c.comm_ratio},
           {"comm_share_a", c.comm_share_a},
-          {"comm_share_b", c.comm_share_b}};
+          {"comm_share_b", c.comm_share_b},
+          {"exposed_share_a", c.exposed_share_a},
+          {"exposed_share_b", c.exposed_share_b}};
 }
 
 }  // namespace scalefit::estimator

@@ -91,6 +91,8 @@ Comparison compare(const Estimator &a, const Estimator &b, const std::optional<S
   c.comm_ratio = ta.communication > 0 ? tb.communication / ta.communication : 0;
   c.comm_share_a = ta.communication / ta.iteration;
   c.comm_share_b = tb.communication / tb.iteration;
+  c.exposed_share_a = (ta.communication - ta.overlap) / ta.iteration;
+  c.exposed_share_b = (tb.communication - tb.overlap) / tb.iteration;
   return c;
 }
 

@@ -50,6 +50,8 @@ struct Comparison {
   double comm_ratio = 0;       ///< communication time T_cm B / A
   double comm_share_a = 0;     ///< T_cm / iteration on A (can exceed 1 with overlap)
   double comm_share_b = 0;     ///< T_cm / iteration on B
+  double exposed_share_a = 0;  ///< (T_cm - T_ol) / iteration on A: communication not hidden
+  double exposed_share_b = 0;  ///< (T_cm - T_ol) / iteration on B
 };
 
 /// Compares `a` and `b` on the given strategy, or on each system's best layout from `space`
