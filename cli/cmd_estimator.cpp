@@ -38,15 +38,22 @@ struct ModelArgs {
     } else {
       m.name = "custom";
     }
-    if (layers) m.layers = layers;
-    if (hidden) m.hidden = hidden;
-    if (heads) m.heads = heads;
-    if (seq) m.sequence = seq;
-    if (vocab) m.vocabulary = vocab;
-    if (ffn) m.ffn = ffn;
+    if (layers)
+      m.layers = layers;
+    if (hidden)
+      m.hidden = hidden;
+    if (heads)
+      m.heads = heads;
+    if (seq)
+      m.sequence = seq;
+    if (vocab)
+      m.vocabulary = vocab;
+    if (ffn)
+      m.ffn = ffn;
     if (!dtype.empty()) {
       auto d = parse_dtype(dtype);
-      if (!d) throw InputError("unknown dtype '" + dtype + "'", "", 0, "--dtype");
+      if (!d)
+        throw InputError("unknown dtype '" + dtype + "'", "", 0, "--dtype");
       m.dtype = *d;
     }
     if (path.empty() && (!m.layers || !m.hidden || !m.heads || !m.sequence || !m.vocabulary))
@@ -97,11 +104,14 @@ est::Estimator make_estimator(const std::string &system_path, const std::string 
                               const est::ModelConfig &model) {
   est::SystemConfig sys = est::load_system(system_path);
   std::shared_ptr<const est::CommModel> comm = std::make_shared<est::SpecCommModel>(sys);
-  if (!fit_path.empty()) comm = est::make_fit_comm_model(fit_path, comm, model.dtype);
+  if (!fit_path.empty())
+    comm = est::make_fit_comm_model(fit_path, comm, model.dtype);
   return est::Estimator(model, std::move(sys), comm);
 }
 
-void print(const std::string &s) { std::fwrite(s.data(), 1, s.size(), stdout); }
+void print(const std::string &s) {
+  std::fwrite(s.data(), 1, s.size(), stdout);
+}
 
 struct EstimateCmd {
   std::string system, fit;
@@ -176,22 +186,25 @@ struct CompareCmd {
   }
 };
 
-}  // namespace
+} // namespace
 
 void add_estimator_commands(CLI::App &app) {
   auto estimate = std::make_shared<EstimateCmd>();
-  CLI::App *ce = app.add_subcommand("estimate", "estimate one training layout: time, memory, messages");
+  CLI::App *ce =
+      app.add_subcommand("estimate", "estimate one training layout: time, memory, messages");
   ce->add_option("--system", estimate->system, "system YAML (configs/systems/...)")->required();
   ce->add_option("--fit", estimate->fit, "fit file pricing the ops and group shapes it covers");
   estimate->model.add(ce);
   estimate->strat.add(ce, true);
-  ce->add_option("--global-batch", estimate->global_batch, "global batch B (default: the model's, else dp*b)");
+  ce->add_option("--global-batch", estimate->global_batch,
+                 "global batch B (default: the model's, else dp*b)");
   ce->add_option("--gpus", estimate->gpus, "check dp*tp*pp against this GPU count");
   ce->add_flag("--json", estimate->json, "print JSON instead of a table");
   ce->callback([estimate] { estimate->run(); });
 
   auto srch = std::make_shared<SearchCmd>();
-  CLI::App *cs = app.add_subcommand("search", "rank DP x TP x PP / ZeRO / recompute / SP / b / v layouts");
+  CLI::App *cs =
+      app.add_subcommand("search", "rank DP x TP x PP / ZeRO / recompute / SP / b / v layouts");
   cs->add_option("--system", srch->system, "system YAML")->required();
   cs->add_option("--fit", srch->fit, "fit file");
   srch->model.add(cs);
@@ -204,7 +217,8 @@ void add_estimator_commands(CLI::App &app) {
   cs->callback([srch] { srch->run(); });
 
   auto cmp = std::make_shared<CompareCmd>();
-  CLI::App *cc = app.add_subcommand("compare", "one model on two systems side by side (Cheng et al.)");
+  CLI::App *cc =
+      app.add_subcommand("compare", "one model on two systems side by side (Cheng et al.)");
   cc->add_option("system_a", cmp->system_a, "system A YAML")->required();
   cc->add_option("system_b", cmp->system_b, "system B YAML")->required();
   cc->add_option("--fit-a", cmp->fit_a, "fit file for system A");
@@ -218,4 +232,4 @@ void add_estimator_commands(CLI::App &app) {
   cc->callback([cmp] { cmp->run(); });
 }
 
-}  // namespace scalefit::cli
+} // namespace scalefit::cli

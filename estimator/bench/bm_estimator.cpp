@@ -10,7 +10,9 @@
 namespace est = scalefit::estimator;
 
 namespace {
-std::string cfg(const std::string &rel) { return std::string(SCALEFIT_CONFIG_DIR) + "/" + rel; }
+std::string cfg(const std::string &rel) {
+  return std::string(SCALEFIT_CONFIG_DIR) + "/" + rel;
+}
 
 /// Valid layouts of the 1T model on 3072 GPUs (every one evaluated in full: messages, memory).
 std::vector<est::Strategy> valid_layouts(const est::Estimator &e) {
@@ -24,7 +26,8 @@ std::vector<est::Strategy> valid_layouts(const est::Estimator &e) {
               est::Strategy s;
               s.tp = tp, s.pp = pp, s.dp = 3072 / (tp * pp), s.zero = z, s.recompute = rc;
               s.interleave = v, s.micro_batch = b, s.global_batch = 3072, s.sp = tp > 1;
-              if (3072 % (tp * pp) == 0 && e.check(s, 3072) == est::Reject::none) out.push_back(s);
+              if (3072 % (tp * pp) == 0 && e.check(s, 3072) == est::Reject::none)
+                out.push_back(s);
             }
   return out;
 }
@@ -38,7 +41,8 @@ void BM_EvaluateLayout(benchmark::State &state) {
   for (auto _ : state) {
     e.evaluate(layouts[i], out);
     benchmark::DoNotOptimize(out.time_s.iteration);
-    if (++i == layouts.size()) i = 0;
+    if (++i == layouts.size())
+      i = 0;
   }
   state.SetItemsProcessed(state.iterations());
   state.counters["layouts"] = static_cast<double>(layouts.size());
@@ -58,14 +62,16 @@ void BM_Search(benchmark::State &state, const char *model, const char *system, i
     full += r.accepted + r.rejected[static_cast<int>(est::Reject::memory)];
     benchmark::DoNotOptimize(r.top.data());
   }
-  state.counters["layouts/s"] = benchmark::Counter(static_cast<double>(evaluated), benchmark::Counter::kIsRate);
-  state.counters["full_evals/s"] = benchmark::Counter(static_cast<double>(full), benchmark::Counter::kIsRate);
+  state.counters["layouts/s"] =
+      benchmark::Counter(static_cast<double>(evaluated), benchmark::Counter::kIsRate);
+  state.counters["full_evals/s"] =
+      benchmark::Counter(static_cast<double>(full), benchmark::Counter::kIsRate);
 }
 BENCHMARK_CAPTURE(BM_Search, megatron_1t_3072gpus, "megatron-1t.yaml", "dgx-a100-80gb.yaml", 3072)
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Search, gpt_13b_64gpus_polaris, "gpt-13b.yaml", "polaris.yaml", 64)
     ->Unit(benchmark::kMillisecond);
 
-}  // namespace
+} // namespace
 
 BENCHMARK_MAIN();

@@ -25,7 +25,8 @@ SpecCommModel::SpecCommModel(const SystemConfig &system)
 
 CommPrice SpecCommModel::price(Op op, const CommGroup &g, double bytes) const {
   CommPrice p;
-  if (g.nranks <= 1 || bytes <= 0) return p;
+  if (g.nranks <= 1 || bytes <= 0)
+    return p;
   const double factor = op == Op::sendrecv ? 1.0 : busbw_factor(op, g.nranks);
   const double intra_gbps = m_intra.bandwidth_gbps * m_intra.efficiency;
   double bw_gbps = intra_gbps;
@@ -34,9 +35,10 @@ CommPrice SpecCommModel::price(Op op, const CommGroup &g, double bytes) const {
     p.source = 1;
     latency_us = m_inter.latency_us;
     bw_gbps = m_inter.bandwidth_gbps * m_inter.efficiency * g.ranks_per_node / m_gpus_per_node;
-    if (g.ranks_per_node > 1) bw_gbps = std::min(bw_gbps, intra_gbps);
+    if (g.ranks_per_node > 1)
+      bw_gbps = std::min(bw_gbps, intra_gbps);
   }
-  p.time_us = latency_us + bytes * factor / (bw_gbps * 1e3);  // GB/s = 1e3 B/us
+  p.time_us = latency_us + bytes * factor / (bw_gbps * 1e3); // GB/s = 1e3 B/us
   return p;
 }
 
@@ -45,7 +47,9 @@ std::string SpecCommModel::source_name(int source) const {
 }
 
 #ifdef SCALEFIT_ESTIMATOR_NO_FIT
-bool fit_support_available() { return false; }
+bool fit_support_available() {
+  return false;
+}
 std::shared_ptr<const CommModel> make_fit_comm_model(const std::string &fit_path,
                                                      std::shared_ptr<const CommModel>, DType) {
   throw InputError("this scalefit was built without scalefit::fitting; cannot price by a fit file",
@@ -53,4 +57,4 @@ std::shared_ptr<const CommModel> make_fit_comm_model(const std::string &fit_path
 }
 #endif
 
-}  // namespace scalefit::estimator
+} // namespace scalefit::estimator

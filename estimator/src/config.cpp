@@ -15,17 +15,21 @@ namespace {
 
 YAML::Node load_yaml(const std::string &path) {
   std::ifstream in(path);
-  if (!in) throw InputError("cannot open file", path);
+  if (!in)
+    throw InputError("cannot open file", path);
   try {
     YAML::Node root = YAML::Load(in);
-    if (!root.IsMap()) throw InputError("expected a YAML mapping at the top level", path, 1);
+    if (!root.IsMap())
+      throw InputError("expected a YAML mapping at the top level", path, 1);
     return root;
   } catch (const YAML::Exception &e) {
     throw InputError(e.msg, path, e.mark.is_null() ? 0 : e.mark.line + 1);
   }
 }
 
-long line_of(const YAML::Node &node) { return node.Mark().is_null() ? 0 : node.Mark().line + 1; }
+long line_of(const YAML::Node &node) {
+  return node.Mark().is_null() ? 0 : node.Mark().line + 1;
+}
 
 /// Reads a required or optional scalar `key` of `parent` (field named `prefix.key`).
 struct Reader {
@@ -35,7 +39,8 @@ struct Reader {
         const T *fallback = nullptr) const {
     const YAML::Node node = parent[key];
     if (!node) {
-      if (fallback) return *fallback;
+      if (fallback)
+        return *fallback;
       throw InputError("missing required field", file, line_of(parent), field);
     }
     try {
@@ -50,8 +55,8 @@ struct Reader {
                   const double *fallback = nullptr) const {
     const double v = get<double>(parent, key, field, fallback);
     if (!(v > 0) || !std::isfinite(v))
-      throw InputError("expected a positive number", file, line_of(parent[key] ? parent[key] : parent),
-                       field);
+      throw InputError("expected a positive number", file,
+                       line_of(parent[key] ? parent[key] : parent), field);
     return v;
   }
   int positive_int(const YAML::Node &parent, const std::string &key, const std::string &field,
@@ -73,9 +78,10 @@ struct Reader {
                         const std::string &field) const {
     const YAML::Node node = parent[key];
     EfficiencyTable t;
-    if (!node) return t;  // empty: efficiency 1
-    if (!node.IsSequence()) throw InputError("expected a list of [min_size, efficiency]", file,
-                                             line_of(node), field);
+    if (!node)
+      return t; // empty: efficiency 1
+    if (!node.IsSequence())
+      throw InputError("expected a list of [min_size, efficiency]", file, line_of(node), field);
     for (std::size_t i = 0; i < node.size(); ++i) {
       const YAML::Node row = node[i];
       const std::string f = field + "[" + std::to_string(i) + "]";
@@ -92,8 +98,9 @@ struct Reader {
         throw InputError("need min_size >= 0 and 0 < efficiency <= 1", file, line_of(row), f);
       t.steps.push_back(s);
     }
-    std::sort(t.steps.begin(), t.steps.end(),
-              [](const EfficiencyStep &a, const EfficiencyStep &b) { return a.min_size > b.min_size; });
+    std::sort(t.steps.begin(), t.steps.end(), [](const EfficiencyStep &a, const EfficiencyStep &b) {
+      return a.min_size > b.min_size;
+    });
     return t;
   }
   CommTier tier(const YAML::Node &parent, const std::string &key, const std::string &field) const {
@@ -101,30 +108,38 @@ struct Reader {
     CommTier t;
     const double zero = 0, one = 1;
     t.latency_us = get<double>(node, "latency_us", field + ".latency_us", &zero);
-    if (t.latency_us < 0) throw InputError("expected >= 0", file, line_of(node), field + ".latency_us");
+    if (t.latency_us < 0)
+      throw InputError("expected >= 0", file, line_of(node), field + ".latency_us");
     t.bandwidth_gbps = positive(node, "bandwidth_gbps", field + ".bandwidth_gbps");
     t.efficiency = positive(node, "efficiency", field + ".efficiency", &one);
-    if (t.efficiency > 1) throw InputError("expected <= 1", file, line_of(node), field + ".efficiency");
+    if (t.efficiency > 1)
+      throw InputError("expected <= 1", file, line_of(node), field + ".efficiency");
     return t;
   }
 };
 
-}  // namespace
+} // namespace
 
-double SystemConfig::memory_bytes() const { return device.memory_gib * kGiB; }
+double SystemConfig::memory_bytes() const {
+  return device.memory_gib * kGiB;
+}
 
 const char *recompute_name(Recompute r) {
   switch (r) {
-  case Recompute::none: return "none";
-  case Recompute::selective: return "selective";
-  case Recompute::full: return "full";
+  case Recompute::none:
+    return "none";
+  case Recompute::selective:
+    return "selective";
+  case Recompute::full:
+    return "full";
   }
   return "?";
 }
 
 void validate_model(const ModelConfig &m, const std::string &origin) {
   auto need = [&](int v, const char *field) {
-    if (v <= 0) throw InputError("expected a positive integer, got " + std::to_string(v), origin, 0, field);
+    if (v <= 0)
+      throw InputError("expected a positive integer, got " + std::to_string(v), origin, 0, field);
   };
   need(m.layers, "layers");
   need(m.hidden, "hidden");
@@ -154,14 +169,17 @@ ModelConfig load_model(const std::string &path) {
   m.vocabulary = r.positive_int(root, "vocabulary", "vocabulary");
   const int zero = 0;
   m.ffn = r.get<int>(root, "ffn", "ffn", &zero);
-  if (m.ffn < 0) throw InputError("expected a positive integer", path, line_of(root["ffn"]), "ffn");
+  if (m.ffn < 0)
+    throw InputError("expected a positive integer", path, line_of(root["ffn"]), "ffn");
   m.global_batch = r.get<int>(root, "global_batch", "global_batch", &zero);
   if (m.global_batch < 0)
-    throw InputError("expected a positive integer", path, line_of(root["global_batch"]), "global_batch");
+    throw InputError("expected a positive integer", path, line_of(root["global_batch"]),
+                     "global_batch");
   const std::string half = "half";
   const std::string dt = r.get<std::string>(root, "dtype", "dtype", &half);
   const auto parsed = parse_dtype(dt);
-  if (!parsed || (*parsed != DType::half && *parsed != DType::bfloat16 && *parsed != DType::float32))
+  if (!parsed ||
+      (*parsed != DType::half && *parsed != DType::bfloat16 && *parsed != DType::float32))
     throw InputError("dtype must be fp16, bf16 or fp32, got '" + dt + "'", path,
                      line_of(root["dtype"]), "dtype");
   m.dtype = *parsed;
@@ -192,13 +210,15 @@ SystemConfig load_system(const std::string &path) {
   s.device.gemm_efficiency = r.table(dev, "gemm_efficiency", "device.gemm_efficiency");
   s.device.hbm_efficiency = r.table(dev, "hbm_efficiency", "device.hbm_efficiency");
   const double zero = 0;
-  s.device.kernel_launch_us = r.get<double>(dev, "kernel_launch_us", "device.kernel_launch_us", &zero);
+  s.device.kernel_launch_us =
+      r.get<double>(dev, "kernel_launch_us", "device.kernel_launch_us", &zero);
   if (s.device.kernel_launch_us < 0)
-    throw InputError("expected >= 0", path, line_of(dev["kernel_launch_us"]), "device.kernel_launch_us");
+    throw InputError("expected >= 0", path, line_of(dev["kernel_launch_us"]),
+                     "device.kernel_launch_us");
   const YAML::Node comm = r.map(root, "communication", "communication");
   s.intra = r.tier(comm, "intra", "communication.intra");
   s.inter = r.tier(comm, "inter", "communication.inter");
   return s;
 }
 
-}  // namespace scalefit::estimator
+} // namespace scalefit::estimator

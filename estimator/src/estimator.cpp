@@ -24,8 +24,10 @@ double iteration_flops(const ModelConfig &m, double batch, Recompute recompute) 
   const double fwd_layers = l * (2 * s * (4 * h * h + 2 * h * f) + 4 * s * s * h);
   const double fwd_logits = 2 * s * h * V;
   double per_sample = 3 * (fwd_layers + fwd_logits);
-  if (recompute == Recompute::full) per_sample += fwd_layers;
-  if (recompute == Recompute::selective) per_sample += l * 4 * s * s * h;
+  if (recompute == Recompute::full)
+    per_sample += fwd_layers;
+  if (recompute == Recompute::selective)
+    per_sample += l * 4 * s * s * h;
   return batch * per_sample;
 }
 
@@ -41,10 +43,10 @@ ModelStateBytes model_state_bytes(double psi, int zero, int dp, bool fp32_grads,
 
 double activation_bytes_per_layer(const ModelConfig &m, int micro_batch, int tp, bool sp,
                                   Recompute recompute) {
-  const double s = m.sequence, b = micro_batch, h = m.hidden, a = m.heads, t = tp,
-               f = m.ffn_size();
+  const double s = m.sequence, b = micro_batch, h = m.hidden, a = m.heads, t = tp, f = m.ffn_size();
   const double scale = dtype_size(m.dtype) / 2.0;
-  if (recompute == Recompute::full) return scale * 2 * s * b * h / (sp ? t : 1.0);
+  if (recompute == Recompute::full)
+    return scale * 2 * s * b * h / (sp ? t : 1.0);
   const double attn_core = recompute == Recompute::selective ? 0.0 : 5 * a * s * s * b / t;
   const double split = s * b * (8 * h + 4 * f) / t;
   const double unsplit = 10 * s * b * h / (sp ? t : 1.0);
@@ -57,31 +59,44 @@ double cheng_speedup(double r_cp, double r_cm, double eff) {
 
 const char *parallelism_name(Parallelism p) {
   switch (p) {
-  case Parallelism::tp: return "TP";
-  case Parallelism::pp: return "PP";
-  case Parallelism::dp: return "DP";
-  case Parallelism::zero: return "ZeRO";
+  case Parallelism::tp:
+    return "TP";
+  case Parallelism::pp:
+    return "PP";
+  case Parallelism::dp:
+    return "DP";
+  case Parallelism::zero:
+    return "ZeRO";
   }
   return "?";
 }
 
 const char *reject_name(Reject r) {
   switch (r) {
-  case Reject::none: return "ok";
-  case Reject::gpus: return "dp*tp*pp != gpus";
-  case Reject::heads: return "heads % tp != 0";
-  case Reject::layers: return "layers % (pp*interleave) != 0";
-  case Reject::batch: return "global batch % (dp*micro-batch) != 0";
-  case Reject::interleave: return "interleave needs pp > 1 and micro-batches % pp == 0";
-  case Reject::zero: return "ZeRO-2/3 with pp > 1 (or stage outside 0..3)";
-  case Reject::memory: return "exceeds device memory";
+  case Reject::none:
+    return "ok";
+  case Reject::gpus:
+    return "dp*tp*pp != gpus";
+  case Reject::heads:
+    return "heads % tp != 0";
+  case Reject::layers:
+    return "layers % (pp*interleave) != 0";
+  case Reject::batch:
+    return "global batch % (dp*micro-batch) != 0";
+  case Reject::interleave:
+    return "interleave needs pp > 1 and micro-batches % pp == 0";
+  case Reject::zero:
+    return "ZeRO-2/3 with pp > 1 (or stage outside 0..3)";
+  case Reject::memory:
+    return "exceeds device memory";
   }
   return "?";
 }
 
 Estimator::Estimator(ModelConfig model, SystemConfig system, std::shared_ptr<const CommModel> comm)
     : m_model(std::move(model)), m_system(std::move(system)), m_comm(std::move(comm)) {
-  if (!m_comm) m_comm = std::make_shared<SpecCommModel>(m_system);
+  if (!m_comm)
+    m_comm = std::make_shared<SpecCommModel>(m_system);
   const bool wide = m_model.dtype == DType::float32;
   m_peak = (wide ? m_system.device.matrix_tflops_32 : m_system.device.matrix_tflops_16) * 1e12;
   m_hbm = m_system.device.hbm_gbps * 1e9;
@@ -91,30 +106,44 @@ Estimator::Estimator(ModelConfig model, SystemConfig system, std::shared_ptr<con
 }
 
 Reject Estimator::check(const Strategy &s, int gpus) const noexcept {
-  if (s.dp < 1 || s.tp < 1 || s.pp < 1 || s.micro_batch < 1 || s.interleave < 1) return Reject::gpus;
-  if (gpus > 0 && s.gpus() != gpus) return Reject::gpus;
-  if (m_model.heads % s.tp != 0) return Reject::heads;
-  if (m_model.layers % (s.pp * s.interleave) != 0) return Reject::layers;
-  if (s.batch() % (s.dp * s.micro_batch) != 0) return Reject::batch;
-  if (s.zero < 0 || s.zero > 3 || (s.zero >= 2 && s.pp > 1)) return Reject::zero;
+  if (s.dp < 1 || s.tp < 1 || s.pp < 1 || s.micro_batch < 1 || s.interleave < 1)
+    return Reject::gpus;
+  if (gpus > 0 && s.gpus() != gpus)
+    return Reject::gpus;
+  if (m_model.heads % s.tp != 0)
+    return Reject::heads;
+  if (m_model.layers % (s.pp * s.interleave) != 0)
+    return Reject::layers;
+  if (s.batch() % (s.dp * s.micro_batch) != 0)
+    return Reject::batch;
+  if (s.zero < 0 || s.zero > 3 || (s.zero >= 2 && s.pp > 1))
+    return Reject::zero;
   if (s.interleave > 1) {
     const int m = s.batch() / (s.dp * s.micro_batch);
-    if (s.pp == 1 || m % s.pp != 0) return Reject::interleave;
+    if (s.pp == 1 || m % s.pp != 0)
+      return Reject::interleave;
   }
   return Reject::none;
 }
 
 void Estimator::validate(const Strategy &s, int gpus) const {
   auto str = [](long v) { return std::to_string(v); };
-  for (auto [v, name] : {std::pair{s.dp, "--dp"}, {s.tp, "--tp"}, {s.pp, "--pp"},
-                         {s.micro_batch, "--micro-batch"}, {s.interleave, "--interleave"}})
-    if (v < 1) throw InputError("must be >= 1, got " + str(v), "", 0, name);
+  for (auto [v, name] : {std::pair{s.dp, "--dp"},
+                         {s.tp, "--tp"},
+                         {s.pp, "--pp"},
+                         {s.micro_batch, "--micro-batch"},
+                         {s.interleave, "--interleave"}})
+    if (v < 1)
+      throw InputError("must be >= 1, got " + str(v), "", 0, name);
   switch (check(s, gpus)) {
-  case Reject::none: return;
+  case Reject::none:
+    return;
   case Reject::gpus:
-    throw InputError("dp*tp*pp = " + str(s.gpus()) + " but --gpus is " + str(gpus), "", 0, "--gpus");
+    throw InputError("dp*tp*pp = " + str(s.gpus()) + " but --gpus is " + str(gpus), "", 0,
+                     "--gpus");
   case Reject::heads:
-    throw InputError("heads (" + str(m_model.heads) + ") must be divisible by tp (" + str(s.tp) + ")",
+    throw InputError("heads (" + str(m_model.heads) + ") must be divisible by tp (" + str(s.tp) +
+                         ")",
                      "", 0, "--tp");
   case Reject::layers:
     throw InputError("layers (" + str(m_model.layers) + ") must be divisible by pp*interleave (" +
@@ -132,7 +161,8 @@ void Estimator::validate(const Strategy &s, int gpus) const {
   case Reject::zero:
     throw InputError("ZeRO stage must be 0..3, and ZeRO-2/3 cannot be combined with pp > 1", "", 0,
                      "--zero");
-  case Reject::memory: break;
+  case Reject::memory:
+    break;
   }
 }
 
@@ -149,30 +179,32 @@ void Estimator::evaluate(const Strategy &st, Estimate &e) const noexcept {
   const ModelConfig &md = m_model;
   const double s = md.sequence, h = md.hidden, a = md.heads, f = md.ffn_size(), V = md.vocabulary;
   const double b = st.micro_batch, t = st.tp, p = st.pp, v = st.interleave, d = st.dp;
-  const double el = m_el, k = el / 2.0;  // bytes per element; memory-op byte counts assume 2
-  const double T = b * s;                // tokens per micro-batch
-  const double L = double(md.layers) / p;  // layers per stage
+  const double el = m_el, k = el / 2.0;   // bytes per element; memory-op byte counts assume 2
+  const double T = b * s;                 // tokens per micro-batch
+  const double L = double(md.layers) / p; // layers per stage
   const int m = st.batch() / (st.dp * st.micro_batch);
   const bool sp = st.sp && st.tp > 1;
   const int gpn = m_system.gpus_per_node;
 
   // --- Compute of one layer for one micro-batch on one TP rank (forward) ---
-  const double g_attn = 2 * gemm_s(s, s, h / a, b * a / t);  // scores and context
+  const double g_attn = 2 * gemm_s(s, s, h / a, b * a / t); // scores and context
   const double g_lin = gemm_s(T, 3 * h / t, h, 1) + gemm_s(T, h, h / t, 1) +
                        gemm_s(T, f / t, h, 1) + gemm_s(T, h, f / t, 1);
-  const double e_ln = sp ? T * h / t : T * h;  // elements of the LayerNorm/dropout region
-  const double S = b * (a / t) * s * s;        // attention score elements
-  const double e_f = T * f / t;                // MLP inner elements
-  const double m_attn_fwd = mem_s(k * 4 * S) + mem_s(k * 5 * S);  // softmax, dropout
+  const double e_ln = sp ? T * h / t : T * h; // elements of the LayerNorm/dropout region
+  const double S = b * (a / t) * s * s;       // attention score elements
+  const double e_f = T * f / t;               // MLP inner elements
+  const double m_attn_fwd = mem_s(k * 4 * S) + mem_s(k * 5 * S); // softmax, dropout
   const double m_attn_bwd = mem_s(k * 6 * S) + mem_s(k * 5 * S);
-  const double m_fwd = 2 * mem_s(k * 4 * e_ln) + 2 * mem_s(k * 7 * e_ln) + mem_s(k * 4 * e_f) +
-                       m_attn_fwd;
-  const double m_bwd = 2 * mem_s(k * 6 * e_ln) + 2 * mem_s(k * 7 * e_ln) + mem_s(k * 6 * e_f) +
-                       m_attn_bwd;
+  const double m_fwd =
+      2 * mem_s(k * 4 * e_ln) + 2 * mem_s(k * 7 * e_ln) + mem_s(k * 4 * e_f) + m_attn_fwd;
+  const double m_bwd =
+      2 * mem_s(k * 6 * e_ln) + 2 * mem_s(k * 7 * e_ln) + mem_s(k * 6 * e_f) + m_attn_bwd;
   const double fwd_layer = g_lin + g_attn + m_fwd;
   double rec_layer = 0;
-  if (st.recompute == Recompute::full) rec_layer = fwd_layer;
-  if (st.recompute == Recompute::selective) rec_layer = g_attn + m_attn_fwd;
+  if (st.recompute == Recompute::full)
+    rec_layer = fwd_layer;
+  if (st.recompute == Recompute::selective)
+    rec_layer = g_attn + m_attn_fwd;
   const double bwd_layer = 2 * (g_lin + g_attn) + m_bwd + rec_layer;
   // Logits and cross-entropy on the last stage (fp32 softmax over V/t).
   const double logits = 3 * gemm_s(T, V / t, h, 1) + 2 * mem_s(4 * 3 * T * V / t);
@@ -182,7 +214,8 @@ void Estimator::evaluate(const Strategy &st, Estimate &e) const noexcept {
   e.n_messages = 0;
   auto add = [&](Op op, Parallelism by, const char *what, double bytes, const CommGroup &g,
                  double count) -> double {
-    if (count <= 0 || bytes <= 0 || g.nranks <= 1) return 0.0;
+    if (count <= 0 || bytes <= 0 || g.nranks <= 1)
+      return 0.0;
     const CommPrice pr = m_comm->price(op, g, bytes);
     if (e.n_messages < kMaxMessages) {
       Message &msg = e.messages[e.n_messages++];
@@ -214,8 +247,8 @@ void Estimator::evaluate(const Strategy &st, Estimate &e) const noexcept {
       tp_total += add(Op::allreduce, Parallelism::tp, "layer activations", bytes, g, n);
     }
     // vocab-parallel embedding output (first stage) and logits input gradient (last stage)
-    tp_total += add(sp ? Op::reducescatter : Op::allreduce, Parallelism::tp,
-                    "embedding/logits", bytes, g, m * (p > 1 ? 1.0 : 2.0));
+    tp_total += add(sp ? Op::reducescatter : Op::allreduce, Parallelism::tp, "embedding/logits",
+                    bytes, g, m * (p > 1 ? 1.0 : 2.0));
     tp_mb = tp_total / m;
   }
   // PP: each stage sends activations forward and gradients backward per micro-batch and chunk.
@@ -238,7 +271,7 @@ void Estimator::evaluate(const Strategy &st, Estimate &e) const noexcept {
 
   // --- DP / ZeRO ---
   double dp_total = 0, overlap = 0;
-  const double bwd_mb = L * bwd_layer;  // backward of one micro-batch on the stage
+  const double bwd_mb = L * bwd_layer; // backward of one micro-batch on the stage
   const double fwd_mb = L * fwd_layer;
   if (st.dp > 1) {
     const CommGroup g = group_shape(st.dp, st.tp, gpn);
@@ -251,46 +284,58 @@ void Estimator::evaluate(const Strategy &st, Estimate &e) const noexcept {
       double time = add(op, by, what, bucket, g, full * times);
       const double t_rest = add(op, by, what, rest, g, times);
       time += t_rest;
-      last_s = rest > 0 ? t_rest / times : (full > 0 ? m_comm->price(op, g, bucket).time_us * 1e-6 : 0);
+      last_s =
+          rest > 0 ? t_rest / times : (full > 0 ? m_comm->price(op, g, bucket).time_us * 1e-6 : 0);
       return time;
     };
     double last = 0;
     const double grad_bytes = p_local * grad_el;
     if (st.zero == 0) {
-      const double tc = buckets(Op::allreduce, Parallelism::dp, "gradient buckets", grad_bytes, 1, last);
+      const double tc =
+          buckets(Op::allreduce, Parallelism::dp, "gradient buckets", grad_bytes, 1, last);
       dp_total += tc;
-      if (st.overlap_dp) overlap += std::min(tc - last, bwd_mb);
+      if (st.overlap_dp)
+        overlap += std::min(tc - last, bwd_mb);
     } else if (st.zero == 1) {
-      const double tc = buckets(Op::reducescatter, Parallelism::zero, "gradient buckets", grad_bytes, 1, last);
+      const double tc =
+          buckets(Op::reducescatter, Parallelism::zero, "gradient buckets", grad_bytes, 1, last);
       dp_total += tc;
-      if (st.overlap_dp) overlap += std::min(tc - last, bwd_mb);
+      if (st.overlap_dp)
+        overlap += std::min(tc - last, bwd_mb);
       double l2 = 0;
-      dp_total += buckets(Op::allgather, Parallelism::zero, "updated parameters", p_local * el, 1, l2);
+      dp_total +=
+          buckets(Op::allgather, Parallelism::zero, "updated parameters", p_local * el, 1, l2);
     } else if (st.zero == 2) {
-      const double tc = buckets(Op::reducescatter, Parallelism::zero, "gradient buckets (per micro-batch)",
-                                grad_bytes, m, last);
+      const double tc = buckets(Op::reducescatter, Parallelism::zero,
+                                "gradient buckets (per micro-batch)", grad_bytes, m, last);
       dp_total += tc;
-      if (st.overlap_dp) overlap += m * std::min(tc / m - last, bwd_mb);
+      if (st.overlap_dp)
+        overlap += m * std::min(tc / m - last, bwd_mb);
       double l2 = 0;
-      dp_total += buckets(Op::allgather, Parallelism::zero, "updated parameters", p_local * el, 1, l2);
+      dp_total +=
+          buckets(Op::allgather, Parallelism::zero, "updated parameters", p_local * el, 1, l2);
     } else {
       // ZeRO-3: gather each layer's parameters for forward and again for backward, and
       // reduce-scatter its gradients, every micro-batch; prefetch hides all but the first.
       const double layer_bytes = p_local / L * el;
       const double n = m * L;
-      const double t_agf = add(Op::allgather, Parallelism::zero, "layer parameters (forward)", layer_bytes, g, n);
-      const double t_agb = add(Op::allgather, Parallelism::zero, "layer parameters (backward)", layer_bytes, g, n);
-      const double t_rs = add(Op::reducescatter, Parallelism::zero, "layer gradients", p_local / L * grad_el, g, n);
+      const double t_agf =
+          add(Op::allgather, Parallelism::zero, "layer parameters (forward)", layer_bytes, g, n);
+      const double t_agb =
+          add(Op::allgather, Parallelism::zero, "layer parameters (backward)", layer_bytes, g, n);
+      const double t_rs =
+          add(Op::reducescatter, Parallelism::zero, "layer gradients", p_local / L * grad_el, g, n);
       dp_total += t_agf + t_agb + t_rs;
       if (st.overlap_dp) {
         const double one = t_agf / n;
-        overlap += m * std::min(t_agf / m - one, fwd_mb) +
-                   m * std::min((t_agb + t_rs) / m - one, bwd_mb);
+        overlap +=
+            m * std::min(t_agf / m - one, fwd_mb) + m * std::min((t_agb + t_rs) / m - one, bwd_mb);
       }
     }
   }
   overlap = std::max(0.0, overlap);
-  if (st.overlap_tp) overlap += std::min(tp_total, m * mb_cp);
+  if (st.overlap_tp)
+    overlap += std::min(tp_total, m * mb_cp);
 
   // --- Optimizer step: memory-bound Adam over the local shard (read 16 B, write 16 B / param) ---
   const double p_opt = p_local / (st.zero >= 1 ? d : 1.0);
@@ -311,14 +356,15 @@ void Estimator::evaluate(const Strategy &st, Estimate &e) const noexcept {
   // --- Memory on the first stage (Korthikanti et al. 2022, Sec. 4) ---
   const ModelStateBytes ms = model_state_bytes(p_local, st.zero, st.dp, st.fp32_grads, el);
   e.memory_bytes.weights = ms.weights;
-  if (st.zero >= 3 && st.dp > 1) e.memory_bytes.weights += 2 * p_local / L * el;  // gathered layers
+  if (st.zero >= 3 && st.dp > 1)
+    e.memory_bytes.weights += 2 * p_local / L * el; // gathered layers
   e.memory_bytes.gradients = ms.gradients;
   e.memory_bytes.optimizer = ms.optimizer;
   const double in_flight = st.pp == 1 ? 1.0 : std::min<double>(m, st.pp);
   const double interleave_factor = st.interleave > 1 ? 1.0 + (p - 1) / (p * v) : 1.0;
   double act = activation_bytes_per_layer(md, st.micro_batch, st.tp, sp, st.recompute) * L *
                in_flight * interleave_factor;
-  if (st.recompute == Recompute::full)  // one layer's activations live during its recompute
+  if (st.recompute == Recompute::full) // one layer's activations live during its recompute
     act += activation_bytes_per_layer(md, st.micro_batch, st.tp, sp, Recompute::none);
   e.memory_bytes.activations = act;
   e.memory_bytes.total = e.memory_bytes.weights + ms.gradients + ms.optimizer + act;
@@ -337,4 +383,4 @@ void Estimator::evaluate(const Strategy &st, Estimate &e) const noexcept {
   e.samples_per_s = B / it;
 }
 
-}  // namespace scalefit::estimator
+} // namespace scalefit::estimator

@@ -10,7 +10,7 @@ namespace scalefit::estimator {
 namespace {
 
 constexpr int kPointsPerOctave = 4;
-constexpr int kOctaves = 44;  // 1 B .. 16 TiB
+constexpr int kOctaves = 44; // 1 B .. 16 TiB
 constexpr int kPoints = kOctaves * kPointsPerOctave + 1;
 
 /// The tabulated fit of one (op, nranks, nnodes): log2 time at log2 sizes.
@@ -19,8 +19,8 @@ struct Curve {
   int nranks = 1, nnodes = 1;
   bool from_fit = false;
   int source = 0;
-  std::vector<float> log2_time_us;  // kPoints
-  std::vector<char> extrapolated;   // kPoints
+  std::vector<float> log2_time_us; // kPoints
+  std::vector<char> extrapolated;  // kPoints
 };
 
 class FitCommModel final : public CommModel {
@@ -31,11 +31,12 @@ public:
   }
 
   CommPrice price(Op op, const CommGroup &g, double bytes) const override {
-    if (g.nranks <= 1 || bytes <= 0) return {};
+    if (g.nranks <= 1 || bytes <= 0)
+      return {};
     const Curve &c = curve(op, g);
     if (!c.from_fit) {
       CommPrice p = m_spec->price(op, g, bytes);
-      p.source = kSpecOffset + p.source;  // keep spec ids distinct from fit entries
+      p.source = kSpecOffset + p.source; // keep spec ids distinct from fit entries
       return p;
     }
     const double x = std::max(0.0, std::log2(bytes)) * kPointsPerOctave;
@@ -49,7 +50,8 @@ public:
   }
 
   std::string source_name(int source) const override {
-    if (source >= kSpecOffset) return m_spec->source_name(source - kSpecOffset);
+    if (source >= kSpecOffset)
+      return m_spec->source_name(source - kSpecOffset);
     return "fit:" + m_sources.at(source);
   }
   bool source_is_fit(int source) const override { return source < kSpecOffset; }
@@ -59,7 +61,8 @@ private:
 
   const Curve &curve(Op op, const CommGroup &g) const {
     for (const Curve &c : m_curves)
-      if (c.op == op && c.nranks == g.nranks && c.nnodes == g.nnodes) return c;
+      if (c.op == op && c.nranks == g.nranks && c.nnodes == g.nnodes)
+        return c;
     Curve c;
     c.op = op;
     c.nranks = g.nranks;
@@ -70,7 +73,7 @@ private:
     q.nnodes = g.nnodes;
     q.dtype = m_dtype;
     auto first = fitting::predict(*m_fit, q, 1.0);
-    if (!first) {  // no entry of this dtype: any dtype
+    if (!first) { // no entry of this dtype: any dtype
       q.dtype.reset();
       first = fitting::predict(*m_fit, q, 1.0);
     }
@@ -93,7 +96,8 @@ private:
 
   int source_id(const std::string &entry) const {
     for (std::size_t i = 0; i < m_sources.size(); ++i)
-      if (m_sources[i] == entry) return static_cast<int>(i);
+      if (m_sources[i] == entry)
+        return static_cast<int>(i);
     m_sources.push_back(entry);
     return static_cast<int>(m_sources.size() - 1);
   }
@@ -101,13 +105,16 @@ private:
   fitting::FitFilePtr m_fit;
   std::shared_ptr<const CommModel> m_spec;
   DType m_dtype;
-  mutable std::vector<Curve> m_curves;  // grows on first use of an (op, group); stable refs via reserve
+  mutable std::vector<Curve>
+      m_curves; // grows on first use of an (op, group); stable refs via reserve
   mutable std::vector<std::string> m_sources;
 };
 
-}  // namespace
+} // namespace
 
-bool fit_support_available() { return true; }
+bool fit_support_available() {
+  return true;
+}
 
 std::shared_ptr<const CommModel> make_fit_comm_model(const std::string &fit_path,
                                                      std::shared_ptr<const CommModel> spec,
@@ -115,4 +122,4 @@ std::shared_ptr<const CommModel> make_fit_comm_model(const std::string &fit_path
   return std::make_shared<FitCommModel>(fitting::load_fit_file(fit_path), std::move(spec), dtype);
 }
 
-}  // namespace scalefit::estimator
+} // namespace scalefit::estimator

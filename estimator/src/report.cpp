@@ -31,7 +31,7 @@ nlohmann::json strategy_json(const Strategy &s) {
           {"overlap_dp", s.overlap_dp},
           {"overlap_tp", s.overlap_tp}};
 }
-}  // namespace
+} // namespace
 
 nlohmann::json estimate_json(const Estimator &est, const Strategy &s, const Estimate &e) {
   nlohmann::json j;
@@ -91,26 +91,31 @@ std::string estimate_table(const Estimator &est, const Strategy &s, const Estima
   fmt::format_to(out, "strategy  {}  micro-batches {}\n\n", strategy_label(s), e.micro_batches);
   const auto &t = e.time_s;
   fmt::format_to(out, "time per iteration [s] (Lu et al.: T_cp + T_cm - T_ol + T_sd)\n");
-  fmt::format_to(out, "  compute        {:10.4f}\n  communication  {:10.4f}   (TP {:.4f}, PP {:.4f}, DP/ZeRO {:.4f})\n",
+  fmt::format_to(out,
+                 "  compute        {:10.4f}\n  communication  {:10.4f}   (TP {:.4f}, PP {:.4f}, "
+                 "DP/ZeRO {:.4f})\n",
                  t.compute, t.communication, e.comm_tp_s, e.comm_pp_s, e.comm_dp_s);
-  fmt::format_to(out, "  overlap       -{:10.4f}\n  bubble         {:10.4f}\n  iteration      {:10.4f}\n\n",
-                 t.overlap, t.bubble, t.iteration);
+  fmt::format_to(
+      out, "  overlap       -{:10.4f}\n  bubble         {:10.4f}\n  iteration      {:10.4f}\n\n",
+      t.overlap, t.bubble, t.iteration);
   const auto &m = e.memory_bytes;
   fmt::format_to(out, "memory per GPU, first stage [GiB]\n");
   fmt::format_to(out, "  weights {:.2f}  gradients {:.2f}  optimizer {:.2f}  activations {:.2f}\n",
                  m.weights / kGiB, m.gradients / kGiB, m.optimizer / kGiB, m.activations / kGiB);
   fmt::format_to(out, "  total   {:.2f} of {:.0f}  -> {}\n\n", m.total / kGiB,
                  est.system().device.memory_gib, e.fits_memory ? "fits" : "DOES NOT FIT");
-  fmt::format_to(out, "throughput: {:.1f} TFLOP/s per GPU (hardware), MFU {:.1f}%, {:.2f} samples/s\n\n",
+  fmt::format_to(out,
+                 "throughput: {:.1f} TFLOP/s per GPU (hardware), MFU {:.1f}%, {:.2f} samples/s\n\n",
                  e.tflops_per_gpu, 100 * e.mfu, e.samples_per_s);
   fmt::format_to(out, "{:<5} {:<14} {:>12} {:>6} {:>6} {:>4} {:>10} {:>11} {:>9}  {}\n", "by", "op",
                  "bytes", "ranks", "nodes", "rpn", "count", "time_us", "total_s", "priced by");
   for (int i = 0; i < e.n_messages; ++i) {
     const Message &g = e.messages[i];
-    fmt::format_to(out, "{:<5} {:<14} {:>12.0f} {:>6} {:>6} {:>4} {:>10.0f} {:>11.1f} {:>9.4f}  {}{}  ({})\n",
-                   parallelism_name(g.by), op_name(g.op), g.bytes, g.group.nranks, g.group.nnodes,
-                   g.group.ranks_per_node, g.count, g.time_us, g.total_s(),
-                   est.comm().source_name(g.source), g.extrapolated ? " [extrapolated]" : "", g.what);
+    fmt::format_to(
+        out, "{:<5} {:<14} {:>12.0f} {:>6} {:>6} {:>4} {:>10.0f} {:>11.1f} {:>9.4f}  {}{}  ({})\n",
+        parallelism_name(g.by), op_name(g.op), g.bytes, g.group.nranks, g.group.nnodes,
+        g.group.ranks_per_node, g.count, g.time_us, g.total_s(), est.comm().source_name(g.source),
+        g.extrapolated ? " [extrapolated]" : "", g.what);
   }
   return o;
 }
@@ -118,8 +123,8 @@ std::string estimate_table(const Estimator &est, const Strategy &s, const Estima
 std::string search_table(const Estimator &est, const SearchResult &r) {
   std::string o;
   auto out = std::back_inserter(o);
-  fmt::format_to(out, "{:>4} {:>10} {:>9} {:>9} {:>9} {:>7} {:>6}  {}\n", "rank", "iter_s", "comp_s",
-                 "comm_s", "bubble_s", "mem_GiB", "MFU%", "strategy");
+  fmt::format_to(out, "{:>4} {:>10} {:>9} {:>9} {:>9} {:>7} {:>6}  {}\n", "rank", "iter_s",
+                 "comp_s", "comm_s", "bubble_s", "mem_GiB", "MFU%", "strategy");
   int i = 0;
   for (const Ranked &c : r.top) {
     const Estimate &e = c.estimate;
@@ -132,7 +137,8 @@ std::string search_table(const Estimator &est, const SearchResult &r) {
                  r.evaluated - r.accepted);
   for (int k = 1; k < static_cast<int>(r.rejected.size()); ++k)
     if (r.rejected[k] > 0)
-      fmt::format_to(out, "  rejected {:>9}  {}\n", r.rejected[k], reject_name(static_cast<Reject>(k)));
+      fmt::format_to(out, "  rejected {:>9}  {}\n", r.rejected[k],
+                     reject_name(static_cast<Reject>(k)));
   return o;
 }
 
@@ -142,10 +148,12 @@ nlohmann::json search_json(const Estimator &est, const SearchResult &r) {
   j["accepted"] = r.accepted;
   nlohmann::json rej = nlohmann::json::object();
   for (int k = 1; k < static_cast<int>(r.rejected.size()); ++k)
-    if (r.rejected[k] > 0) rej[reject_name(static_cast<Reject>(k))] = r.rejected[k];
+    if (r.rejected[k] > 0)
+      rej[reject_name(static_cast<Reject>(k))] = r.rejected[k];
   j["rejected"] = rej;
   j["top"] = nlohmann::json::array();
-  for (const Ranked &c : r.top) j["top"].push_back(estimate_json(est, c.strategy, c.estimate));
+  for (const Ranked &c : r.top)
+    j["top"].push_back(estimate_json(est, c.strategy, c.estimate));
   return j;
 }
 
@@ -172,7 +180,8 @@ std::string comparison_table(const Estimator &a, const Estimator &b, const Compa
   row("MFU %", 100 * ea.mfu, 100 * eb.mfu, ".1f");
   fmt::format_to(out, "strategy A: {}\nstrategy B: {}\n", strategy_label(c.a.strategy),
                  strategy_label(c.b.strategy));
-  fmt::format_to(out, "ratios B/A (Cheng et al.): training time {:.2f}x, communication time {:.2f}x\n",
+  fmt::format_to(out,
+                 "ratios B/A (Cheng et al.): training time {:.2f}x, communication time {:.2f}x\n",
                  c.time_ratio, c.comm_ratio);
   return o;
 }
@@ -188,4 +197,4 @@ nlohmann::json comparison_json(const Estimator &a, const Estimator &b, const Com
           {"exposed_share_b", c.exposed_share_b}};
 }
 
-}  // namespace scalefit::estimator
+} // namespace scalefit::estimator

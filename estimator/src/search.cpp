@@ -8,7 +8,8 @@
 namespace scalefit::estimator {
 
 SearchResult search(const Estimator &est, const SearchSpace &space, int top_k) {
-  if (space.gpus <= 0) throw InputError("must be a positive GPU count", "", 0, "--gpus");
+  if (space.gpus <= 0)
+    throw InputError("must be a positive GPU count", "", 0, "--gpus");
   if (space.global_batch <= 0)
     throw InputError("a positive global batch is needed (option or the model's global_batch)", "",
                      0, "--global-batch");
@@ -20,9 +21,11 @@ SearchResult search(const Estimator &est, const SearchSpace &space, int top_k) {
   s.global_batch = space.global_batch;
   const int n = space.gpus;
   for (int tp = 1; tp <= n; ++tp) {
-    if (n % tp != 0 || (space.max_tp > 0 && tp > space.max_tp)) continue;
+    if (n % tp != 0 || (space.max_tp > 0 && tp > space.max_tp))
+      continue;
     for (int pp = 1; pp <= n / tp; ++pp) {
-      if ((n / tp) % pp != 0) continue;
+      if ((n / tp) % pp != 0)
+        continue;
       const int dp = n / tp / pp;
       s.dp = dp;
       s.tp = tp;
@@ -41,7 +44,8 @@ SearchResult search(const Estimator &est, const SearchSpace &space, int top_k) {
                 Reject why = est.check(s, n);
                 if (why == Reject::none) {
                   est.evaluate(s, e);
-                  if (!e.fits_memory) why = Reject::memory;
+                  if (!e.fits_memory)
+                    why = Reject::memory;
                 }
                 if (why != Reject::none) {
                   ++r.rejected[static_cast<int>(why)];
@@ -52,11 +56,13 @@ SearchResult search(const Estimator &est, const SearchSpace &space, int top_k) {
                 if (static_cast<int>(r.top.size()) == top_k &&
                     t >= r.top.back().estimate.time_s.iteration)
                   continue;
-                auto pos = std::upper_bound(
-                    r.top.begin(), r.top.end(), t,
-                    [](double x, const Ranked &c) { return x < c.estimate.time_s.iteration; });
+                auto pos =
+                    std::upper_bound(r.top.begin(), r.top.end(), t, [](double x, const Ranked &c) {
+                      return x < c.estimate.time_s.iteration;
+                    });
                 r.top.insert(pos, Ranked{s, e});
-                if (static_cast<int>(r.top.size()) > top_k) r.top.pop_back();
+                if (static_cast<int>(r.top.size()) > top_k)
+                  r.top.pop_back();
               }
             }
           }
@@ -96,4 +102,4 @@ Comparison compare(const Estimator &a, const Estimator &b, const std::optional<S
   return c;
 }
 
-}  // namespace scalefit::estimator
+} // namespace scalefit::estimator

@@ -14,4 +14,4 @@ inline std::string system_path(const std::string &name) {
 inline std::string data_path(const std::string &name) {
   return std::string(SCALEFIT_TEST_DATA_DIR) + "/estimator/" + name;
 }
-}  // namespace scalefit::estimator::test_paths
+} // namespace scalefit::estimator::test_paths

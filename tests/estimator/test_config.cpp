@@ -12,12 +12,14 @@ using namespace scalefit::estimator;
 
 TEST(Config, EveryShippedModelAndSystemLoads) {
   int models = 0, systems = 0;
-  for (const auto &e : std::filesystem::directory_iterator(std::string(SCALEFIT_CONFIG_DIR) + "/models")) {
+  for (const auto &e :
+       std::filesystem::directory_iterator(std::string(SCALEFIT_CONFIG_DIR) + "/models")) {
     const ModelConfig m = load_model(e.path().string());
     EXPECT_NO_THROW(validate_model(m, e.path().string()));
     ++models;
   }
-  for (const auto &e : std::filesystem::directory_iterator(std::string(SCALEFIT_CONFIG_DIR) + "/systems")) {
+  for (const auto &e :
+       std::filesystem::directory_iterator(std::string(SCALEFIT_CONFIG_DIR) + "/systems")) {
     const SystemConfig s = load_system(e.path().string());
     EXPECT_GT(s.gpus_per_node, 0);
     EXPECT_FALSE(s.device.gemm_efficiency.steps.empty()) << e.path();

@@ -14,29 +14,36 @@
 static std::atomic<long> g_allocations{0};
 void *operator new(std::size_t n) {
   ++g_allocations;
-  if (void *p = std::malloc(n ? n : 1)) return p;
+  if (void *p = std::malloc(n ? n : 1))
+    return p;
   throw std::bad_alloc();
 }
-void operator delete(void *p) noexcept { std::free(p); }
-void operator delete(void *p, std::size_t) noexcept { std::free(p); }
+void operator delete(void *p) noexcept {
+  std::free(p);
+}
+void operator delete(void *p, std::size_t) noexcept {
+  std::free(p);
+}
 
 using namespace scalefit;
 using namespace scalefit::estimator;
 
 namespace {
 Estimator make(const char *model, const char *system = "dgx-a100-80gb") {
-  return Estimator(load_model(test_paths::model_path(model)), load_system(test_paths::system_path(system)));
+  return Estimator(load_model(test_paths::model_path(model)),
+                   load_system(test_paths::system_path(system)));
 }
 double volume(const Estimate &e, Parallelism a, Parallelism b) {
   // bytes each rank moves, nccl-tests' busbw convention: bytes * factor per operation
   double v = 0;
   for (int i = 0; i < e.n_messages; ++i) {
     const Message &m = e.messages[i];
-    if (m.by == a || m.by == b) v += m.count * m.bytes * busbw_factor(m.op, m.group.nranks);
+    if (m.by == a || m.by == b)
+      v += m.count * m.bytes * busbw_factor(m.op, m.group.nranks);
   }
   return v;
 }
-}  // namespace
+} // namespace
 
 TEST(Estimate, TimeSplitIdentityAndMessagesSumToCommunication) {
   const Estimator est = make("gpt-13b", "polaris");
@@ -49,7 +56,8 @@ TEST(Estimate, TimeSplitIdentityAndMessagesSumToCommunication) {
   const auto &t = e.time_s;
   EXPECT_NEAR(t.iteration, t.compute + t.communication - t.overlap + t.bubble, 1e-12);
   double sum = 0;
-  for (int i = 0; i < e.n_messages; ++i) sum += e.messages[i].total_s();
+  for (int i = 0; i < e.n_messages; ++i)
+    sum += e.messages[i].total_s();
   EXPECT_NEAR(sum, t.communication, 1e-9 * t.communication);
   EXPECT_GT(t.overlap, 0);
   EXPECT_LE(t.overlap, e.comm_dp_s);
@@ -74,7 +82,7 @@ TEST(Estimate, DpBucketsCarryAllGradients) {
     bytes += m.bytes * m.count;
     count += m.count;
   }
-  EXPECT_NEAR(bytes, 2 * e.params_per_gpu, 1.0);  // fp16 gradients of every parameter
+  EXPECT_NEAR(bytes, 2 * e.params_per_gpu, 1.0); // fp16 gradients of every parameter
   EXPECT_EQ(count, std::ceil(2 * e.params_per_gpu / (25 << 20)));
 }
 
@@ -106,7 +114,7 @@ TEST(Estimate, TensorAndPipelineMessages) {
   est.evaluate(s, ar);
   s.sp = true;
   est.evaluate(s, sp);
-  const double bsh = 2.0 * 2048 * 6144 * 2;  // b s h fp16
+  const double bsh = 2.0 * 2048 * 6144 * 2; // b s h fp16
   const int m = 8, layers_per_stage = 12;
   bool saw_ar = false, saw_pp = false;
   for (int i = 0; i < ar.n_messages; ++i) {
@@ -118,15 +126,16 @@ TEST(Estimate, TensorAndPipelineMessages) {
     }
     if (g.op == Op::sendrecv) {
       saw_pp = true;
-      EXPECT_EQ(g.bytes, bsh / 8);  // scatter/gather
+      EXPECT_EQ(g.bytes, bsh / 8); // scatter/gather
       EXPECT_EQ(g.count, 2 * 2 * m);
-      EXPECT_EQ(g.group.nnodes, 2);  // stages 8 ranks apart on 8-GPU nodes
+      EXPECT_EQ(g.group.nnodes, 2); // stages 8 ranks apart on 8-GPU nodes
     }
   }
   EXPECT_TRUE(saw_ar);
   EXPECT_TRUE(saw_pp);
   // SP: ReduceScatter + AllGather with the same sizes, no AllReduce.
-  for (int i = 0; i < sp.n_messages; ++i) EXPECT_NE(sp.messages[i].op, Op::allreduce);
+  for (int i = 0; i < sp.n_messages; ++i)
+    EXPECT_NE(sp.messages[i].op, Op::allreduce);
   // Interleaving divides the bubble by v (Narayanan et al.: (p-1)/(v m)).
   Strategy s1 = s;
   s1.interleave = 1;
@@ -134,7 +143,7 @@ TEST(Estimate, TensorAndPipelineMessages) {
   est.evaluate(s1, e1);
   const double per_mb_v2 = sp.time_s.bubble / ((4 - 1) / 2.0);
   const double per_mb_v1 = e1.time_s.bubble / 3.0;
-  EXPECT_NEAR(per_mb_v2 / per_mb_v1, 1.0, 0.05);  // same stage work; only PP sends differ
+  EXPECT_NEAR(per_mb_v2 / per_mb_v1, 1.0, 0.05); // same stage work; only PP sends differ
   EXPECT_LT(sp.time_s.bubble, 0.6 * e1.time_s.bubble);
 }
 
@@ -152,7 +161,7 @@ TEST(Estimate, RecomputationTradesMemoryForTime) {
   EXPECT_GT(sel.memory_bytes.activations, full.memory_bytes.activations);
   EXPECT_LT(none.time_s.compute, sel.time_s.compute);
   EXPECT_LT(sel.time_s.compute, full.time_s.compute);
-  EXPECT_FALSE(none.fits_memory);  // Korthikanti et al.: 59 GiB activations + states > 80 GiB
+  EXPECT_FALSE(none.fits_memory); // Korthikanti et al.: 59 GiB activations + states > 80 GiB
   EXPECT_TRUE(full.fits_memory);
 }
 
@@ -194,7 +203,7 @@ TEST(Estimate, EvaluateDoesNotAllocate) {
   s.recompute = Recompute::full, s.sp = true, s.interleave = 2;
   ASSERT_EQ(est.check(s, 3072), Reject::none);
   Estimate e;
-  est.evaluate(s, e);  // warm
+  est.evaluate(s, e); // warm
   const long before = g_allocations.load();
   for (int i = 0; i < 100; ++i) {
     s.micro_batch = 1 + i % 2;

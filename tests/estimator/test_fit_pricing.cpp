@@ -24,7 +24,7 @@ TEST(FitPricing, FitCoversWhatItHasAndSpecTheRest) {
     EXPECT_NE(fit->source_name(p.source).find("allreduce:world:8=1x8"), std::string::npos);
     EXPECT_FALSE(p.extrapolated);
   }
-  EXPECT_TRUE(fit->price(Op::allreduce, tp8, 100).extrapolated);  // below the measured range
+  EXPECT_TRUE(fit->price(Op::allreduce, tp8, 100).extrapolated); // below the measured range
   // AllGather is not in the file; neither is any inter-node group: spec curves.
   const CommPrice ag = fit->price(Op::allgather, tp8, 1e8);
   EXPECT_FALSE(fit->source_is_fit(ag.source));

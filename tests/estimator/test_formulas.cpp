@@ -20,14 +20,21 @@ ModelConfig gpt(int l, int h, int a, int s, int V) {
   m.vocabulary = V;
   return m;
 }
-}  // namespace
+} // namespace
 
 // Source: Cheng et al. 2024 (POMACS 8(1)), estimated FLOPs per sample, s = 1024, b = 1
 // (validation.md section A): 0.6, 8.2, 16.5, 41.2, 79.9, 114.4 TFLOP.
 TEST(Formulas, ChengFlopsPerSampleToATenthOfATflop) {
-  struct Row { const char *file; double tflop; };
-  for (Row r : {Row{"gpt-125m", 0.6}, {"gpt-1.3b", 8.2}, {"gpt-2.7b", 16.5}, {"gpt-6.7b", 41.2},
-                {"gpt-13b", 79.9}, {"gpt-18.4b", 114.4}}) {
+  struct Row {
+    const char *file;
+    double tflop;
+  };
+  for (Row r : {Row{"gpt-125m", 0.6},
+                {"gpt-1.3b", 8.2},
+                {"gpt-2.7b", 16.5},
+                {"gpt-6.7b", 41.2},
+                {"gpt-13b", 79.9},
+                {"gpt-18.4b", 114.4}}) {
     const ModelConfig m = load_model(test_paths::model_path(r.file));
     EXPECT_EQ(m.sequence, 1024) << r.file;
     EXPECT_NEAR(layer_flops_per_sample(m) * 1e-12, r.tflop, 0.05 + 1e-9) << r.file;
@@ -103,11 +110,11 @@ TEST(Formulas, GroupShapesFromGpusPerNode) {
     EXPECT_EQ(g.nnodes, nodes);
     EXPECT_EQ(g.ranks_per_node, rpn);
   };
-  eq(group_shape(8, 1, 8), 8, 1, 8);     // TP 8 inside a DGX
-  eq(group_shape(16, 8, 8), 16, 16, 1);  // DP across 16 nodes after TP 8
-  eq(group_shape(8, 2, 8), 8, 2, 4);     // DP 8 after TP 2: 4 per node, 2 nodes
-  eq(group_shape(4, 2, 8), 4, 1, 4);     // DP 4 after TP 2: one node
-  eq(group_shape(2, 4, 4), 2, 2, 1);     // PP neighbours on Polaris after tp*dp = 4
+  eq(group_shape(8, 1, 8), 8, 1, 8);    // TP 8 inside a DGX
+  eq(group_shape(16, 8, 8), 16, 16, 1); // DP across 16 nodes after TP 8
+  eq(group_shape(8, 2, 8), 8, 2, 4);    // DP 8 after TP 2: 4 per node, 2 nodes
+  eq(group_shape(4, 2, 8), 4, 1, 4);    // DP 4 after TP 2: one node
+  eq(group_shape(2, 4, 4), 2, 2, 1);    // PP neighbours on Polaris after tp*dp = 4
 }
 
 // Calculon's network model with our tiers, hand-computed: 8-rank AllReduce of 100 MB inside a

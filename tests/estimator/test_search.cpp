@@ -11,9 +11,10 @@ using namespace scalefit::estimator;
 
 namespace {
 Estimator make(const char *model, const char *system) {
-  return Estimator(load_model(test_paths::model_path(model)), load_system(test_paths::system_path(system)));
+  return Estimator(load_model(test_paths::model_path(model)),
+                   load_system(test_paths::system_path(system)));
 }
-}  // namespace
+} // namespace
 
 TEST(Search, RanksFitsAndCountsRejections) {
   const Estimator est = make("gpt-13b", "dgx-a100");
@@ -23,14 +24,16 @@ TEST(Search, RanksFitsAndCountsRejections) {
   const SearchResult r = search(est, space, 5);
   ASSERT_EQ(r.top.size(), 5u);
   long rejected = 0;
-  for (long n : r.rejected) rejected += n;
+  for (long n : r.rejected)
+    rejected += n;
   EXPECT_EQ(r.accepted + rejected, r.evaluated);
-  EXPECT_GT(r.rejected[static_cast<int>(Reject::memory)], 0);  // 13B with plain DP on 40 GB
+  EXPECT_GT(r.rejected[static_cast<int>(Reject::memory)], 0); // 13B with plain DP on 40 GB
   EXPECT_EQ(r.rejected[static_cast<int>(Reject::gpus)], 0);
   for (std::size_t i = 0; i < r.top.size(); ++i) {
     EXPECT_TRUE(r.top[i].estimate.fits_memory);
     EXPECT_EQ(r.top[i].strategy.gpus(), 64);
-    if (i > 0) EXPECT_LE(r.top[i - 1].estimate.time_s.iteration, r.top[i].estimate.time_s.iteration);
+    if (i > 0)
+      EXPECT_LE(r.top[i - 1].estimate.time_s.iteration, r.top[i].estimate.time_s.iteration);
   }
   // No layout of the space we evaluate by hand beats the best.
   const double best = r.top.front().estimate.time_s.iteration;
@@ -41,9 +44,11 @@ TEST(Search, RanksFitsAndCountsRejections) {
         Strategy s;
         s.tp = tp, s.dp = 64 / tp, s.zero = z, s.micro_batch = b, s.global_batch = 512;
         s.recompute = Recompute::selective, s.sp = tp > 1;
-        if (est.check(s, 64) != Reject::none) continue;
+        if (est.check(s, 64) != Reject::none)
+          continue;
         est.evaluate(s, e);
-        if (e.fits_memory) EXPECT_GE(e.time_s.iteration, best);
+        if (e.fits_memory)
+          EXPECT_GE(e.time_s.iteration, best);
       }
 }
 
@@ -56,8 +61,8 @@ TEST(Search, OneTrillionOn3072Gpus) {
   ASSERT_FALSE(r.top.empty());
   EXPECT_GT(r.evaluated, 100000);
   const Strategy &s = r.top.front().strategy;
-  EXPECT_GT(s.pp, 1);   // 1T parameters cannot fit without pipelining
-  EXPECT_LE(s.tp, 8);   // TP stays inside a node (Cheng et al.'s guideline) for the best layout
+  EXPECT_GT(s.pp, 1); // 1T parameters cannot fit without pipelining
+  EXPECT_LE(s.tp, 8); // TP stays inside a node (Cheng et al.'s guideline) for the best layout
   EXPECT_GT(r.rejected[static_cast<int>(Reject::memory)], 0);
 }
 

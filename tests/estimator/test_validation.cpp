@@ -21,7 +21,9 @@ Estimate run(const char *model, Strategy s) {
   est.evaluate(s, e);
   return e;
 }
-double rel(double pred, double pub) { return std::fabs(pred - pub) / pub; }
+double rel(double pred, double pub) {
+  return std::fabs(pred - pub) / pub;
+}
 
 // Korthikanti et al. 2022, Table 3 setups: 22B t=8 p=1 B=4 b=4; 175B t=8 p=8 B=64 b=1 on 64 GPUs,
 // interleaved with v=3 (the (1 + (p-1)/(p v)) factor of their Sec. 4.2.3 that reproduces both of
@@ -39,11 +41,14 @@ Strategy korthikanti(bool big, Recompute r, bool sp) {
   s.fp32_grads = true;
   return s;
 }
-}  // namespace
+} // namespace
 
 // Source: Korthikanti et al. 2022 (validation.md C): first-stage memory per GPU, GiB.
 TEST(Validation, KorthikantiMemoryWithin5Percent) {
-  struct Row { bool big; double states, act_tp, act_sp_sel; };
+  struct Row {
+    bool big;
+    double states, act_tp, act_sp_sel;
+  };
   for (Row r : {Row{false, 45.56, 59.25, 9.56}, Row{true, 45.56, 66.84, 12.35}}) {
     const char *model = r.big ? "gpt-175b-korthikanti" : "gpt-22b-korthikanti";
     const Estimate tp = run(model, korthikanti(r.big, Recompute::none, false));
@@ -62,9 +67,15 @@ TEST(Validation, KorthikantiMemoryWithin5Percent) {
 // Source: Korthikanti et al. 2022 (validation.md C): iteration time 22B full 1.42 s, SP+selective
 // 1.10 s; 175B full 18.13 s, SP+selective 13.75 s.
 TEST(Validation, KorthikantiIterationTimeWithin10Percent) {
-  struct Row { bool big; Recompute r; bool sp; double seconds; };
-  for (Row r : {Row{false, Recompute::full, false, 1.42}, Row{false, Recompute::selective, true, 1.10},
-                Row{true, Recompute::full, false, 18.13}, Row{true, Recompute::selective, true, 13.75}}) {
+  struct Row {
+    bool big;
+    Recompute r;
+    bool sp;
+    double seconds;
+  };
+  for (Row r :
+       {Row{false, Recompute::full, false, 1.42}, Row{false, Recompute::selective, true, 1.10},
+        Row{true, Recompute::full, false, 18.13}, Row{true, Recompute::selective, true, 13.75}}) {
     const char *model = r.big ? "gpt-175b-korthikanti" : "gpt-22b-korthikanti";
     const Estimate e = run(model, korthikanti(r.big, r.r, r.sp));
     EXPECT_LT(rel(e.time_s.iteration, r.seconds), 0.10) << model << " " << recompute_name(r.r);
@@ -79,7 +90,11 @@ TEST(Validation, KorthikantiIterationTimeWithin10Percent) {
 // full recomputation, s = 2048, d = n / (t p). Table 1 gives no micro-batch: we use b = 4 for
 // every row; Megatron-LM (2021) reduced gradients after the backward pass (no overlap).
 TEST(Validation, MegatronThroughputWithin10Percent) {
-  struct Row { const char *model; int t, n, B; double tflops; };
+  struct Row {
+    const char *model;
+    int t, n, B;
+    double tflops;
+  };
   for (Row r : {Row{"megatron-1.7b", 1, 32, 512, 137}, Row{"megatron-3.6b", 2, 64, 512, 138},
                 Row{"megatron-7.5b", 4, 128, 512, 142}, Row{"megatron-18.4b", 8, 256, 1024, 135}}) {
     Strategy s;

@@ -15,9 +15,9 @@ namespace scalefit::estimator {
 
 /// A communicator's shape under Megatron placement (TP innermost, then DP, then PP).
 struct CommGroup {
-  int nranks = 1;          ///< ranks in the communicator
-  int nnodes = 1;          ///< distinct nodes among them
-  int ranks_per_node = 1;  ///< ranks of this communicator on each of its nodes
+  int nranks = 1;         ///< ranks in the communicator
+  int nnodes = 1;         ///< distinct nodes among them
+  int ranks_per_node = 1; ///< ranks of this communicator on each of its nodes
 };
 
 /// Shape of a group of `nranks` ranks whose members are `stride` ranks apart in a rank order
@@ -26,9 +26,9 @@ CommGroup group_shape(int nranks, int stride, int gpus_per_node);
 
 /// The price of one operation.
 struct CommPrice {
-  double time_us = 0;         ///< time of one operation [us]
-  int source = 0;             ///< id of what priced it; CommModel::source_name(source)
-  bool extrapolated = false;  ///< a fit used outside its measured range or node counts
+  double time_us = 0;        ///< time of one operation [us]
+  int source = 0;            ///< id of what priced it; CommModel::source_name(source)
+  bool extrapolated = false; ///< a fit used outside its measured range or node counts
 };
 
 /// Prices communication. Implementations must not allocate in price() once warmed up for a
@@ -75,4 +75,4 @@ std::shared_ptr<const CommModel> make_fit_comm_model(const std::string &fit_path
                                                      std::shared_ptr<const CommModel> spec,
                                                      DType dtype);
 
-}  // namespace scalefit::estimator
+} // namespace scalefit::estimator

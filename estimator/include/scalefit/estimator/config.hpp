@@ -12,33 +12,34 @@ namespace scalefit::estimator {
 
 /// A GPT/BERT-style transformer (Narayanan et al. 2021 notation: l, h, a, s, V).
 struct ModelConfig {
-  std::string name;       ///< label for tables ("gpt-13b")
-  int layers = 0;         ///< l, transformer layers
-  int hidden = 0;         ///< h (d in Cheng et al.), hidden size
-  int heads = 0;          ///< a, attention heads
-  int sequence = 0;       ///< s, tokens per sample
-  int vocabulary = 0;     ///< V, vocabulary size (padded as the run pads it)
-  int ffn = 0;            ///< MLP inner size; 4h when 0
-  DType dtype = DType::half;  ///< training dtype of weights and activations (half or bfloat16)
-  int global_batch = 0;   ///< default global batch B [samples]; 0 = none
+  std::string name;          ///< label for tables ("gpt-13b")
+  int layers = 0;            ///< l, transformer layers
+  int hidden = 0;            ///< h (d in Cheng et al.), hidden size
+  int heads = 0;             ///< a, attention heads
+  int sequence = 0;          ///< s, tokens per sample
+  int vocabulary = 0;        ///< V, vocabulary size (padded as the run pads it)
+  int ffn = 0;               ///< MLP inner size; 4h when 0
+  DType dtype = DType::half; ///< training dtype of weights and activations (half or bfloat16)
+  int global_batch = 0;      ///< default global batch B [samples]; 0 = none
   /// MLP inner size [elements]: ffn, or 4h when unset.
   int ffn_size() const { return ffn > 0 ? ffn : 4 * hidden; }
 };
 
 /// One row of a step efficiency table: sizes at or above `min_size` run at `efficiency`.
 struct EfficiencyStep {
-  double min_size = 0;     ///< GFLOP for compute tables, MB (1e6 B) for memory tables
-  double efficiency = 1;   ///< fraction of peak in (0, 1]
+  double min_size = 0;   ///< GFLOP for compute tables, MB (1e6 B) for memory tables
+  double efficiency = 1; ///< fraction of peak in (0, 1]
 };
 
 /// Step efficiency table as Calculon writes it (papers README): the first row (sorted by
 /// descending min_size) whose min_size <= size gives the efficiency; below all rows, the last.
 struct EfficiencyTable {
-  std::vector<EfficiencyStep> steps;  ///< sorted by descending min_size
+  std::vector<EfficiencyStep> steps; ///< sorted by descending min_size
   /// Efficiency for an operation of `size` (GFLOP or MB, matching the table's unit).
   double at(double size) const {
     for (const auto &s : steps)
-      if (size >= s.min_size) return s.efficiency;
+      if (size >= s.min_size)
+        return s.efficiency;
     return steps.empty() ? 1.0 : steps.back().efficiency;
   }
 };
@@ -46,31 +47,31 @@ struct EfficiencyTable {
 /// A network tier priced by the alpha-beta (Hockney) model as Calculon writes it:
 /// time = latency + size * factor / (bandwidth * efficiency).
 struct CommTier {
-  double latency_us = 0;        ///< per-operation latency [us]
-  double bandwidth_gbps = 0;    ///< intra: GPU-to-GPU P2P per GPU; inter: NIC per node [GB/s]
-  double efficiency = 1;        ///< achievable fraction of bandwidth_gbps as nccl-tests busbw
+  double latency_us = 0;     ///< per-operation latency [us]
+  double bandwidth_gbps = 0; ///< intra: GPU-to-GPU P2P per GPU; inter: NIC per node [GB/s]
+  double efficiency = 1;     ///< achievable fraction of bandwidth_gbps as nccl-tests busbw
 };
 
 /// The accelerator: peak rates, HBM, and the compute efficiency model.
 struct DeviceConfig {
-  std::string name;                 ///< e.g. "A100-SXM4-80GB"
-  double memory_gib = 0;            ///< HBM capacity [GiB]
-  double hbm_gbps = 0;              ///< HBM bandwidth [GB/s]
-  double matrix_tflops_16 = 0;      ///< dense fp16/bf16 tensor-core peak [TFLOP/s]
-  double matrix_tflops_32 = 0;      ///< fp32 (tf32 where the device uses it) peak [TFLOP/s]
-  double vector_tflops = 0;         ///< non-tensor-core peak [TFLOP/s]
-  EfficiencyTable gemm_efficiency;  ///< by GFLOP of one GEMM
-  EfficiencyTable hbm_efficiency;   ///< by MB moved by one memory-bound kernel
-  double kernel_launch_us = 0;      ///< fixed cost per kernel (Cheng et al.'s k1 dispatch share)
+  std::string name;                ///< e.g. "A100-SXM4-80GB"
+  double memory_gib = 0;           ///< HBM capacity [GiB]
+  double hbm_gbps = 0;             ///< HBM bandwidth [GB/s]
+  double matrix_tflops_16 = 0;     ///< dense fp16/bf16 tensor-core peak [TFLOP/s]
+  double matrix_tflops_32 = 0;     ///< fp32 (tf32 where the device uses it) peak [TFLOP/s]
+  double vector_tflops = 0;        ///< non-tensor-core peak [TFLOP/s]
+  EfficiencyTable gemm_efficiency; ///< by GFLOP of one GEMM
+  EfficiencyTable hbm_efficiency;  ///< by MB moved by one memory-bound kernel
+  double kernel_launch_us = 0;     ///< fixed cost per kernel (Cheng et al.'s k1 dispatch share)
 };
 
 /// A cluster: nodes of identical devices, an intra-node and an inter-node tier.
 struct SystemConfig {
-  std::string name;       ///< label ("dgx-a100")
-  int gpus_per_node = 1;  ///< GPUs per node
-  DeviceConfig device;    ///< the accelerator
-  CommTier intra;         ///< NVLink / NVSwitch
-  CommTier inter;         ///< NICs of a node together
+  std::string name;      ///< label ("dgx-a100")
+  int gpus_per_node = 1; ///< GPUs per node
+  DeviceConfig device;   ///< the accelerator
+  CommTier intra;        ///< NVLink / NVSwitch
+  CommTier inter;        ///< NICs of a node together
   /// Bytes of HBM per GPU.
   double memory_bytes() const;
 };
@@ -82,20 +83,20 @@ const char *recompute_name(Recompute r);
 
 /// A parallel layout and its training options (Megatron-LM and ZeRO terms).
 struct Strategy {
-  int dp = 1;                 ///< data-parallel degree d
-  int tp = 1;                 ///< tensor-parallel degree t
-  int pp = 1;                 ///< pipeline-parallel degree p
-  int zero = 0;               ///< ZeRO stage 0..3 (3 = FSDP full shard)
-  Recompute recompute = Recompute::none;  ///< activation recomputation
-  bool sp = false;            ///< sequence parallelism (needs tp > 1 to matter)
-  int micro_batch = 1;        ///< b [samples]
-  int global_batch = 0;       ///< B [samples]; 0 = dp * micro_batch (one micro-batch)
-  int interleave = 1;         ///< v, model chunks per pipeline stage (interleaved 1F1B)
-  double bucket_bytes = 25.0 * 1024 * 1024;  ///< DP gradient bucket [bytes]
-  bool fp32_grads = false;    ///< keep and reduce fp32 gradients (Megatron: 18 B/parameter)
-  bool overlap_dp = true;     ///< hide DP bucket reductions and ZeRO-3 prefetch behind compute
-  bool overlap_tp = false;    ///< hide TP collectives behind compute (not by default)
-  bool pp_scatter_gather = true;  ///< send b s h / t per boundary when tp > 1 (Narayanan et al.)
+  int dp = 1;                            ///< data-parallel degree d
+  int tp = 1;                            ///< tensor-parallel degree t
+  int pp = 1;                            ///< pipeline-parallel degree p
+  int zero = 0;                          ///< ZeRO stage 0..3 (3 = FSDP full shard)
+  Recompute recompute = Recompute::none; ///< activation recomputation
+  bool sp = false;                       ///< sequence parallelism (needs tp > 1 to matter)
+  int micro_batch = 1;                   ///< b [samples]
+  int global_batch = 0;                  ///< B [samples]; 0 = dp * micro_batch (one micro-batch)
+  int interleave = 1;                    ///< v, model chunks per pipeline stage (interleaved 1F1B)
+  double bucket_bytes = 25.0 * 1024 * 1024; ///< DP gradient bucket [bytes]
+  bool fp32_grads = false;       ///< keep and reduce fp32 gradients (Megatron: 18 B/parameter)
+  bool overlap_dp = true;        ///< hide DP bucket reductions and ZeRO-3 prefetch behind compute
+  bool overlap_tp = false;       ///< hide TP collectives behind compute (not by default)
+  bool pp_scatter_gather = true; ///< send b s h / t per boundary when tp > 1 (Narayanan et al.)
   /// Number of GPUs dp * tp * pp.
   int gpus() const { return dp * tp * pp; }
   /// Effective global batch: global_batch, or dp * micro_batch when unset.
@@ -114,4 +115,4 @@ SystemConfig load_system(const std::string &path);
 /// \throws InputError naming `origin` (a file or "command line") and the field.
 void validate_model(const ModelConfig &model, const std::string &origin);
 
-}  // namespace scalefit::estimator
+} // namespace scalefit::estimator

@@ -34,9 +34,9 @@ double iteration_flops(const ModelConfig &m, double batch, Recompute recompute);
 /// 2 psi (4 psi with fp32_grads, Megatron), optimizer 12 psi; ZeRO-1 shards the optimizer,
 /// ZeRO-2 also the gradients, ZeRO-3 also the weights.
 struct ModelStateBytes {
-  double weights = 0;    ///< [bytes]
-  double gradients = 0;  ///< [bytes]
-  double optimizer = 0;  ///< [bytes]
+  double weights = 0;   ///< [bytes]
+  double gradients = 0; ///< [bytes]
+  double optimizer = 0; ///< [bytes]
   double total() const { return weights + gradients + optimizer; }
 };
 /// See ModelStateBytes. \param zero stage 0..3.
@@ -64,15 +64,15 @@ const char *parallelism_name(Parallelism p);
 
 /// One kind of communication message of an iteration, priced.
 struct Message {
-  Op op = Op::allreduce;          ///< the collective
-  Parallelism by = Parallelism::dp;  ///< who emits it
-  const char *what = "";          ///< static description ("gradient bucket", "forward", ...)
-  double bytes = 0;               ///< nccl-tests size of one operation [B]
-  CommGroup group;                ///< communicator shape
-  double count = 0;               ///< operations per iteration on each GPU
-  double time_us = 0;             ///< time of one operation [us]
-  int source = 0;                 ///< CommModel source id that priced it
-  bool extrapolated = false;      ///< priced outside a fit's measured range
+  Op op = Op::allreduce;            ///< the collective
+  Parallelism by = Parallelism::dp; ///< who emits it
+  const char *what = "";            ///< static description ("gradient bucket", "forward", ...)
+  double bytes = 0;                 ///< nccl-tests size of one operation [B]
+  CommGroup group;                  ///< communicator shape
+  double count = 0;                 ///< operations per iteration on each GPU
+  double time_us = 0;               ///< time of one operation [us]
+  int source = 0;                   ///< CommModel source id that priced it
+  bool extrapolated = false;        ///< priced outside a fit's measured range
   /// Time of all `count` operations [s].
   double total_s() const { return count * time_us * 1e-6; }
 };
@@ -83,13 +83,13 @@ inline constexpr int kMaxMessages = 16;
 /// Why a layout cannot run (search counts these).
 enum class Reject {
   none,
-  gpus,        ///< dp * tp * pp differs from the GPU count
-  heads,       ///< heads % tp != 0
-  layers,      ///< layers % (pp * interleave) != 0
-  batch,       ///< global batch % (dp * micro_batch) != 0
-  interleave,  ///< interleave > 1 needs pp > 1 and micro-batches % pp == 0 (Megatron)
-  zero,        ///< ZeRO stage outside 0..3, or ZeRO-2/3 with pp > 1 (DeepSpeed)
-  memory,      ///< does not fit in device memory
+  gpus,       ///< dp * tp * pp differs from the GPU count
+  heads,      ///< heads % tp != 0
+  layers,     ///< layers % (pp * interleave) != 0
+  batch,      ///< global batch % (dp * micro_batch) != 0
+  interleave, ///< interleave > 1 needs pp > 1 and micro-batches % pp == 0 (Megatron)
+  zero,       ///< ZeRO stage outside 0..3, or ZeRO-2/3 with pp > 1 (DeepSpeed)
+  memory,     ///< does not fit in device memory
 };
 /// Short reason ("heads % tp", "memory", ...).
 const char *reject_name(Reject r);
@@ -105,18 +105,18 @@ struct Estimate {
   struct {
     double weights = 0, gradients = 0, optimizer = 0, activations = 0, total = 0;
   } memory_bytes;
-  bool fits_memory = false;        ///< total <= device memory
-  double params = 0;               ///< parameters of the model
-  double params_per_gpu = 0;       ///< parameters held by the largest stage's TP rank
-  double model_flops = 0;          ///< FLOPs of the iteration without recomputation
-  double hardware_flops = 0;       ///< FLOPs executed, with recomputation
-  double tflops_per_gpu = 0;       ///< hardware FLOPs / (GPUs * iteration) [TFLOP/s]
-  double mfu = 0;                  ///< model FLOPs / (GPUs * iteration * peak)
-  double samples_per_s = 0;        ///< global batch / iteration time
-  int micro_batches = 0;           ///< m = B / (dp * b)
-  double comm_tp_s = 0, comm_pp_s = 0, comm_dp_s = 0;  ///< T_cm by parallelism [s]
-  std::array<Message, kMaxMessages> messages{};        ///< the message list
-  int n_messages = 0;                                  ///< used entries of messages
+  bool fits_memory = false;  ///< total <= device memory
+  double params = 0;         ///< parameters of the model
+  double params_per_gpu = 0; ///< parameters held by the largest stage's TP rank
+  double model_flops = 0;    ///< FLOPs of the iteration without recomputation
+  double hardware_flops = 0; ///< FLOPs executed, with recomputation
+  double tflops_per_gpu = 0; ///< hardware FLOPs / (GPUs * iteration) [TFLOP/s]
+  double mfu = 0;            ///< model FLOPs / (GPUs * iteration * peak)
+  double samples_per_s = 0;  ///< global batch / iteration time
+  int micro_batches = 0;     ///< m = B / (dp * b)
+  double comm_tp_s = 0, comm_pp_s = 0, comm_dp_s = 0; ///< T_cm by parallelism [s]
+  std::array<Message, kMaxMessages> messages{};       ///< the message list
+  int n_messages = 0;                                 ///< used entries of messages
 };
 
 /// Evaluates layouts of one model on one system. Construction precomputes what does not depend
@@ -147,11 +147,11 @@ private:
   ModelConfig m_model;
   SystemConfig m_system;
   std::shared_ptr<const CommModel> m_comm;
-  double m_peak = 0;        // [FLOP/s]
-  double m_hbm = 0;         // [B/s]
-  double m_launch_s = 0;    // [s]
-  double m_el = 2;          // bytes per element
+  double m_peak = 0;     // [FLOP/s]
+  double m_hbm = 0;      // [B/s]
+  double m_launch_s = 0; // [s]
+  double m_el = 2;       // bytes per element
   double m_params = 0;
 };
 
-}  // namespace scalefit::estimator
+} // namespace scalefit::estimator

@@ -33,4 +33,4 @@ std::string comparison_table(const Estimator &a, const Estimator &b, const Compa
 /// JSON of a comparison: a, b (estimate_json), time_ratio, comm_ratio, comm_share_a/b.
 nlohmann::json comparison_json(const Estimator &a, const Estimator &b, const Comparison &c);
 
-}  // namespace scalefit::estimator
+} // namespace scalefit::estimator
