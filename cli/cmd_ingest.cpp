@@ -28,16 +28,22 @@ ingest::IngestOptions to_options(const IngestArgs &a) {
   ingest::IngestOptions opt;
   if (!a.op.empty()) {
     opt.op = parse_op(a.op);
-    if (!opt.op) throw InputError("unknown operation '" + a.op + "'", "", 0, "--op");
+    if (!opt.op)
+      throw InputError("unknown operation '" + a.op + "'", "", 0, "--op");
   }
   if (!a.dtype.empty()) {
     opt.dtype = parse_dtype(a.dtype);
-    if (!opt.dtype) throw InputError("unknown data type '" + a.dtype + "'", "", 0, "--dtype");
+    if (!opt.dtype)
+      throw InputError("unknown data type '" + a.dtype + "'", "", 0, "--dtype");
   }
-  if (a.nranks < 0) throw InputError("must be >= 1", "", 0, "--nranks");
-  if (a.nnodes < 0) throw InputError("must be >= 1", "", 0, "--nnodes");
-  if (a.nranks > 0) opt.nranks = a.nranks;
-  if (a.nnodes > 0) opt.nnodes = a.nnodes;
+  if (a.nranks < 0)
+    throw InputError("must be >= 1", "", 0, "--nranks");
+  if (a.nnodes < 0)
+    throw InputError("must be >= 1", "", 0, "--nnodes");
+  if (a.nranks > 0)
+    opt.nranks = a.nranks;
+  if (a.nnodes > 0)
+    opt.nnodes = a.nnodes;
   opt.system = a.system;
   opt.strict = a.strict;
   return opt;
@@ -51,14 +57,17 @@ void run_ingest(const IngestArgs &a, bool osu) {
     results.push_back(osu ? ingest::read_osu(f, opt) : ingest::read_nccl_tests(f, opt));
     const auto &r = results.back();
     if (!a.quiet)
-      for (const auto &n : r.notes) std::fprintf(stderr, "scalefit: note: %s\n", n.c_str());
-    for (const auto &w : r.warnings) std::fprintf(stderr, "scalefit: warning: %s\n", w.c_str());
+      for (const auto &n : r.notes)
+        std::fprintf(stderr, "scalefit: note: %s\n", n.c_str());
+    for (const auto &w : r.warnings)
+      std::fprintf(stderr, "scalefit: warning: %s\n", w.c_str());
   }
   std::unique_ptr<JsonlWriter> writer;
   if (!a.out.empty() && a.out != "-") {
     if (!a.append) {
       std::ofstream trunc(a.out, std::ios::trunc);
-      if (!trunc) throw InputError("cannot open output file", a.out, 0, "-o");
+      if (!trunc)
+        throw InputError("cannot open output file", a.out, 0, "-o");
     }
     writer = std::make_unique<JsonlWriter>(a.out);
   }
@@ -71,17 +80,20 @@ void run_ingest(const IngestArgs &a, bool osu) {
   for (std::size_t i = 0; i < results.size(); ++i) {
     const auto &r = results[i];
     emit(to_json(r.context));
-    for (const auto &m : r.measurements) emit(to_json(m));
+    for (const auto &m : r.measurements)
+      emit(to_json(m));
     if (!a.quiet) {
       std::string ops;
       for (const auto &m : r.measurements) {
         const std::string name(op_name(m.op));
-        if (ops.find(name) == std::string::npos) ops += (ops.empty() ? "" : ",") + name;
+        if (ops.find(name) == std::string::npos)
+          ops += (ops.empty() ? "" : ",") + name;
       }
-      std::fprintf(stderr, "%s", fmt::format("scalefit: {}: {} records ({}; {} ranks, {} nodes), {} warnings\n",
-                                             a.files[i], r.measurements.size(), ops,
-                                             r.context.nranks, r.context.nnodes,
-                                             r.warnings.size()).c_str());
+      std::fprintf(stderr, "%s",
+                   fmt::format("scalefit: {}: {} records ({}; {} ranks, {} nodes), {} warnings\n",
+                               a.files[i], r.measurements.size(), ops, r.context.nranks,
+                               r.context.nnodes, r.warnings.size())
+                       .c_str());
     }
   }
 }
@@ -89,7 +101,8 @@ void run_ingest(const IngestArgs &a, bool osu) {
 void add_common(CLI::App *sub, IngestArgs &a) {
   sub->add_option("files", a.files, "log files to read")->required()->check(CLI::ExistingFile);
   sub->add_option("-o,--out", a.out, "output JSONL file (default: stdout)");
-  sub->add_option("--op", a.op, "operation when the log does not name it (allreduce, allgather, ...)");
+  sub->add_option("--op", a.op,
+                  "operation when the log does not name it (allreduce, allgather, ...)");
   sub->add_option("--nranks", a.nranks, "ranks when the log does not list them");
   sub->add_option("--nnodes", a.nnodes, "nodes when the log names no hosts (default 1)");
   sub->add_option("--dtype", a.dtype, "data type when the log's is missing or unknown");
@@ -99,7 +112,7 @@ void add_common(CLI::App *sub, IngestArgs &a) {
   sub->add_flag("-q,--quiet", a.quiet, "print warnings only (no notes, no summary)");
 }
 
-}  // namespace
+} // namespace
 
 void add_ingest_commands(CLI::App &app) {
   auto *ingest = app.add_subcommand("ingest", "convert nccl-tests or OSU output to scalefit JSONL");
@@ -109,9 +122,10 @@ void add_ingest_commands(CLI::App &app) {
   add_common(nccl, *args);
   nccl->callback([args] { run_ingest(*args, false); });
   auto osu_args = std::make_shared<IngestArgs>();
-  auto *osu = ingest->add_subcommand("osu", "read OSU Micro-Benchmarks output (latency, bw, bibw, collectives)");
+  auto *osu = ingest->add_subcommand(
+      "osu", "read OSU Micro-Benchmarks output (latency, bw, bibw, collectives)");
   add_common(osu, *osu_args);
   osu->callback([osu_args] { run_ingest(*osu_args, true); });
 }
 
-}  // namespace scalefit::cli
+} // namespace scalefit::cli

@@ -13,16 +13,17 @@
 namespace {
 
 std::string make_nccl_log(int rows, int info_per_row) {
-  const auto path =
-      (std::filesystem::temp_directory_path() / ("bench_ingest_nccl_" + std::to_string(rows) + ".txt"))
-          .string();
+  const auto path = (std::filesystem::temp_directory_path() /
+                     ("bench_ingest_nccl_" + std::to_string(rows) + ".txt"))
+                        .string();
   std::ofstream out(path);
   out << "# nccl-tests version 2.18.3 nccl-headers=22807 nccl-library=22807\n"
          "# Collective test starting: all_reduce_perf\n#\n# Using devices\n";
   for (int r = 0; r < 8; ++r)
     out << "#  Rank  " << r << " Group  0 Pid  1 on node-a device  " << r
         << " [0000:01:00] NVIDIA H100\n";
-  out << "#       size         count      type   redop    root     time   algbw   busbw  #wrong     "
+  out << "#       size         count      type   redop    root     time   algbw   busbw  #wrong    "
+         " "
          "time   algbw   busbw  #wrong\n";
   char buf[256];
   for (int i = 0; i < rows; ++i) {
@@ -31,9 +32,10 @@ std::string make_nccl_log(int rows, int info_per_row) {
     const long size = 1024L * (i + 1);
     const double t = 10.0 + size * 1e-4;
     const double alg = size / (t * 1e-6) / 1e9;
-    std::snprintf(buf, sizeof buf,
-                  "%12ld  %12ld  %8s  %6s  %6d  %7.2f  %6.2f  %6.2f  %6d  %7.2f  %6.2f  %6.2f  %6d\n",
-                  size, size / 4, "float", "sum", -1, t, alg, alg * 1.75, 0, t, alg, alg * 1.75, 0);
+    std::snprintf(
+        buf, sizeof buf,
+        "%12ld  %12ld  %8s  %6s  %6d  %7.2f  %6.2f  %6.2f  %6d  %7.2f  %6.2f  %6.2f  %6d\n", size,
+        size / 4, "float", "sum", -1, t, alg, alg * 1.75, 0, t, alg, alg * 1.75, 0);
     out << buf;
   }
   out << "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 1\n#\n"
@@ -73,6 +75,6 @@ void BM_read_osu(benchmark::State &state) {
 }
 BENCHMARK(BM_read_osu)->Arg(10000)->Unit(benchmark::kMillisecond);
 
-}  // namespace
+} // namespace
 
 BENCHMARK_MAIN();

@@ -27,7 +27,8 @@ std::string data(const std::string &name) {
 const MeasurementRecord *find(const IngestResult &r, std::uint64_t bytes, Placement p,
                               std::optional<Op> op = std::nullopt) {
   for (const auto &m : r.measurements)
-    if (m.bytes == bytes && m.placement == p && (!op || m.op == *op)) return &m;
+    if (m.bytes == bytes && m.placement == p && (!op || m.op == *op))
+      return &m;
   return nullptr;
 }
 
@@ -41,7 +42,7 @@ bool any_contains(const std::vector<std::string> &v, const std::string &a,
 // One row of each shared log: the largest size, both placements, as printed in the file.
 struct LogCase {
   const char *file;
-  std::optional<int> nnodes_opt;  // --nnodes where the log names no hosts
+  std::optional<int> nnodes_opt; // --nnodes where the log names no hosts
   std::size_t records;
   Op op;
   int nranks;
@@ -53,7 +54,9 @@ struct LogCase {
 };
 
 // Readable test names in ctest instead of the struct's bytes.
-void PrintTo(const LogCase &c, std::ostream *os) { *os << c.file; }
+void PrintTo(const LogCase &c, std::ostream *os) {
+  *os << c.file;
+}
 
 class SharedLogs : public ::testing::TestWithParam<LogCase> {};
 
@@ -98,40 +101,172 @@ constexpr std::uint64_t k8G = 8589934592ull, k1G = 1073741824ull, k16G = 1717986
 
 INSTANTIATE_TEST_SUITE_P(
     NcclTests, SharedLogs,
-    ::testing::Values(
-        LogCase{"a100-sxm4-40gb_8gpu_nvswitch_singlenode_allreduce.txt", {}, 64, Op::allreduce,
-                8, 1, k8G, 63896, 134.44, 235.26, 63959, 235.03, {}},
-        LogCase{"a100-sxm4-40gb_8gpu_nvswitch_singlenode_allgather.txt", {}, 58, Op::allgather,
-                8, 1, k8G, 33646, 255.31, 223.39, 32669, 230.07, {}},
-        LogCase{"a100-sxm4-40gb_8gpu_nvswitch_singlenode_alltoall.txt", {}, 58, Op::alltoall, 8,
-                1, k8G, 33508, 256.36, 224.31, 33234, 226.16, {}},
-        LogCase{"a100-sxm4-40gb_8gpu_nvswitch_singlenode_broadcast.txt", {}, 64, Op::broadcast,
-                8, 1, k8G, 36896, 232.81, 232.81, 36599, 234.70, {}},
-        LogCase{"a100-sxm4-40gb_8gpu_nvswitch_singlenode_reduce.txt", {}, 64, Op::reduce, 8, 1,
-                k8G, 37613, 228.38, 228.38, 37539, 228.83, {}},
-        LogCase{"a100-sxm4-40gb_8gpu_nvswitch_singlenode_reducescatter.txt", {}, 58,
-                Op::reducescatter, 8, 1, k8G, 32464, 264.60, 231.52, 32502, 231.25, {}},
-        LogCase{"h100-hgx-xe9680_ib-8x400G_2node_16gpu_allreduce.txt", 2, 64, Op::allreduce, 16,
-                2, k16G, 68652, 250.24, 469.21, 68668, 469.10, 0},
-        LogCase{"h100-hgx-xe9680_ib-8x400G_4node_32gpu_allreduce.txt", 4, 64, Op::allreduce, 32,
-                4, k16G, 90986, 188.82, 365.84, 91081, 365.46, 0},
-        LogCase{"rtx2080ti_2gpu_pcie_noP2P_allreduce.txt", {}, 56, Op::allreduce, 2, 1, k1G,
-                268588, 4.00, 4.00, 268461, 4.00, 0},
-        LogCase{"rtx2080ti_2gpu_pcie_noP2P_allgather.txt", {}, 52, Op::allgather, 2, 1, k1G,
-                141614, 7.58, 3.79, 139719, 3.84, 0},
-        LogCase{"rtx2080ti_2gpu_pcie_noP2P_alltoall.txt", {}, 52, Op::alltoall, 2, 1, k1G,
-                116573, 9.21, 4.61, 113591, 4.73, 0},
-        LogCase{"rtx2080ti_2gpu_pcie_noP2P_broadcast.txt", {}, 56, Op::broadcast, 2, 1, k1G,
-                96800, 11.09, 11.09, 96803, 11.09, 0},
-        LogCase{"rtx2080ti_2gpu_pcie_noP2P_reduce.txt", {}, 56, Op::reduce, 2, 1, k1G, 96427,
-                11.14, 11.14, 96450, 11.13, 0},
-        LogCase{"rtx2080ti_2gpu_pcie_noP2P_reduce_1gpu_edgecase.txt", {}, 56, Op::reduce, 1, 1,
-                k1G, 4016.0, 267.37, 267.37, 0.19, 5706839.35, 0}),
+    ::testing::Values(LogCase{"a100-sxm4-40gb_8gpu_nvswitch_singlenode_allreduce.txt",
+                              {},
+                              64,
+                              Op::allreduce,
+                              8,
+                              1,
+                              k8G,
+                              63896,
+                              134.44,
+                              235.26,
+                              63959,
+                              235.03,
+                              {}},
+                      LogCase{"a100-sxm4-40gb_8gpu_nvswitch_singlenode_allgather.txt",
+                              {},
+                              58,
+                              Op::allgather,
+                              8,
+                              1,
+                              k8G,
+                              33646,
+                              255.31,
+                              223.39,
+                              32669,
+                              230.07,
+                              {}},
+                      LogCase{"a100-sxm4-40gb_8gpu_nvswitch_singlenode_alltoall.txt",
+                              {},
+                              58,
+                              Op::alltoall,
+                              8,
+                              1,
+                              k8G,
+                              33508,
+                              256.36,
+                              224.31,
+                              33234,
+                              226.16,
+                              {}},
+                      LogCase{"a100-sxm4-40gb_8gpu_nvswitch_singlenode_broadcast.txt",
+                              {},
+                              64,
+                              Op::broadcast,
+                              8,
+                              1,
+                              k8G,
+                              36896,
+                              232.81,
+                              232.81,
+                              36599,
+                              234.70,
+                              {}},
+                      LogCase{"a100-sxm4-40gb_8gpu_nvswitch_singlenode_reduce.txt",
+                              {},
+                              64,
+                              Op::reduce,
+                              8,
+                              1,
+                              k8G,
+                              37613,
+                              228.38,
+                              228.38,
+                              37539,
+                              228.83,
+                              {}},
+                      LogCase{"a100-sxm4-40gb_8gpu_nvswitch_singlenode_reducescatter.txt",
+                              {},
+                              58,
+                              Op::reducescatter,
+                              8,
+                              1,
+                              k8G,
+                              32464,
+                              264.60,
+                              231.52,
+                              32502,
+                              231.25,
+                              {}},
+                      LogCase{"h100-hgx-xe9680_ib-8x400G_2node_16gpu_allreduce.txt", 2, 64,
+                              Op::allreduce, 16, 2, k16G, 68652, 250.24, 469.21, 68668, 469.10, 0},
+                      LogCase{"h100-hgx-xe9680_ib-8x400G_4node_32gpu_allreduce.txt", 4, 64,
+                              Op::allreduce, 32, 4, k16G, 90986, 188.82, 365.84, 91081, 365.46, 0},
+                      LogCase{"rtx2080ti_2gpu_pcie_noP2P_allreduce.txt",
+                              {},
+                              56,
+                              Op::allreduce,
+                              2,
+                              1,
+                              k1G,
+                              268588,
+                              4.00,
+                              4.00,
+                              268461,
+                              4.00,
+                              0},
+                      LogCase{"rtx2080ti_2gpu_pcie_noP2P_allgather.txt",
+                              {},
+                              52,
+                              Op::allgather,
+                              2,
+                              1,
+                              k1G,
+                              141614,
+                              7.58,
+                              3.79,
+                              139719,
+                              3.84,
+                              0},
+                      LogCase{"rtx2080ti_2gpu_pcie_noP2P_alltoall.txt",
+                              {},
+                              52,
+                              Op::alltoall,
+                              2,
+                              1,
+                              k1G,
+                              116573,
+                              9.21,
+                              4.61,
+                              113591,
+                              4.73,
+                              0},
+                      LogCase{"rtx2080ti_2gpu_pcie_noP2P_broadcast.txt",
+                              {},
+                              56,
+                              Op::broadcast,
+                              2,
+                              1,
+                              k1G,
+                              96800,
+                              11.09,
+                              11.09,
+                              96803,
+                              11.09,
+                              0},
+                      LogCase{"rtx2080ti_2gpu_pcie_noP2P_reduce.txt",
+                              {},
+                              56,
+                              Op::reduce,
+                              2,
+                              1,
+                              k1G,
+                              96427,
+                              11.14,
+                              11.14,
+                              96450,
+                              11.13,
+                              0},
+                      LogCase{"rtx2080ti_2gpu_pcie_noP2P_reduce_1gpu_edgecase.txt",
+                              {},
+                              56,
+                              Op::reduce,
+                              1,
+                              1,
+                              k1G,
+                              4016.0,
+                              267.37,
+                              267.37,
+                              0.19,
+                              5706839.35,
+                              0}),
     [](const auto &info) {
       std::string n = info.param.file;
       n = n.substr(0, n.find('.'));
       for (char &ch : n)
-        if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+        if (!std::isalnum(static_cast<unsigned char>(ch)))
+          ch = '_';
       return n;
     });
 
@@ -153,7 +288,7 @@ TEST(NcclTestsA100, AllReduceDetails) {
   EXPECT_EQ(first->count, 1u);
   EXPECT_EQ(first->root, -1);
   EXPECT_EQ(first->redop, RedOp::sum);
-  EXPECT_FALSE(first->wrong.has_value());  // "N/A": -c 0
+  EXPECT_FALSE(first->wrong.has_value()); // "N/A": -c 0
   EXPECT_EQ(first->extra.at("source_line"), 20);
   // The 8 GiB row: 8589934592 B, 2147483648 float, out-of-place 63896 us.
   const auto *big = find(r, k8G, Placement::out_of_place);
@@ -192,7 +327,7 @@ TEST(NcclTestsA100, AllGatherAllToAllTieIsBrokenByFileNameOrOp) {
     FAIL() << "expected InputError";
   } catch (const InputError &e) {
     EXPECT_EQ(e.field(), "op");
-    EXPECT_EQ(e.line(), 15);  // the header line
+    EXPECT_EQ(e.line(), 15); // the header line
     EXPECT_NE(e.message().find("--op"), std::string::npos);
   }
   opt.op = Op::alltoall;
@@ -216,7 +351,7 @@ TEST(NcclTestsH100, RanksFromBusbwNodesFromOption) {
   IngestOptions opt;
   opt.nnodes = 2;
   opt.system = "xe9680";
-  opt.nranks = 8;  // contradicts the log: ignored with a warning
+  opt.nranks = 8; // contradicts the log: ignored with a warning
   const auto r2 = read_nccl_tests(f, opt);
   EXPECT_EQ(r2.context.system, "xe9680");
   EXPECT_EQ(r2.context.nranks, 16);
@@ -236,7 +371,7 @@ TEST(NcclTestsRtx, CommandLineRankLinesAndNA) {
   EXPECT_EQ(r.context.devices[1], "NVIDIA GeForce RTX 2080 Ti");
   const auto *ip = find(r, k1G, Placement::in_place);
   ASSERT_NE(ip, nullptr);
-  EXPECT_FALSE(ip->wrong.has_value());  // "N/A" in the in-place #wrong column
+  EXPECT_FALSE(ip->wrong.has_value()); // "N/A" in the in-place #wrong column
   EXPECT_TRUE(any_contains(r.notes, ".txt:12: size 0"));
 }
 
@@ -253,7 +388,7 @@ TEST(NcclTestsRtx, OneGpuEdgeCaseOverflowingColumns) {
 TEST(NcclTestsSynthetic, CurrentFormatTwoTestsInOneLog) {
   const auto r = read_nccl_tests(data("synthetic_current_two_tests.txt"));
   EXPECT_TRUE(r.warnings.empty()) << (r.warnings.empty() ? "" : r.warnings.front());
-  ASSERT_EQ(r.measurements.size(), 22u);  // 7 allreduce rows + 4 allgather rows, x2
+  ASSERT_EQ(r.measurements.size(), 22u); // 7 allreduce rows + 4 allgather rows, x2
   const auto n_ar = std::count_if(r.measurements.begin(), r.measurements.end(),
                                   [](const auto &m) { return m.op == Op::allreduce; });
   EXPECT_EQ(n_ar, 14);
@@ -302,15 +437,15 @@ TEST(NcclTestsSynthetic, CurrentFormatWithPerIterationColumns) {
 TEST(NcclTestsSynthetic, CutOffRunKeepsMeasuredRowsAndWarns) {
   const std::string f = data("synthetic_cutoff_allreduce.txt");
   const auto r = read_nccl_tests(f);
-  ASSERT_EQ(r.measurements.size(), 6u);  // three complete rows
+  ASSERT_EQ(r.measurements.size(), 6u); // three complete rows
   EXPECT_EQ(r.context.nranks, 4);
   EXPECT_EQ(r.context.nnodes, 2);
   EXPECT_EQ(r.context.command_line.rfind("srun -N 2", 0), 0u);
-  EXPECT_EQ(r.measurements.front().op, Op::allreduce);  // from all_reduce_perf_mpi
+  EXPECT_EQ(r.measurements.front().op, Op::allreduce); // from all_reduce_perf_mpi
   ASSERT_EQ(r.warnings.size(), 2u);
   EXPECT_TRUE(any_contains(r.warnings, f + ":16:", "cut off"));
   EXPECT_TRUE(any_contains(r.warnings, f + ":17:", "cannot read row"));
-  EXPECT_EQ(find(r, 8388608, Placement::out_of_place), nullptr);  // the cut row is not invented
+  EXPECT_EQ(find(r, 8388608, Placement::out_of_place), nullptr); // the cut row is not invented
   IngestOptions strict;
   strict.strict = true;
   try {
@@ -368,7 +503,8 @@ TEST(NcclTestsRecords, RoundTripThroughCoreJsonl) {
   {
     JsonlWriter w(tmp.string());
     w.write(to_json(r.context));
-    for (const auto &m : r.measurements) w.write(to_json(m));
+    for (const auto &m : r.measurements)
+      w.write(to_json(m));
   }
   const RecordSet back = read_records(tmp.string());
   ASSERT_EQ(back.contexts.size(), 1u);
@@ -379,7 +515,7 @@ TEST(NcclTestsRecords, RoundTripThroughCoreJsonl) {
   std::filesystem::remove(tmp);
 }
 
-}  // namespace
+} // namespace
 
 namespace {
 
@@ -392,7 +528,8 @@ std::string write_tmp(const std::string &name, const std::string &text) {
 TEST(NcclTestsSynthetic, TimestampAndCputimeColumnsAndDuplicateRanks) {
   // Current format with -C (cputime) and a timestamp column; two processes built without MPI
   // both print "Rank 0" (reported, counted once).
-  const std::string f = write_tmp("ingest_timestamp.txt",
+  const std::string f = write_tmp(
+      "ingest_timestamp.txt",
       "# nccl-tests version 2.17.6 nccl-headers=22501 nccl-library=22501\n"
       "# Collective test starting: broadcast_perf\n"
       "# Using devices\n"
@@ -430,7 +567,7 @@ TEST(NcclTestsSynthetic, ReduceWithoutRankLinesNeedsNranks) {
       "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 20.7\n";
   const std::string f = write_tmp("ingest_reduce_no_ranks.txt", body);
   const auto r = read_nccl_tests(f);
-  EXPECT_EQ(r.measurements.front().op, Op::reduce);  // redop + root >= 0
+  EXPECT_EQ(r.measurements.front().op, Op::reduce); // redop + root >= 0
   EXPECT_EQ(r.context.nranks, 1);
   EXPECT_TRUE(any_contains(r.warnings, f + ":1: field 'nranks'", "pass --nranks"));
   IngestOptions opt;
@@ -442,4 +579,4 @@ TEST(NcclTestsSynthetic, ReduceWithoutRankLinesNeedsNranks) {
   std::filesystem::remove(f);
 }
 
-}  // namespace
+} // namespace

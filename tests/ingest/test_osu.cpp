@@ -22,7 +22,8 @@ std::string data(const std::string &name) {
 
 const MeasurementRecord *find(const IngestResult &r, std::uint64_t bytes) {
   for (const auto &m : r.measurements)
-    if (m.bytes == bytes) return &m;
+    if (m.bytes == bytes)
+      return &m;
   return nullptr;
 }
 
@@ -36,7 +37,7 @@ bool any_contains(const std::vector<std::string> &v, const std::string &a,
 TEST(Osu, AllreduceLatencyTable) {
   const auto r = read_osu(data("osu_allreduce.txt"));
   EXPECT_TRUE(r.warnings.empty());
-  ASSERT_EQ(r.measurements.size(), 21u);  // sizes 1 .. 1048576
+  ASSERT_EQ(r.measurements.size(), 21u); // sizes 1 .. 1048576
   EXPECT_EQ(r.context.backend, "osu");
   EXPECT_EQ(r.context.versions.at("osu"), "7.4");
   EXPECT_EQ(r.context.nranks, 2);
@@ -45,7 +46,7 @@ TEST(Osu, AllreduceLatencyTable) {
   EXPECT_TRUE(any_contains(r.notes, "assuming 2"));
   for (const auto &m : r.measurements) {
     EXPECT_EQ(m.op, Op::allreduce);
-    EXPECT_EQ(m.dtype, DType::int8);  // MPI_CHAR
+    EXPECT_EQ(m.dtype, DType::int8); // MPI_CHAR
     EXPECT_EQ(m.count, m.bytes);
     EXPECT_FALSE(m.wrong.has_value());
   }
@@ -54,7 +55,7 @@ TEST(Osu, AllreduceLatencyTable) {
   ASSERT_NE(m, nullptr);
   EXPECT_DOUBLE_EQ(m->time_us, 122.33);
   EXPECT_DOUBLE_EQ(m->algbw_gbps, 262144 / 122.33e-6 / 1e9);
-  EXPECT_DOUBLE_EQ(m->busbw_gbps, m->algbw_gbps);  // 2(n-1)/n = 1 for n = 2
+  EXPECT_DOUBLE_EQ(m->busbw_gbps, m->algbw_gbps); // 2(n-1)/n = 1 for n = 2
   const auto *last = find(r, 1048576);
   ASSERT_NE(last, nullptr);
   EXPECT_DOUBLE_EQ(last->time_us, 1064.71);
@@ -63,7 +64,7 @@ TEST(Osu, AllreduceLatencyTable) {
   opt.nranks = 4;
   opt.nnodes = 2;
   const auto r4 = read_osu(data("osu_allreduce.txt"), opt);
-  const auto *m4 = find(r4, 262144);  // allreduce: bytes = OSU size whatever n
+  const auto *m4 = find(r4, 262144); // allreduce: bytes = OSU size whatever n
   ASSERT_NE(m4, nullptr);
   EXPECT_EQ(m4->group.nranks, 4);
   EXPECT_EQ(m4->group.nnodes, 2);
@@ -74,7 +75,7 @@ TEST(Osu, AllreduceLatencyTable) {
 TEST(Osu, FullAndValidateColumnsWithFloat) {
   const auto r = read_osu(data("osu_allreduce_full_validate_float.txt"));
   EXPECT_TRUE(r.warnings.empty());
-  ASSERT_EQ(r.measurements.size(), 19u);  // sizes 4 .. 1048576
+  ASSERT_EQ(r.measurements.size(), 19u); // sizes 4 .. 1048576
   const auto *m = find(r, 1048576);
   ASSERT_NE(m, nullptr);
   EXPECT_EQ(m->dtype, DType::float32);
@@ -84,7 +85,7 @@ TEST(Osu, FullAndValidateColumnsWithFloat) {
   EXPECT_DOUBLE_EQ(m->extra.at("max_us").get<double>(), 2447.74);
   EXPECT_EQ(m->extra.at("iterations").get<int>(), 1000);
   EXPECT_EQ(m->iters_per_sample, 1000);
-  EXPECT_EQ(m->wrong, 0);  // Pass
+  EXPECT_EQ(m->wrong, 0); // Pass
   const auto *s = find(r, 256);
   ASSERT_NE(s, nullptr);
   EXPECT_DOUBLE_EQ(s->time_us, 10.21);
@@ -93,7 +94,7 @@ TEST(Osu, FullAndValidateColumnsWithFloat) {
 
 TEST(Osu, PointToPointLatencyIsSendRecvOnTwoRanks) {
   const auto r = read_osu(data("osu_latency.txt"));
-  ASSERT_EQ(r.measurements.size(), 23u);  // sizes 1 .. 4194304
+  ASSERT_EQ(r.measurements.size(), 23u); // sizes 1 .. 4194304
   EXPECT_EQ(r.context.nranks, 2);
   EXPECT_EQ(r.context.source.at("nranks_from"), "point-to-point");
   const auto *m = find(r, 4194304);
@@ -116,7 +117,7 @@ TEST(Osu, BandwidthTableBecomesTime) {
   const auto *m = find(r, 1048576);
   ASSERT_NE(m, nullptr);
   EXPECT_EQ(m->op, Op::sendrecv);
-  EXPECT_DOUBLE_EQ(m->time_us, 1048576.0 / 12500.0);  // MB/s = 1e6 B/s
+  EXPECT_DOUBLE_EQ(m->time_us, 1048576.0 / 12500.0); // MB/s = 1e6 B/s
   EXPECT_NEAR(m->algbw_gbps, 12.5, 1e-12);
   EXPECT_DOUBLE_EQ(m->extra.at("bandwidth_mbps").get<double>(), 12500.0);
 }
@@ -124,15 +125,15 @@ TEST(Osu, BandwidthTableBecomesTime) {
 TEST(Osu, BiBandwidthValidationAndNoise) {
   const std::string f = data("synthetic_osu_bibw_validate.txt");
   const auto r = read_osu(f);
-  ASSERT_EQ(r.measurements.size(), 4u);  // the 'oops' row is reported, not read
+  ASSERT_EQ(r.measurements.size(), 4u); // the 'oops' row is reported, not read
   ASSERT_EQ(r.warnings.size(), 1u);
   EXPECT_TRUE(any_contains(r.warnings, f + ":10:", "oops"));
   EXPECT_EQ(find(r, 1048576), nullptr);
   const auto *m = find(r, 65536);
   ASSERT_NE(m, nullptr);
-  EXPECT_DOUBLE_EQ(m->time_us, 2.0 * 65536 / 20000.0);  // both directions counted by bibw
+  EXPECT_DOUBLE_EQ(m->time_us, 2.0 * 65536 / 20000.0); // both directions counted by bibw
   EXPECT_NEAR(m->algbw_gbps, 10.0, 1e-12);
-  EXPECT_EQ(m->wrong, 1);  // Fail
+  EXPECT_EQ(m->wrong, 1); // Fail
   EXPECT_EQ(find(r, 8192)->wrong, 0);
   EXPECT_EQ(r.context.command_line, "mpirun -np 2 ./osu_bibw -c");
   IngestOptions strict;
@@ -150,11 +151,11 @@ TEST(Osu, AllgatherBytesAreSizeTimesRanks) {
   opt.nranks = 4;
   const auto r = read_osu(data("synthetic_osu_allgather_full.txt"), opt);
   ASSERT_EQ(r.measurements.size(), 3u);
-  const auto *m = find(r, 4096);  // OSU size 1024 per rank x 4 ranks
+  const auto *m = find(r, 4096); // OSU size 1024 per rank x 4 ranks
   ASSERT_NE(m, nullptr);
   EXPECT_EQ(m->op, Op::allgather);
   EXPECT_EQ(m->extra.at("osu_size").get<std::uint64_t>(), 1024u);
-  EXPECT_EQ(m->count, 1024u);  // float
+  EXPECT_EQ(m->count, 1024u); // float
   EXPECT_DOUBLE_EQ(m->time_us, 5.00);
   EXPECT_DOUBLE_EQ(m->extra.at("min_us").get<double>(), 4.00);
   EXPECT_DOUBLE_EQ(m->busbw_gbps, m->algbw_gbps * 0.75);
@@ -187,4 +188,4 @@ TEST(Osu, UnsupportedTestAndNoTable) {
   std::filesystem::remove(tmp);
 }
 
-}  // namespace
+} // namespace

@@ -51,8 +51,8 @@ struct RawHalf {
 
 struct RawRow {
   long line = 0;
-  std::map<std::string, std::string> prefix;  ///< size, count, type, redop, root
-  std::vector<RawHalf> halves;                ///< out-of-place, in-place
+  std::map<std::string, std::string> prefix; ///< size, count, type, redop, root
+  std::vector<RawHalf> halves;               ///< out-of-place, in-place
   std::string timestamp;
 };
 
@@ -61,14 +61,16 @@ struct Section {
   std::vector<std::string> columns;
   std::optional<Op> op_banner;
   std::optional<Op> op_cmd;
-  std::string op_file_hint;  ///< lower-case file name for tie-breaking
+  std::string op_file_hint; ///< lower-case file name for tie-breaking
   std::vector<RankLine> ranks;
   std::vector<RawRow> rows;
   bool footer = false;
   long last_row_line = 0;
 };
 
-bool is_time_col(const std::string &c) { return c == "time" || c == "cputime"; }
+bool is_time_col(const std::string &c) {
+  return c == "time" || c == "cputime";
+}
 
 /// "./build/all_reduce_perf_mpi:" -> allreduce; nullopt if the token is no *_perf binary.
 /// `stem` receives the binary's stem even when it is not a supported op.
@@ -76,11 +78,14 @@ std::optional<Op> op_from_binary(std::string tok, std::string *stem = nullptr) {
   while (!tok.empty() && (tok.back() == ':' || tok.back() == ',' || tok.back() == ';'))
     tok.pop_back();
   const auto slash = tok.find_last_of('/');
-  if (slash != std::string::npos) tok = tok.substr(slash + 1);
+  if (slash != std::string::npos)
+    tok = tok.substr(slash + 1);
   static const std::regex re("^([A-Za-z_]+)_perf(_mpi)?$");
   std::smatch m;
-  if (!std::regex_match(tok, m, re)) return std::nullopt;
-  if (stem) *stem = m[1].str();
+  if (!std::regex_match(tok, m, re))
+    return std::nullopt;
+  if (stem)
+    *stem = m[1].str();
   return parse_op(m[1].str());
 }
 
@@ -134,16 +139,19 @@ std::optional<RawRow> map_row(const std::vector<std::string> &header,
     variants.push_back(without(header, "root"));
   }
   for (const auto &cols : variants) {
-    if (expected_tokens(cols) != toks.size()) continue;
+    if (expected_tokens(cols) != toks.size())
+      continue;
     if (&cols != &variants.front()) {
       // A header with a blank column must still put a name under "type" and a number (or
       // N/A) under the first time.
       const auto ti = std::find(cols.begin(), cols.end(), "type");
       const auto tm = std::find_if(cols.begin(), cols.end(), is_time_col);
-      if (ti == cols.end() || tm == cols.end()) continue;
+      if (ti == cols.end() || tm == cols.end())
+        continue;
       const std::string &type_tok = toks[static_cast<std::size_t>(ti - cols.begin())];
       const std::string &time_tok = toks[static_cast<std::size_t>(tm - cols.begin())];
-      if (to_double(type_tok) || (!to_double(time_tok) && time_tok != "N/A")) continue;
+      if (to_double(type_tok) || (!to_double(time_tok) && time_tok != "N/A"))
+        continue;
     }
     RawRow row;
     row.line = line;
@@ -171,7 +179,8 @@ std::optional<RawRow> map_row(const std::vector<std::string> &header,
 std::string join(const std::vector<std::string> &v, const char *sep = " ") {
   std::string out;
   for (std::size_t i = 0; i < v.size(); ++i) {
-    if (i) out += sep;
+    if (i)
+      out += sep;
     out += v[i];
   }
   return out;
@@ -180,7 +189,8 @@ std::string join(const std::vector<std::string> &v, const char *sep = " ") {
 /// Row's dtype size, or 0 when the type is unknown.
 std::size_t row_type_size(const RawRow &r) {
   const auto it = r.prefix.find("type");
-  if (it == r.prefix.end()) return 0;
+  if (it == r.prefix.end())
+    return 0;
   const auto t = parse_dtype(it->second);
   return t ? dtype_size(*t) : 0;
 }
@@ -192,9 +202,11 @@ const RawRow *largest_row(const Section &s) {
   for (const auto &r : s.rows) {
     const auto size = to_u64(r.prefix.at("size"));
     const auto cit = r.prefix.find("count");
-    if (!size || *size == 0 || cit == r.prefix.end()) continue;
+    if (!size || *size == 0 || cit == r.prefix.end())
+      continue;
     const auto count = to_u64(cit->second);
-    if (!count || *count == 0 || row_type_size(r) == 0) continue;
+    if (!count || *count == 0 || row_type_size(r) == 0)
+      continue;
     if (*size > best_size) {
       best = &r;
       best_size = *size;
@@ -207,7 +219,8 @@ const RawRow *largest_row(const Section &s) {
 /// AllGather/ReduceScatter/AllToAll. nullopt when there is no count column or no usable row.
 std::optional<double> count_ratio(const Section &s) {
   const RawRow *r = largest_row(s);
-  if (!r) return std::nullopt;
+  if (!r)
+    return std::nullopt;
   const double size = static_cast<double>(*to_u64(r->prefix.at("size")));
   const double count = static_cast<double>(*to_u64(r->prefix.at("count")));
   return size / (count * static_cast<double>(row_type_size(*r)));
@@ -218,30 +231,37 @@ std::vector<Op> ops_from_columns(const Section &s) {
   bool reduces = false, rooted = false;
   for (const auto &r : s.rows) {
     const auto rit = r.prefix.find("redop");
-    if (rit != r.prefix.end() && rit->second != "none" && parse_redop(rit->second)) reduces = true;
+    if (rit != r.prefix.end() && rit->second != "none" && parse_redop(rit->second))
+      reduces = true;
     const auto oit = r.prefix.find("root");
     if (oit != r.prefix.end()) {
       const auto root = to_i64(oit->second);
-      if (root && *root >= 0) rooted = true;
+      if (root && *root >= 0)
+        rooted = true;
     }
   }
   const auto ratio = count_ratio(s);
   const bool known = ratio.has_value();
   const bool divided = known && *ratio > 1.5;
-  if (rooted) return {reduces ? Op::reduce : Op::broadcast};
+  if (rooted)
+    return {reduces ? Op::reduce : Op::broadcast};
   if (reduces) {
-    if (!known) return {Op::allreduce, Op::reducescatter};
+    if (!known)
+      return {Op::allreduce, Op::reducescatter};
     return {divided ? Op::reducescatter : Op::allreduce};
   }
-  if (!known) return {Op::allgather, Op::alltoall, Op::sendrecv};
-  if (divided) return {Op::allgather, Op::alltoall};
-  return {Op::sendrecv, Op::allgather, Op::alltoall};  // n = 1 gives ratio 1 for all three
+  if (!known)
+    return {Op::allgather, Op::alltoall, Op::sendrecv};
+  if (divided)
+    return {Op::allgather, Op::alltoall};
+  return {Op::sendrecv, Op::allgather, Op::alltoall}; // n = 1 gives ratio 1 for all three
 }
 
 std::string compact(std::string s) {
   std::string out;
   for (char c : to_lower(s))
-    if (std::isalnum(static_cast<unsigned char>(c))) out += c;
+    if (std::isalnum(static_cast<unsigned char>(c)))
+      out += c;
   return out;
 }
 
@@ -252,7 +272,8 @@ std::optional<Op> op_from_file_name(const std::string &file, const std::vector<O
   std::size_t best_len = 0;
   for (Op op : cands) {
     std::vector<std::string> aliases{std::string(op_name(op))};
-    if (op == Op::broadcast) aliases.push_back("bcast");
+    if (op == Op::broadcast)
+      aliases.push_back("bcast");
     for (const auto &a : aliases) {
       // "reduce" is a substring of "allreduce"/"reducescatter": the longest match wins.
       if (name.find(a) != std::string::npos && a.size() > best_len) {
@@ -278,8 +299,7 @@ Op decide_op(const Section &s, const IngestOptions &opt, Diagnostics &diag) {
   const long line = s.header_line;
   std::optional<Op> file_op = s.op_banner ? s.op_banner : s.op_cmd;
   const auto cands = ops_from_columns(s);
-  const bool fits =
-      file_op && std::find(cands.begin(), cands.end(), *file_op) != cands.end();
+  const bool fits = file_op && std::find(cands.begin(), cands.end(), *file_op) != cands.end();
   if (file_op) {
     if (!fits)
       diag.warn(line, "op",
@@ -310,7 +330,8 @@ Op decide_op(const Section &s, const IngestOptions &opt, Diagnostics &diag) {
     return *by_name;
   }
   std::vector<std::string> names;
-  for (Op op : cands) names.emplace_back(op_name(op));
+  for (Op op : cands)
+    names.emplace_back(op_name(op));
   diag.fail(line, "op",
             "cannot tell the operation from the log (columns fit " + join(names, ", ") +
                 "); pass --op");
@@ -319,26 +340,31 @@ Op decide_op(const Section &s, const IngestOptions &opt, Diagnostics &diag) {
 /// nranks from busbw/algbw of the fastest row; nullopt when the factor does not depend on n or
 /// no row is fast enough to read the ratio (algbw >= 1 GB/s, 2 decimals printed).
 std::optional<double> nranks_from_bw(const Section &s, Op op) {
-  if (op == Op::reduce || op == Op::broadcast || op == Op::sendrecv) return std::nullopt;
+  if (op == Op::reduce || op == Op::broadcast || op == Op::sendrecv)
+    return std::nullopt;
   double best_alg = 0, best_bus = 0;
   for (const auto &r : s.rows)
     for (const auto &h : r.halves) {
       const auto ai = h.cols.find("algbw"), bi = h.cols.find("busbw");
-      if (ai == h.cols.end() || bi == h.cols.end()) continue;
+      if (ai == h.cols.end() || bi == h.cols.end())
+        continue;
       const auto a = to_double(ai->second), b = to_double(bi->second);
       if (a && b && *a > best_alg) {
         best_alg = *a;
         best_bus = *b;
       }
     }
-  if (best_alg < 1.0) return std::nullopt;
+  if (best_alg < 1.0)
+    return std::nullopt;
   const double r = best_bus / best_alg;
   if (op == Op::allreduce) {
-    if (r >= 2.0 || r < 0) return std::nullopt;
-    return 2.0 / (2.0 - r);  // busbw = algbw * 2(n-1)/n
+    if (r >= 2.0 || r < 0)
+      return std::nullopt;
+    return 2.0 / (2.0 - r); // busbw = algbw * 2(n-1)/n
   }
-  if (r >= 1.0 || r < 0) return std::nullopt;
-  return 1.0 / (1.0 - r);  // busbw = algbw * (n-1)/n
+  if (r >= 1.0 || r < 0)
+    return std::nullopt;
+  return 1.0 / (1.0 - r); // busbw = algbw * (n-1)/n
 }
 
 Derived derive(const Section &s, const IngestOptions &opt, Diagnostics &diag) {
@@ -362,18 +388,20 @@ Derived derive(const Section &s, const IngestOptions &opt, Diagnostics &diag) {
     d.devices.push_back(rl->device);
   }
 
-  std::optional<int> exact;  // from the count column
+  std::optional<int> exact; // from the count column
   if (count_divided_by_ranks(d.op)) {
     if (const auto ratio = count_ratio(s)) {
       const double n = std::round(*ratio);
-      if (n >= 1 && std::fabs(*ratio - n) < 1e-9) exact = static_cast<int>(n);
+      if (n >= 1 && std::fabs(*ratio - n) < 1e-9)
+        exact = static_cast<int>(n);
     }
   }
   const auto from_bw = nranks_from_bw(s, d.op);
   std::optional<int> bw_n;
   if (from_bw) {
     const double n = std::round(*from_bw);
-    if (n >= 1 && std::fabs(*from_bw - n) < 0.25) bw_n = static_cast<int>(n);
+    if (n >= 1 && std::fabs(*from_bw - n) < 0.25)
+      bw_n = static_cast<int>(n);
   }
 
   if (!by_rank.empty()) {
@@ -440,23 +468,23 @@ Derived derive(const Section &s, const IngestOptions &opt, Diagnostics &diag) {
 bool algbw_consistent(double bytes, const std::string &time_tok, double algbw,
                       const std::string &alg_tok) {
   const double t = *to_double(time_tok);
-  if (t <= 0) return true;
+  if (t <= 0)
+    return true;
   const double computed = gbps(bytes, t);
   const double t_half_ulp = 0.5 * std::pow(10.0, -detail::decimals(time_tok));
   const double bw_half_ulp = 0.5 * std::pow(10.0, -detail::decimals(alg_tok));
   // exponent notation ("1.2e+07") carries its own precision: allow 5%.
   const bool expo = time_tok.find_first_of("eE") != std::string::npos ||
                     alg_tok.find_first_of("eE") != std::string::npos;
-  const double tol = expo ? 0.05 * computed
-                          : computed * (t_half_ulp / t) * 1.01 + bw_half_ulp + 1e-3 * computed;
+  const double tol =
+      expo ? 0.05 * computed : computed * (t_half_ulp / t) * 1.01 + bw_half_ulp + 1e-3 * computed;
   return std::fabs(computed - algbw) <= tol;
 }
 
-void build_records(const Section &s, const Derived &d, const IngestOptions &opt,
-                   Diagnostics &diag, std::vector<MeasurementRecord> &out) {
+void build_records(const Section &s, const Derived &d, const IngestOptions &opt, Diagnostics &diag,
+                   std::vector<MeasurementRecord> &out) {
   const GroupShape group{"world", d.nranks, d.nnodes, std::max(1, d.nranks / d.nnodes)};
-  const bool cputime =
-      std::find(s.columns.begin(), s.columns.end(), "cputime") != s.columns.end();
+  const bool cputime = std::find(s.columns.begin(), s.columns.end(), "cputime") != s.columns.end();
   for (const auto &r : s.rows) {
     const long line = r.line;
     const auto size = to_u64(r.prefix.at("size"));
@@ -502,14 +530,12 @@ void build_records(const Section &s, const Derived &d, const IngestOptions &opt,
       if (!c) {
         diag.warn(line, "count", "expected an element count, got '" + it->second + "'");
       } else {
-        const std::uint64_t per_rank =
-            count_per_rank(d.op, *size, dtype_size(*dtype), d.nranks);
+        const std::uint64_t per_rank = count_per_rank(d.op, *size, dtype_size(*dtype), d.nranks);
         if (*c != per_rank && *c != *size / dtype_size(*dtype))
           diag.warn(line, "count",
                     "count " + it->second + " does not match size " + std::to_string(*size) +
-                        " for " + std::string(op_name(d.op)) + " on " +
-                        std::to_string(d.nranks) + " ranks (expected " +
-                        std::to_string(per_rank) + ")");
+                        " for " + std::string(op_name(d.op)) + " on " + std::to_string(d.nranks) +
+                        " ranks (expected " + std::to_string(per_rank) + ")");
       }
     }
     for (std::size_t h = 0; h < r.halves.size() && h < 2; ++h) {
@@ -524,8 +550,8 @@ void build_records(const Section &s, const Derived &d, const IngestOptions &opt,
       const auto time_us = time_tok ? to_double(*time_tok) : std::nullopt;
       if (!time_us || *time_us <= 0) {
         diag.warn(line, where + (cputime ? "cputime" : "time"),
-                  "expected a positive time in us, got '" + (time_tok ? *time_tok : "") +
-                      "'; " + where + "point skipped");
+                  "expected a positive time in us, got '" + (time_tok ? *time_tok : "") + "'; " +
+                      where + "point skipped");
         continue;
       }
       MeasurementRecord m;
@@ -540,18 +566,20 @@ void build_records(const Section &s, const Derived &d, const IngestOptions &opt,
       m.time_us = *time_us;
       m.extra = json::object();
       m.extra["source_line"] = line;
-      if (cputime) m.extra["time_kind"] = "cputime";
-      if (!r.timestamp.empty()) m.extra["timestamp"] = r.timestamp;
+      if (cputime)
+        m.extra["time_kind"] = "cputime";
+      if (!r.timestamp.empty())
+        m.extra["timestamp"] = r.timestamp;
       const double computed_alg = gbps(static_cast<double>(*size), *time_us);
       bool bad = false;
       const auto read_bw = [&](const char *name, double fallback) {
         const std::string *tok = get(name);
-        if (!tok || *tok == "N/A") return fallback;
+        if (!tok || *tok == "N/A")
+          return fallback;
         const auto v = to_double(*tok);
         if (!v || *v < 0) {
           diag.warn(line, where + name,
-                    "expected a bandwidth in GB/s, got '" + *tok + "'; " + where +
-                        "point skipped");
+                    "expected a bandwidth in GB/s, got '" + *tok + "'; " + where + "point skipped");
           bad = true;
           return fallback;
         }
@@ -559,13 +587,14 @@ void build_records(const Section &s, const Derived &d, const IngestOptions &opt,
       };
       m.algbw_gbps = read_bw("algbw", computed_alg);
       m.busbw_gbps = read_bw("busbw", computed_alg * busbw_factor(d.op, d.nranks));
-      if (bad) continue;
+      if (bad)
+        continue;
       if (const std::string *a = get("algbw");
           a && *a != "N/A" &&
           !algbw_consistent(static_cast<double>(*size), *time_tok, m.algbw_gbps, *a))
         diag.warn(line, where + "algbw",
-                  "algbw " + *a + " GB/s disagrees with size/time = " +
-                      std::to_string(computed_alg) + " GB/s");
+                  "algbw " + *a +
+                      " GB/s disagrees with size/time = " + std::to_string(computed_alg) + " GB/s");
       if (const std::string *w = get("#wrong"); w && *w != "N/A") {
         const auto v = to_double(*w);
         if (!v || *v < 0 || *v != std::floor(*v))
@@ -579,14 +608,15 @@ void build_records(const Section &s, const Derived &d, const IngestOptions &opt,
         else
           diag.warn(line, where + "error", "expected a number or N/A, got '" + *e + "'");
       }
-      for (const auto &[col, key] : std::vector<std::pair<std::string, std::string>>{
-               {"i_min", "i_min_us"},
-               {"i_max", "i_max_us"},
-               {"i_p99", "i_p99_us"},
-               {"i_cv%", "i_cv_pct"},
-               {"#bitdiff", "bitdiff"}}) {
+      for (const auto &[col, key] :
+           std::vector<std::pair<std::string, std::string>>{{"i_min", "i_min_us"},
+                                                            {"i_max", "i_max_us"},
+                                                            {"i_p99", "i_p99_us"},
+                                                            {"i_cv%", "i_cv_pct"},
+                                                            {"#bitdiff", "bitdiff"}}) {
         const std::string *tok = get(col.c_str());
-        if (!tok || *tok == "N/A") continue;
+        if (!tok || *tok == "N/A")
+          continue;
         if (const auto v = to_double(*tok))
           m.extra[key] = *v;
         else
@@ -600,10 +630,12 @@ void build_records(const Section &s, const Derived &d, const IngestOptions &opt,
 /// "system: 1 node, 8x A100 ..." from a provenance comment, up to the first ';'.
 std::string system_from_comment(const std::string &first_comment) {
   const auto p = first_comment.find("system:");
-  if (p == std::string::npos) return "";
+  if (p == std::string::npos)
+    return "";
   std::string s = first_comment.substr(p + 7);
   const auto semi = s.find(';');
-  if (semi != std::string::npos) s = s.substr(0, semi);
+  if (semi != std::string::npos)
+    s = s.substr(0, semi);
   return std::string(trim(s));
 }
 
@@ -616,9 +648,10 @@ std::string nccl_version_from_code(long code) {
          std::to_string(code % 100);
 }
 
-}  // namespace
+} // namespace
 
 IngestResult read_nccl_tests(const std::string &path, const IngestOptions &opt) {
+  detail::check_options(opt);
   const auto lines = detail::read_lines(path);
   Diagnostics diag(path, opt.strict);
   IngestResult res;
@@ -640,21 +673,24 @@ IngestResult read_nccl_tests(const std::string &path, const IngestOptions &opt) 
   for (std::size_t i = 0; i < lines.size(); ++i) {
     const long ln = static_cast<long>(i) + 1;
     const std::string_view t = trim(lines[i]);
-    if (t.empty()) continue;
+    if (t.empty())
+      continue;
     if (t.front() == '#') {
       const std::string body(trim(t.substr(1)));
-      if (first_comment.empty() && !body.empty()) first_comment = std::string(t);
+      if (first_comment.empty() && !body.empty())
+        first_comment = std::string(t);
       const auto toks = split_ws(body);
       if (body.rfind("nccl-tests version", 0) == 0) {
         have_banner_format = true;
-        if (toks.size() > 2) tests_version = toks[2];
+        if (toks.size() > 2)
+          tests_version = toks[2];
         for (const auto &tk : toks)
           if (tk.rfind("nccl-library=", 0) == 0)
             if (const auto code = to_i64(tk.substr(13)))
               ctx.versions["nccl"] = nccl_version_from_code(static_cast<long>(*code));
       } else if (body.rfind("Collective test starting:", 0) == 0) {
         have_banner_format = true;
-        cur = nullptr;  // the next table belongs to this test
+        cur = nullptr; // the next table belongs to this test
         pending_ranks.clear();
         std::string stem;
         if (toks.size() > 3) {
@@ -665,15 +701,22 @@ IngestResult read_nccl_tests(const std::string &path, const IngestOptions &opt) 
       } else if (body.rfind("Collective test concluded", 0) == 0 ||
                  body.rfind("Out of bounds values", 0) == 0 ||
                  body.rfind("Avg bus bandwidth", 0) == 0) {
-        if (cur) cur->footer = true;
+        if (cur)
+          cur->footer = true;
       } else if (body.rfind("Using devices", 0) == 0) {
         pending_ranks.clear();
       } else if (body.rfind("nThread", 0) == 0) {
-        if (params.empty()) params = body;
+        if (params.empty())
+          params = body;
       } else if (std::smatch m; body.rfind("Rank", 0) == 0 && std::regex_match(body, m, rank_re)) {
-        pending_ranks.push_back({std::stoi(m[1].str()), m[2].str(),
-                                 std::string(trim(m[3].str())), ln});
+        const auto rank = to_i64(m[1].str());
+        if (!rank || *rank > 1 << 24)
+          diag.warn(ln, "Rank", "rank number out of range: '" + m[1].str() + "'");
+        else
+          pending_ranks.push_back(
+              {static_cast<int>(*rank), m[2].str(), std::string(trim(m[3].str())), ln});
       } else if (!toks.empty() && toks[0] == "size" &&
+                 std::count(toks.begin(), toks.end(), "type") == 1 &&
                  std::any_of(toks.begin(), toks.end(), is_time_col)) {
         Section s;
         s.header_line = ln;
@@ -693,7 +736,8 @@ IngestResult read_nccl_tests(const std::string &path, const IngestOptions &opt) 
       if (std::smatch m; std::regex_search(line_str, m, nccl_ver_re))
         ctx.versions["nccl"] = m[1].str();
     if (line_str.find("set by environment") != std::string::npos)
-      if (std::smatch m; std::regex_search(line_str, m, env_re)) ctx.env[m[1].str()] = m[2].str();
+      if (std::smatch m; std::regex_search(line_str, m, env_re))
+        ctx.env[m[1].str()] = m[2].str();
     auto toks = split_ws(t);
     if (cur && to_u64(toks[0])) {
       // A result row.
@@ -701,7 +745,8 @@ IngestResult read_nccl_tests(const std::string &path, const IngestOptions &opt) 
       std::string glued;
       while (!row && toks.size() < expected_tokens(cur->columns) && split_glued(toks, glued)) {
         row = map_row(cur->columns, toks, ln);
-        if (row) diag.warn(ln, "", "numbers glued together: " + glued);
+        if (row)
+          diag.warn(ln, "", "numbers glued together: " + glued);
       }
       if (!row) {
         diag.warn(ln, "",
@@ -717,7 +762,8 @@ IngestResult read_nccl_tests(const std::string &path, const IngestOptions &opt) 
     // Command lines (shell prompt, mpirun, library warnings naming the binary).
     bool named_binary = false;
     for (std::size_t k = 0; k < toks.size(); ++k) {
-      if (toks[k].find("_perf") == std::string::npos) continue;
+      if (toks[k].find("_perf") == std::string::npos)
+        continue;
       std::string stem;
       const auto op = op_from_binary(toks[k], &stem);
       if (!stem.empty()) {
@@ -742,17 +788,19 @@ IngestResult read_nccl_tests(const std::string &path, const IngestOptions &opt) 
         break;
       }
     }
-    if (named_binary || !cur) continue;
+    if (named_binary || !cur)
+      continue;
     // A row mixed with other output on one line ("host:12:12 [0] NCCL INFO ... 1024 256 float
     // ..."): recover it when the tail has exactly the table's fields.
     const std::size_t want = expected_tokens(cur->columns);
-    if (toks.size() > want) {
+    if (want >= 3 && toks.size() > want) {
       const std::size_t k = toks.size() - want;
       if (to_u64(toks[k]) && to_u64(toks[k + 1]) && parse_dtype(toks[k + 2])) {
         std::vector<std::string> tail(toks.begin() + static_cast<long>(k), toks.end());
         if (auto row = map_row(cur->columns, tail, ln)) {
-          diag.warn(ln, "", "row mixed with other output on one line; read its last " +
-                                std::to_string(want) + " fields");
+          diag.warn(ln, "",
+                    "row mixed with other output on one line; read its last " +
+                        std::to_string(want) + " fields");
           cur->rows.push_back(std::move(*row));
           cur->last_row_line = ln;
         }
@@ -805,16 +853,20 @@ IngestResult read_nccl_tests(const std::string &path, const IngestOptions &opt) 
     ctx.system = detail::file_stem(path);
     diag.note(0, "system name '" + ctx.system + "' taken from the file name (pass --system)");
   }
-  if (!tests_version.empty()) ctx.versions["nccl-tests"] = tests_version;
+  if (!tests_version.empty())
+    ctx.versions["nccl-tests"] = tests_version;
   ctx.command_line = command_line;
   ctx.source = json::object();
   ctx.source["file"] = detail::base_name(path);
   ctx.source["path"] = path;
   ctx.source["first_comment_line"] = first_comment;
   ctx.source["tool"] = "nccl-tests";
-  if (!tests_version.empty()) ctx.source["tool_version"] = tests_version;
-  ctx.source["format"] = formats.size() == 1 ? *formats.begin() : join({formats.begin(), formats.end()}, ",");
-  if (!params.empty()) ctx.source["parameters"] = params;
+  if (!tests_version.empty())
+    ctx.source["tool_version"] = tests_version;
+  ctx.source["format"] =
+      formats.size() == 1 ? *formats.begin() : join({formats.begin(), formats.end()}, ",");
+  if (!params.empty())
+    ctx.source["parameters"] = params;
   if (const auto desc = system_from_comment(first_comment); !desc.empty())
     ctx.source["system_description"] = desc;
   ctx.source["tables"] = section_info;
@@ -826,4 +878,4 @@ IngestResult read_nccl_tests(const std::string &path, const IngestOptions &opt) 
   return res;
 }
 
-}  // namespace scalefit::ingest
+} // namespace scalefit::ingest

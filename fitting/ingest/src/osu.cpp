@@ -56,9 +56,9 @@ enum class OsuKind { latency, bandwidth, bibandwidth };
 struct OsuTest {
   Op op = Op::sendrecv;
   OsuKind kind = OsuKind::latency;
-  bool bytes_times_n = false;  ///< allgather/alltoall: bytes = size * n
+  bool bytes_times_n = false; ///< allgather/alltoall: bytes = size * n
   bool pt2pt = false;
-  std::string name;            ///< osu_allreduce, osu_latency, ...
+  std::string name; ///< osu_allreduce, osu_latency, ...
 };
 
 /// Maps an OMB title ("Allreduce Latency", "Bi-Directional Bandwidth") to its test.
@@ -66,7 +66,8 @@ std::optional<OsuTest> test_from_title(const std::string &title) {
   std::string t = to_lower(title);
   for (const char *drop : {" persistent", " blocking"}) {
     const auto p = t.find(drop);
-    if (p != std::string::npos) t.erase(p, std::string(drop).size());
+    if (p != std::string::npos)
+      t.erase(p, std::string(drop).size());
   }
   OsuTest test;
   if (t == "latency") {
@@ -86,16 +87,21 @@ std::optional<OsuTest> test_from_title(const std::string &title) {
     test.name = "osu_bibw";
     return test;
   }
-  static const std::map<std::string, Op> colls{
-      {"allreduce", Op::allreduce},         {"reduce", Op::reduce},
-      {"bcast", Op::broadcast},             {"broadcast", Op::broadcast},
-      {"reduce_scatter", Op::reducescatter}, {"reduce_scatter_block", Op::reducescatter},
-      {"allgather", Op::allgather},         {"alltoall", Op::alltoall}};
+  static const std::map<std::string, Op> colls{{"allreduce", Op::allreduce},
+                                               {"reduce", Op::reduce},
+                                               {"bcast", Op::broadcast},
+                                               {"broadcast", Op::broadcast},
+                                               {"reduce_scatter", Op::reducescatter},
+                                               {"reduce_scatter_block", Op::reducescatter},
+                                               {"allgather", Op::allgather},
+                                               {"alltoall", Op::alltoall}};
   static const std::regex re("^(\\S+) latency$");
   std::smatch m;
-  if (!std::regex_match(t, m, re)) return std::nullopt;
+  if (!std::regex_match(t, m, re))
+    return std::nullopt;
   const auto it = colls.find(m[1].str());
-  if (it == colls.end()) return std::nullopt;
+  if (it == colls.end())
+    return std::nullopt;
   test.op = it->second;
   test.bytes_times_n = test.op == Op::allgather || test.op == Op::alltoall;
   test.name = "osu_" + m[1].str();
@@ -103,16 +109,22 @@ std::optional<OsuTest> test_from_title(const std::string &title) {
 }
 
 std::optional<DType> dtype_from_mpi(std::string name) {
-  while (!name.empty() && (name.back() == '.' || name.back() == ',')) name.pop_back();
-  static const std::map<std::string, DType> map{
-      {"MPI_CHAR", DType::int8},         {"MPI_SIGNED_CHAR", DType::int8},
-      {"MPI_BYTE", DType::uint8},        {"MPI_UNSIGNED_CHAR", DType::uint8},
-      {"MPI_INT", DType::int32},         {"MPI_UNSIGNED", DType::uint32},
-      {"MPI_LONG", DType::int64},        {"MPI_LONG_LONG", DType::int64},
-      {"MPI_UNSIGNED_LONG", DType::uint64}, {"MPI_FLOAT", DType::float32},
-      {"MPI_DOUBLE", DType::float64}};
+  while (!name.empty() && (name.back() == '.' || name.back() == ','))
+    name.pop_back();
+  static const std::map<std::string, DType> map{{"MPI_CHAR", DType::int8},
+                                                {"MPI_SIGNED_CHAR", DType::int8},
+                                                {"MPI_BYTE", DType::uint8},
+                                                {"MPI_UNSIGNED_CHAR", DType::uint8},
+                                                {"MPI_INT", DType::int32},
+                                                {"MPI_UNSIGNED", DType::uint32},
+                                                {"MPI_LONG", DType::int64},
+                                                {"MPI_LONG_LONG", DType::int64},
+                                                {"MPI_UNSIGNED_LONG", DType::uint64},
+                                                {"MPI_FLOAT", DType::float32},
+                                                {"MPI_DOUBLE", DType::float64}};
   const auto it = map.find(name);
-  if (it == map.end()) return std::nullopt;
+  if (it == map.end())
+    return std::nullopt;
   return it->second;
 }
 
@@ -125,8 +137,10 @@ std::vector<std::string> header_columns(const std::string &body) {
   for (; it != end; ++it) {
     std::string c;
     for (char ch : to_lower(it->str()))
-      if (ch != ' ') c += ch;
-    if (!c.empty()) cols.push_back(c);
+      if (ch != ' ')
+        c += ch;
+    if (!c.empty())
+      cols.push_back(c);
   }
   return cols;
 }
@@ -139,9 +153,10 @@ struct Table {
   std::string datatype_text;
 };
 
-}  // namespace
+} // namespace
 
 IngestResult read_osu(const std::string &path, const IngestOptions &opt) {
+  detail::check_options(opt);
   const auto lines = detail::read_lines(path);
   Diagnostics diag(path, opt.strict);
   IngestResult res;
@@ -163,13 +178,17 @@ IngestResult read_osu(const std::string &path, const IngestOptions &opt) {
   for (std::size_t i = 0; i < lines.size(); ++i) {
     const long ln = static_cast<long>(i) + 1;
     const std::string_view t = trim(lines[i]);
-    if (t.empty()) continue;
+    if (t.empty())
+      continue;
     if (t.front() == '#') {
       const std::string body(trim(t.substr(1)));
-      if (first_comment.empty() && !body.empty()) first_comment = std::string(t);
+      if (first_comment.empty() && !body.empty())
+        first_comment = std::string(t);
       if (std::smatch m; std::regex_match(body, m, title_re)) {
-        if (version.empty() && m[3].matched) version = m[3].str();
-        if (title_line.empty()) title_line = body;
+        if (version.empty() && m[3].matched)
+          version = m[3].str();
+        if (title_line.empty())
+          title_line = body;
         pending_test = test_from_title(m[2].str());
         pending_dtype.reset();
         datatype_text.clear();
@@ -194,7 +213,8 @@ IngestResult read_osu(const std::string &path, const IngestOptions &opt) {
         pending_dtype = dtype_from_mpi(datatype_text);
         if (!pending_dtype) {
           if (opt.dtype)
-            diag.warn(ln, "Datatype", "unknown MPI datatype '" + datatype_text + "'; using --dtype");
+            diag.warn(ln, "Datatype",
+                      "unknown MPI datatype '" + datatype_text + "'; using --dtype");
           else
             diag.warn(ln, "Datatype",
                       "unknown MPI datatype '" + datatype_text + "'; assuming 1-byte MPI_CHAR");
@@ -208,7 +228,8 @@ IngestResult read_osu(const std::string &path, const IngestOptions &opt) {
       }
       const auto cols = header_columns(body);
       if (!cols.empty() && cols[0] == "size" && cols.size() >= 2) {
-        if (!pending_test) diag.fail(ln, "test", "table header before any '# OSU ... Test' title");
+        if (!pending_test)
+          diag.fail(ln, "test", "table header before any '# OSU ... Test' title");
         Table tb;
         tb.header_line = ln;
         tb.test = *pending_test;
@@ -220,10 +241,9 @@ IngestResult read_osu(const std::string &path, const IngestOptions &opt) {
           diag.note(ln, opt.dtype ? "no '# Datatype:' line; using --dtype"
                                   : "no '# Datatype:' line; assuming MPI_CHAR (OMB's default)");
         }
-        const bool has_time =
-            std::any_of(cols.begin(), cols.end(), [](const std::string &c) {
-              return c == "avglatency(us)" || c == "latency(us)" || c == "bandwidth(mb/s)";
-            });
+        const bool has_time = std::any_of(cols.begin(), cols.end(), [](const std::string &c) {
+          return c == "avglatency(us)" || c == "latency(us)" || c == "bandwidth(mb/s)";
+        });
         if (!has_time)
           diag.fail(ln, "header",
                     "OSU table without a latency or bandwidth column ('" + body + "')");
@@ -246,7 +266,8 @@ IngestResult read_osu(const std::string &path, const IngestOptions &opt) {
     if (!cur || !to_u64(toks[0])) {
       // mpirun/shell noise; keep the first command line naming an osu_* binary.
       for (std::size_t k = 0; k < toks.size() && ctx.command_line.empty(); ++k) {
-        if (detail::base_name(toks[k]).rfind("osu_", 0) != 0) continue;
+        if (detail::base_name(toks[k]).rfind("osu_", 0) != 0)
+          continue;
         std::size_t from = k;
         for (std::size_t j = 0; j < k; ++j) {
           const std::string b = detail::base_name(toks[j]);
@@ -262,13 +283,16 @@ IngestResult read_osu(const std::string &path, const IngestOptions &opt) {
     }
     const Table &tb = *cur;
     if (toks.size() != tb.columns.size()) {
-      diag.warn(ln, "",
-                "cannot read row: expected " + std::to_string(tb.columns.size()) +
-                    " fields (" + [&] {
-                      std::string s;
-                      for (const auto &c : tb.columns) s += (s.empty() ? "" : " ") + c;
-                      return s;
-                    }() + "), got " + std::to_string(toks.size()));
+      diag.warn(
+          ln, "",
+          "cannot read row: expected " + std::to_string(tb.columns.size()) + " fields (" +
+              [&] {
+                std::string s;
+                for (const auto &c : tb.columns)
+                  s += (s.empty() ? "" : " ") + c;
+                return s;
+              }() +
+              "), got " + std::to_string(toks.size()));
       continue;
     }
     const std::uint64_t size = *to_u64(toks[0]);
@@ -331,13 +355,14 @@ IngestResult read_osu(const std::string &path, const IngestOptions &opt) {
       } else if (col == "maxlatency(us)") {
         m.extra["max_us"] = *v;
       } else if (col == "iterations") {
-        m.iters_per_sample = static_cast<int>(*v);
+        m.iters_per_sample = static_cast<int>(std::min(*v, 2e9));
         m.extra["iterations"] = m.iters_per_sample;
       } else {
         m.extra[col] = *v;
       }
     }
-    if (!ok) continue;
+    if (!ok)
+      continue;
     if (!time_us || *time_us <= 0) {
       diag.warn(ln, "time", "no positive latency in the row; row skipped");
       continue;
@@ -355,23 +380,27 @@ IngestResult read_osu(const std::string &path, const IngestOptions &opt) {
   // Context: one per file.
   bool any_collective = false;
   for (const auto &m : res.measurements)
-    if (m.op != Op::sendrecv) any_collective = true;
+    if (m.op != Op::sendrecv)
+      any_collective = true;
   ctx.nranks = any_collective ? n : 2;
   ctx.nnodes = opt.nnodes.value_or(1);
-  if (!opt.nnodes) diag.note(0, "OSU does not print hosts; assuming 1 node (pass --nnodes)");
+  if (!opt.nnodes)
+    diag.note(0, "OSU does not print hosts; assuming 1 node (pass --nnodes)");
   ctx.ranks_per_node = std::max(1, ctx.nranks / std::max(1, ctx.nnodes));
   ctx.system = opt.system;
   if (ctx.system.empty()) {
     ctx.system = detail::file_stem(path);
     diag.note(0, "system name '" + ctx.system + "' taken from the file name (pass --system)");
   }
-  if (!version.empty()) ctx.versions["osu"] = version;
+  if (!version.empty())
+    ctx.versions["osu"] = version;
   ctx.source = json::object();
   ctx.source["file"] = detail::base_name(path);
   ctx.source["path"] = path;
   ctx.source["first_comment_line"] = first_comment;
   ctx.source["tool"] = "osu";
-  if (!version.empty()) ctx.source["tool_version"] = version;
+  if (!version.empty())
+    ctx.source["tool_version"] = version;
   ctx.source["title"] = title_line;
   ctx.source["tables"] = tests;
   ctx.source["nranks_from"] = any_collective ? nranks_from : std::string("point-to-point");
@@ -384,4 +413,4 @@ IngestResult read_osu(const std::string &path, const IngestOptions &opt) {
   return res;
 }
 
-}  // namespace scalefit::ingest
+} // namespace scalefit::ingest

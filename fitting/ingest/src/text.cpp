@@ -9,62 +9,83 @@
 
 namespace scalefit::ingest::detail {
 
+void check_options(const IngestOptions &opt) {
+  if (opt.nranks && *opt.nranks < 1)
+    throw InputError("must be >= 1, got " + std::to_string(*opt.nranks), "", 0, "nranks");
+  if (opt.nnodes && *opt.nnodes < 1)
+    throw InputError("must be >= 1, got " + std::to_string(*opt.nnodes), "", 0, "nnodes");
+}
+
 std::vector<std::string> split_ws(std::string_view s) {
   std::vector<std::string> out;
   std::size_t i = 0;
   const auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
   while (i < s.size()) {
-    while (i < s.size() && is_space(s[i])) ++i;
+    while (i < s.size() && is_space(s[i]))
+      ++i;
     const std::size_t b = i;
-    while (i < s.size() && !is_space(s[i])) ++i;
-    if (i > b) out.emplace_back(s.substr(b, i - b));
+    while (i < s.size() && !is_space(s[i]))
+      ++i;
+    if (i > b)
+      out.emplace_back(s.substr(b, i - b));
   }
   return out;
 }
 
 std::string_view trim(std::string_view s) {
   const auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
-  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
-  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
+  while (!s.empty() && is_space(s.front()))
+    s.remove_prefix(1);
+  while (!s.empty() && is_space(s.back()))
+    s.remove_suffix(1);
   return s;
 }
 
 std::string to_lower(std::string_view s) {
   std::string out(s);
-  for (char &c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (char &c : out)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
 }
 
 std::optional<double> to_double(std::string_view tok) {
-  if (tok.empty()) return std::nullopt;
+  if (tok.empty())
+    return std::nullopt;
   double v = 0;
   const char *b = tok.data();
   const char *e = b + tok.size();
-  if (*b == '+') ++b;
+  if (*b == '+')
+    ++b;
   const auto [p, ec] = std::from_chars(b, e, v);
-  if (ec != std::errc() || p != e || !std::isfinite(v)) return std::nullopt;
+  if (ec != std::errc() || p != e || !std::isfinite(v))
+    return std::nullopt;
   return v;
 }
 
 std::optional<std::uint64_t> to_u64(std::string_view tok) {
-  if (tok.empty()) return std::nullopt;
+  if (tok.empty())
+    return std::nullopt;
   std::uint64_t v = 0;
   const auto [p, ec] = std::from_chars(tok.data(), tok.data() + tok.size(), v);
-  if (ec != std::errc() || p != tok.data() + tok.size()) return std::nullopt;
+  if (ec != std::errc() || p != tok.data() + tok.size())
+    return std::nullopt;
   return v;
 }
 
 std::optional<std::int64_t> to_i64(std::string_view tok) {
-  if (tok.empty()) return std::nullopt;
+  if (tok.empty())
+    return std::nullopt;
   std::int64_t v = 0;
   const auto [p, ec] = std::from_chars(tok.data(), tok.data() + tok.size(), v);
-  if (ec != std::errc() || p != tok.data() + tok.size()) return std::nullopt;
+  if (ec != std::errc() || p != tok.data() + tok.size())
+    return std::nullopt;
   return v;
 }
 
 int decimals(std::string_view tok) {
   const auto dot = tok.find('.');
-  if (dot == std::string_view::npos) return 0;
+  if (dot == std::string_view::npos)
+    return 0;
   int n = 0;
   for (std::size_t i = dot + 1; i < tok.size() && std::isdigit(static_cast<unsigned char>(tok[i]));
        ++i)
@@ -85,11 +106,13 @@ std::string file_stem(const std::string &path) {
 
 std::vector<std::string> read_lines(const std::string &path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError("cannot open file", path);
+  if (!in)
+    throw InputError("cannot open file", path);
   std::vector<std::string> lines;
   std::string line;
   while (std::getline(in, line)) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (!line.empty() && line.back() == '\r')
+      line.pop_back();
     lines.push_back(std::move(line));
   }
   return lines;
@@ -97,7 +120,8 @@ std::vector<std::string> read_lines(const std::string &path) {
 
 void Diagnostics::warn(long line, const std::string &field, const std::string &message) {
   InputError e(message, m_file, line, field);
-  if (m_strict) throw e;
+  if (m_strict)
+    throw e;
   m_warnings.emplace_back(line, e.what());
 }
 
@@ -110,8 +134,9 @@ std::vector<std::string> Diagnostics::sorted(std::vector<std::pair<long, std::st
                    [](const auto &a, const auto &b) { return a.first < b.first; });
   std::vector<std::string> out;
   out.reserve(v.size());
-  for (auto &p : v) out.push_back(std::move(p.second));
+  for (auto &p : v)
+    out.push_back(std::move(p.second));
   return out;
 }
 
-}  // namespace scalefit::ingest::detail
+} // namespace scalefit::ingest::detail

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "scalefit/core/error.hpp"
+#include "scalefit/ingest/ingest.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -11,6 +12,9 @@
 #include <vector>
 
 namespace scalefit::ingest::detail {
+
+/// \throws InputError naming the option when nranks or nnodes is given and < 1.
+void check_options(const IngestOptions &opt);
 
 /// Splits on runs of spaces/tabs/CR.
 std::vector<std::string> split_ws(std::string_view s);
@@ -66,4 +70,4 @@ private:
   std::vector<std::pair<long, std::string>> m_notes;
 };
 
-}  // namespace scalefit::ingest::detail
+} // namespace scalefit::ingest::detail

@@ -39,12 +39,12 @@ struct IngestResult {
 
 /// Fallbacks for what a log does not say, and strictness.
 struct IngestOptions {
-  std::optional<Op> op;          ///< used when the file does not name the operation
-  std::optional<int> nranks;     ///< used when no `# Rank` lines and no inference (OSU: default 2)
-  std::optional<int> nnodes;     ///< used when no `# Rank` lines name hosts (default 1, noted)
-  std::optional<DType> dtype;    ///< used when the file's type is missing or unknown
-  std::string system;            ///< system name; empty: the file name without extension (noted)
-  bool strict = false;           ///< turn every warning into an InputError
+  std::optional<Op> op;       ///< used when the file does not name the operation
+  std::optional<int> nranks;  ///< used when no `# Rank` lines and no inference (OSU: default 2)
+  std::optional<int> nnodes;  ///< used when no `# Rank` lines name hosts (default 1, noted)
+  std::optional<DType> dtype; ///< used when the file's type is missing or unknown
+  std::string system;         ///< system name; empty: the file name without extension (noted)
+  bool strict = false;        ///< turn every warning into an InputError
 };
 
 /// Reads an nccl-tests log (stdout of `*_perf`): all three formats (before 2.13 with an `error`
@@ -76,4 +76,4 @@ IngestResult read_nccl_tests(const std::string &path, const IngestOptions &opt =
 /// the test is not supported, or (strict) on the first warning.
 IngestResult read_osu(const std::string &path, const IngestOptions &opt = {});
 
-}  // namespace scalefit::ingest
+} // namespace scalefit::ingest
