@@ -119,6 +119,7 @@ struct EstimateCmd {
   StrategyArgs strat;
   int gpus = 0;
   int global_batch = 0;
+  int scale_to = 0;
   bool json = false;
   void run() {
     const est::ModelConfig m = model.build();
@@ -128,10 +129,19 @@ struct EstimateCmd {
     e.validate(s, gpus);
     est::Estimate r;
     e.evaluate(s, r);
-    if (json)
-      print(est::estimate_json(e, s, r).dump(2) + "\n");
-    else
+    std::optional<est::Scaling> sc;
+    if (scale_to > 0)
+      sc = est::scale_layout(e, s, r, scale_to);
+    if (json) {
+      nlohmann::json j = est::estimate_json(e, s, r);
+      if (sc)
+        j["scaling"] = est::scaling_json(*sc);
+      print(j.dump(2) + "\n");
+    } else {
       print(est::estimate_table(e, s, r));
+      if (sc)
+        print(est::scaling_table(*sc));
+    }
   }
 };
 
@@ -199,6 +209,8 @@ void add_estimator_commands(CLI::App &app) {
   ce->add_option("--global-batch", estimate->global_batch,
                  "global batch B (default: the model's, else dp*b)");
   ce->add_option("--gpus", estimate->gpus, "check dp*tp*pp against this GPU count");
+  ce->add_option("--scale-to", estimate->scale_to,
+                 "also scale the layout to this many GPUs by growing dp (Cheng et al.)");
   ce->add_flag("--json", estimate->json, "print JSON instead of a table");
   ce->callback([estimate] { estimate->run(); });
 

@@ -57,4 +57,4 @@ std::shared_ptr<const CommModel> make_fit_comm_model(const std::string &fit_path
 }
 #endif
 
-} // namespace scalefit::estimator
+}  // namespace scalefit::estimator

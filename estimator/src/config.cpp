@@ -221,4 +221,4 @@ SystemConfig load_system(const std::string &path) {
   return s;
 }
 
-} // namespace scalefit::estimator
+}  // namespace scalefit::estimator

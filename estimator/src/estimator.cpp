@@ -383,4 +383,27 @@ void Estimator::evaluate(const Strategy &st, Estimate &e) const noexcept {
   e.samples_per_s = B / it;
 }
 
-} // namespace scalefit::estimator
+Scaling scale_layout(const Estimator &est, const Strategy &s, const Estimate &at_g, int n) {
+  const int g = s.gpus();
+  if (n <= 0 || n % (s.tp * s.pp) != 0)
+    throw InputError("must be a positive multiple of tp*pp = " + std::to_string(s.tp * s.pp), "", 0,
+                     "--scale-to");
+  Scaling r;
+  r.from_gpus = g;
+  r.to_gpus = n;
+  r.at_n = s;
+  r.at_n.dp = n / (s.tp * s.pp);
+  r.at_n.global_batch = s.batch() / s.dp * r.at_n.dp;
+  est.validate(r.at_n, n);
+  est.evaluate(r.at_n, r.estimate_n);
+  const auto &tg = at_g.time_s, &tn = r.estimate_n.time_s;
+  r.iteration_ratio = tg.iteration / tn.iteration;
+  r.network_efficiency = tn.communication > 0 ? tg.communication / tn.communication : 1.0;
+  const double r_cm = (tg.communication - tg.overlap) / tg.iteration;
+  r.predicted_ratio = cheng_speedup(1.0 - r_cm, r_cm, r.network_efficiency);
+  r.throughput_speedup = r.estimate_n.samples_per_s / at_g.samples_per_s;
+  r.scaling_efficiency = r.throughput_speedup * g / n;
+  return r;
+}
+
+}  // namespace scalefit::estimator

@@ -122,4 +122,4 @@ std::shared_ptr<const CommModel> make_fit_comm_model(const std::string &fit_path
   return std::make_shared<FitCommModel>(fitting::load_fit_file(fit_path), std::move(spec), dtype);
 }
 
-} // namespace scalefit::estimator
+}  // namespace scalefit::estimator

@@ -120,6 +120,29 @@ std::string estimate_table(const Estimator &est, const Strategy &s, const Estima
   return o;
 }
 
+std::string scaling_table(const Scaling &s) {
+  return fmt::format(
+      "\nscaling {} -> {} GPUs (dp {} -> {}, global batch {} -> {}), Cheng et al.:\n"
+      "  t_iter(g)/t_iter(n) {:.3f} (formula (r_cp + r_cm)/(r_cp + r_cm/eff): {:.3f})\n"
+      "  network efficiency eff = t_comm(g)/t_comm(n) {:.3f}\n"
+      "  throughput speedup {:.2f}x of ideal {:.2f}x: scaling efficiency {:.1f}%\n",
+      s.from_gpus, s.to_gpus, s.at_n.dp * s.from_gpus / s.to_gpus, s.at_n.dp,
+      s.at_n.batch() * s.from_gpus / s.to_gpus, s.at_n.batch(), s.iteration_ratio,
+      s.predicted_ratio, s.network_efficiency, s.throughput_speedup,
+      double(s.to_gpus) / s.from_gpus, 100 * s.scaling_efficiency);
+}
+
+nlohmann::json scaling_json(const Scaling &s) {
+  return {{"from_gpus", s.from_gpus},
+          {"to_gpus", s.to_gpus},
+          {"iteration_ratio", s.iteration_ratio},
+          {"predicted_ratio", s.predicted_ratio},
+          {"network_efficiency", s.network_efficiency},
+          {"throughput_speedup", s.throughput_speedup},
+          {"scaling_efficiency", s.scaling_efficiency},
+          {"iteration_s_at_n", s.estimate_n.time_s.iteration}};
+}
+
 std::string search_table(const Estimator &est, const SearchResult &r) {
   std::string o;
   auto out = std::back_inserter(o);
@@ -197,4 +220,4 @@ nlohmann::json comparison_json(const Estimator &a, const Estimator &b, const Com
           {"exposed_share_b", c.exposed_share_b}};
 }
 
-} // namespace scalefit::estimator
+}  // namespace scalefit::estimator

@@ -102,4 +102,4 @@ Comparison compare(const Estimator &a, const Estimator &b, const std::optional<S
   return c;
 }
 
-} // namespace scalefit::estimator
+}  // namespace scalefit::estimator

@@ -1,6 +1,7 @@
 // Closed-form formulas against the papers' published numbers and hand-computed values.
 #include "helpers.hpp"
 
+#include "scalefit/core/error.hpp"
 #include "scalefit/core/units.hpp"
 
 #include <gtest/gtest.h>
@@ -130,4 +131,22 @@ TEST(Formulas, SpecCurvesHandComputed) {
   EXPECT_NEAR(inter.time_us, 30 + 1e8 * 1.0 / (200e3 * 0.9 / 8), 1e-6);
   EXPECT_EQ(c.source_name(inter.source), "spec:inter");
   EXPECT_EQ(c.price(Op::allreduce, group_shape(1, 1, 8), 1e8).time_us, 0.0);
+}
+
+// Cheng et al. 2024: with compute unchanged and no overlap, t_iter(g)/t_iter(n) is exactly
+// (r_cp + r_cm)/(r_cp + r_cm/eff) with eff = t_comm(g)/t_comm(n).
+TEST(Formulas, WeakScalingFollowsChengsSpeedup) {
+  const Estimator est(load_model(test_paths::model_path("gpt-6.7b")),
+                      load_system(test_paths::system_path("polaris")));
+  Strategy s;
+  s.dp = 8, s.tp = 4, s.global_batch = 64, s.overlap_dp = false;
+  Estimate at_g;
+  est.evaluate(s, at_g);
+  const Scaling r = scale_layout(est, s, at_g, 128);
+  EXPECT_EQ(r.at_n.dp, 32);
+  EXPECT_EQ(r.at_n.batch(), 256);
+  EXPECT_LT(r.network_efficiency, 1.0); // 8 -> 32 nodes sharing 25 GB/s NICs
+  EXPECT_NEAR(r.iteration_ratio, r.predicted_ratio, 1e-9);
+  EXPECT_NEAR(r.scaling_efficiency, r.iteration_ratio, 1e-9);
+  EXPECT_THROW(scale_layout(est, s, at_g, 130), InputError);
 }

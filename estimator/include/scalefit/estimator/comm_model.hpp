@@ -75,4 +75,4 @@ std::shared_ptr<const CommModel> make_fit_comm_model(const std::string &fit_path
                                                      std::shared_ptr<const CommModel> spec,
                                                      DType dtype);
 
-} // namespace scalefit::estimator
+}  // namespace scalefit::estimator

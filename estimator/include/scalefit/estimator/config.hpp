@@ -115,4 +115,4 @@ SystemConfig load_system(const std::string &path);
 /// \throws InputError naming `origin` (a file or "command line") and the field.
 void validate_model(const ModelConfig &model, const std::string &origin);
 
-} // namespace scalefit::estimator
+}  // namespace scalefit::estimator

@@ -154,4 +154,21 @@ private:
   double m_params = 0;
 };
 
-} // namespace scalefit::estimator
+/// Weak scaling of a layout from its g GPUs to n GPUs by growing the DP degree (same micro-batch
+/// and micro-batches per replica, so the global batch grows by n/g), as Cheng et al. 2024 scale.
+struct Scaling {
+  int from_gpus = 0, to_gpus = 0; ///< g and n
+  Strategy at_n;                  ///< the layout at n GPUs
+  Estimate estimate_n;            ///< its estimate
+  double iteration_ratio = 0;     ///< Cheng et al.'s speedup t_iter(g) / t_iter(n)
+  double network_efficiency = 0;  ///< eff(g->n) = t_comm(g) / t_comm(n) (total T_cm)
+  double predicted_ratio = 0;     ///< cheng_speedup(r_cp, r_cm, eff) with shares at g
+  double throughput_speedup = 0;  ///< samples/s at n over samples/s at g
+  double scaling_efficiency = 0;  ///< throughput_speedup / (n / g)
+};
+
+/// Scales `s` (evaluated as `at_g`) to `n` GPUs. \throws InputError when n is not a multiple of
+/// tp * pp or the scaled layout is invalid.
+Scaling scale_layout(const Estimator &est, const Strategy &s, const Estimate &at_g, int n);
+
+}  // namespace scalefit::estimator

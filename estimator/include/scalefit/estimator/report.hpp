@@ -23,6 +23,11 @@ nlohmann::json estimate_json(const Estimator &est, const Strategy &s, const Esti
 /// Human-readable table of one estimate (time split, memory, throughput, messages).
 std::string estimate_table(const Estimator &est, const Strategy &s, const Estimate &e);
 
+/// Lines describing a weak-scaling result (Cheng et al. 2024 speedup and efficiencies).
+std::string scaling_table(const Scaling &s);
+/// JSON of a weak-scaling result.
+nlohmann::json scaling_json(const Scaling &s);
+
 /// Table of a search: the top layouts and the evaluated/rejected counts by reason.
 std::string search_table(const Estimator &est, const SearchResult &r);
 /// JSON of a search: evaluated, accepted, rejected {reason: count}, top [estimate_json...].
@@ -33,4 +38,4 @@ std::string comparison_table(const Estimator &a, const Estimator &b, const Compa
 /// JSON of a comparison: a, b (estimate_json), time_ratio, comm_ratio, comm_share_a/b.
 nlohmann::json comparison_json(const Estimator &a, const Estimator &b, const Comparison &c);
 
-} // namespace scalefit::estimator
+}  // namespace scalefit::estimator

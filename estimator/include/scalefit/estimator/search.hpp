@@ -59,4 +59,4 @@ struct Comparison {
 Comparison compare(const Estimator &a, const Estimator &b, const std::optional<Strategy> &strategy,
                    const SearchSpace &space);
 
-} // namespace scalefit::estimator
+}  // namespace scalefit::estimator
