@@ -85,18 +85,18 @@ void run_fit(const FitArgs &a) {
   if (fit.entries.empty()) throw InputError("no curve could be fitted from the input", files.front());
   write_fit_file(fit, a.out);
 
-  fmt::print("{:<14} {:<22} {:<8} {:<12} {:>6} {:>10} {:>9} {:>10} {:>10} {:<13} {:>7} {:>7}\n", "op",
-             "group", "dtype", "placement", "points", "peak_busbw", "alpha", "asym_algbw",
-             "asym_busbw", "model", "MAPE", "LOO");
-  fmt::print("{:<14} {:<22} {:<8} {:<12} {:>6} {:>10} {:>9} {:>10} {:>10} {:<13} {:>7} {:>7}\n", "",
-             "", "", "", "", "[GB/s]", "[us]", "[GB/s]", "[GB/s]", "", "[%]", "[%]");
+  fmt::print("{:<14} {:<22} {:<8} {:<12} {:>6} {:>10} {:>9} {:>9} {:>10} {:>10} {:<13} {:>7} {:>7}\n",
+             "op", "group", "dtype", "placement", "points", "peak_busbw", "alpha", "t(min)",
+             "asym_algbw", "asym_busbw", "model", "MAPE", "LOO");
+  fmt::print("{:<14} {:<22} {:<8} {:<12} {:>6} {:>10} {:>9} {:>9} {:>10} {:>10} {:<13} {:>7} {:>7}\n",
+             "", "", "", "", "", "[GB/s]", "[us]", "[us]", "[GB/s]", "[GB/s]", "", "[%]", "[%]");
   for (const FitEntry &e : fit.entries) {
     const std::string model = e.model.kind == ModelKind::regimes
                                   ? fmt::format("regimes({})", e.model.steps.size())
                                   : std::string(model_name(e.model.kind));
-    fmt::print("{:<14} {:<22} {:<8} {:<12} {:>6} {:>10.2f} {:>9.2f} {:>10.2f} {:>10.2f} {:<13} {:>7.2f} {:>7.2f}\n",
+    fmt::print("{:<14} {:<22} {:<8} {:<12} {:>6} {:>10.2f} {:>9.2f} {:>9.2f} {:>10.2f} {:>10.2f} {:<13} {:>7.2f} {:>7.2f}\n",
                op_name(e.op), e.group.label(), dtype_name(e.dtype), placement_name(e.placement),
-               e.points, e.peak_busbw_gbps, e.model.alpha_us, e.asymptotic_algbw_gbps(),
+               e.points, e.peak_busbw_gbps, e.model.alpha_us, e.latency_us(), e.asymptotic_algbw_gbps(),
                e.asymptotic_algbw_gbps() * e.busbw_factor(), model, e.quality.mape_pct,
                e.quality.loo_mape_pct);
   }
@@ -105,8 +105,8 @@ void run_fit(const FitArgs &a) {
       std::string bands;
       for (const BandEfficiency &b : ef.bands)
         if (b.sizes) bands += fmt::format(" {} {:.3f}", b.band.name, b.efficiency);
-      fmt::print("scaling {} {} {} ranks/node: eff({}->{} nodes) size-weighted {:.3f};{}\n",
-                 op_name(s.op), dtype_name(s.dtype), s.ranks_per_node, ef.from_nnodes, ef.to_nnodes,
+      fmt::print("scaling {} {} {} {} {} ranks/node: eff({}->{} nodes) size-weighted {:.3f};{}\n",
+                 s.system, op_name(s.op), dtype_name(s.dtype), placement_name(s.placement), s.ranks_per_node, ef.from_nnodes, ef.to_nnodes,
                  ef.size_weighted, bands);
     }
   fmt::print("wrote {} ({} entries, {} not fitted)\n", a.out, fit.entries.size(), fit.unfitted.size());

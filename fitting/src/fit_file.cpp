@@ -138,6 +138,7 @@ FitFile fit_records(const std::vector<RecordSet> &sets, const std::vector<std::s
   fit.created = utc_now_iso8601();
   struct Group {
     const MeasurementRecord *first = nullptr;
+    std::string system;
     std::vector<CurvePoint> points;
     double peak_busbw = 0;
   };
@@ -159,12 +160,16 @@ FitFile fit_records(const std::vector<RecordSet> &sets, const std::vector<std::s
         for (const auto &[k, v] : c.versions) fit.system["version." + k] = v;
       }
     }
-    for (const MeasurementRecord &m : rs.measurements) {
-      const std::string key = m.key(false);
+    for (std::size_t i = 0; i < rs.measurements.size(); ++i) {
+      const MeasurementRecord &m = rs.measurements[i];
+      const std::size_t ci = i < rs.context_of.size() ? rs.context_of[i] : 0;
+      const std::string system = ci < rs.contexts.size() ? rs.contexts[ci].system : "";
+      const std::string key = system + "\x1f" + m.key(false);
       auto [it, fresh] = groups.try_emplace(key);
       if (fresh) {
         order.push_back(key);
         it->second.first = &m;
+        it->second.system = system;
       }
       it->second.points.push_back({static_cast<double>(m.bytes), m.time_us});
       it->second.peak_busbw = std::max(it->second.peak_busbw, m.busbw_gbps);
@@ -175,11 +180,14 @@ FitFile fit_records(const std::vector<RecordSet> &sets, const std::vector<std::s
     const MeasurementRecord &m = *g.first;
     const CurveFit cf = fit_curve(g.points, options);
     if (!cf.ok) {
-      fit.unfitted.push_back({entry_id(m), static_cast<int>(g.points.size()), cf.diagnostic});
+      fit.unfitted.push_back({entry_id(m) + (g.system.empty() ? "" : "@" + g.system),
+                              static_cast<int>(g.points.size()), cf.diagnostic});
       continue;
     }
     FitEntry e;
     e.id = entry_id(m);
+    if (fit.find(e.id)) e.id += "@" + g.system;
+    e.system = g.system;
     e.op = m.op;
     e.group = m.group;
     e.dtype = m.dtype;
@@ -215,7 +223,7 @@ std::vector<ScalingSeries> build_scaling(const std::vector<FitEntry> &entries) {
   std::map<std::string, std::vector<const FitEntry *>> members;
   std::vector<std::string> order;
   for (const FitEntry &e : entries) {
-    const std::string key = fmt::format("{}|{}|{}|{}|{}|{}|{}", op_name(e.op), dtype_name(e.dtype),
+    const std::string key = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}", e.system, op_name(e.op), dtype_name(e.dtype),
                                         placement_name(e.placement), redop_name(e.redop), e.root,
                                         e.group.kind, e.group.ranks_per_node);
     auto &v = members[key];
@@ -229,6 +237,7 @@ std::vector<ScalingSeries> build_scaling(const std::vector<FitEntry> &entries) {
     if (v.size() < 2) continue;
     std::sort(v.begin(), v.end(), [](const FitEntry *a, const FitEntry *b) { return a->group.nnodes < b->group.nnodes; });
     ScalingSeries s;
+    s.system = v[0]->system;
     s.op = v[0]->op;
     s.dtype = v[0]->dtype;
     s.placement = v[0]->placement;
@@ -291,6 +300,7 @@ std::string to_yaml(const FitFile &fit) {
   for (const FitEntry &e : fit.entries) {
     out << YAML::BeginMap;
     out << YAML::Key << "id" << YAML::Value << e.id;
+    out << YAML::Key << "system" << YAML::Value << e.system;
     out << YAML::Key << "op" << YAML::Value << std::string(op_name(e.op));
     out << YAML::Key << "group" << YAML::Value << YAML::Flow << YAML::BeginMap;
     out << YAML::Key << "kind" << YAML::Value << e.group.kind;
@@ -373,6 +383,7 @@ std::string to_yaml(const FitFile &fit) {
   out << YAML::Key << "scaling" << YAML::Value << YAML::BeginSeq;
   for (const ScalingSeries &s : fit.scaling) {
     out << YAML::BeginMap;
+    out << YAML::Key << "system" << YAML::Value << s.system;
     out << YAML::Key << "op" << YAML::Value << std::string(op_name(s.op));
     out << YAML::Key << "dtype" << YAML::Value << std::string(dtype_name(s.dtype));
     out << YAML::Key << "placement" << YAML::Value << std::string(placement_name(s.placement));
@@ -450,6 +461,7 @@ FitFile parse_fit_file(const std::string &text, const std::string &name) {
     FitEntry e;
     e.id = r.str(n, "id", path);
     r.entry = "'" + e.id + "'";
+    if (YAML::Node sys = n["system"]; sys && sys.IsScalar()) e.system = sys.Scalar();
     const std::string op = r.str(n, "op", path);
     if (auto o = parse_op(op)) e.op = *o;
     else r.fail(n["op"], path + "op", "unknown operation '" + op + "'");
@@ -559,6 +571,7 @@ FitFile parse_fit_file(const std::string &text, const std::string &name) {
       const YAML::Node n = sc[i];
       const std::string path = fmt::format("scaling[{}].", i);
       ScalingSeries s;
+      if (YAML::Node sys = n["system"]; sys && sys.IsScalar()) s.system = sys.Scalar();
       const std::string op = r.str(n, "op", path);
       if (auto o = parse_op(op)) s.op = *o;
       else r.fail(n["op"], path + "op", "unknown operation '" + op + "'");

@@ -22,7 +22,8 @@ inline constexpr const char *kFitSchema = "scalefit.fit/1";
 
 /// One fitted curve.
 struct FitEntry {
-  std::string id;                      ///< "allreduce:world:16=2x8:float:sum:out-of-place"
+  std::string id;                      ///< "allreduce:world:16=2x8:float:sum:out-of-place" (+ "@system" when ids collide)
+  std::string system;                  ///< the context's system name of the records fitted
   Op op = Op::allreduce;
   GroupShape group;
   DType dtype = DType::float32;
@@ -62,6 +63,7 @@ struct UnfittedEntry {
 /// Entries of one op (and dtype, placement, group kind, ranks per node, redop, root) at several
 /// node counts, with eff(g→n) between consecutive counts and parameter trends in log2(nnodes).
 struct ScalingSeries {
+  std::string system;                  ///< entries of one system only
   Op op = Op::allreduce;
   DType dtype = DType::float32;
   Placement placement = Placement::out_of_place;
@@ -105,7 +107,7 @@ public:
 /// The id of the curve a record belongs to.
 std::string entry_id(const MeasurementRecord &m);
 
-/// Groups the records by MeasurementRecord::key(false), fits each group with fit_curve, and builds
+/// Groups the records by (context system, MeasurementRecord::key(false)), fits each group with fit_curve, and builds
 /// the scaling series. Curves that cannot be fitted go to `unfitted` with the reason.
 /// \param sets record sets (one per file) and their file names (same length)
 FitFile fit_records(const std::vector<RecordSet> &sets, const std::vector<std::string> &files,
