@@ -383,7 +383,7 @@ IngestResult read_osu(const std::string &path, const IngestOptions &opt) {
     if (m.op != Op::sendrecv)
       any_collective = true;
   ctx.nranks = any_collective ? n : 2;
-  ctx.nnodes = opt.nnodes.value_or(1);
+  ctx.nnodes = std::clamp(opt.nnodes.value_or(1), 1, ctx.nranks);
   if (!opt.nnodes)
     diag.note(0, "OSU does not print hosts; assuming 1 node (pass --nnodes)");
   ctx.ranks_per_node = std::max(1, ctx.nranks / std::max(1, ctx.nnodes));
