@@ -199,6 +199,8 @@ std::string comparison_table(const Estimator &a, const Estimator &b, const Compa
   row("comm share of iteration %", 100 * c.comm_share_a, 100 * c.comm_share_b, ".1f");
   row("exposed comm share %", 100 * c.exposed_share_a, 100 * c.exposed_share_b, ".1f");
   row("memory per GPU [GiB]", ea.memory_bytes.total / kGiB, eb.memory_bytes.total / kGiB, ".1f");
+  fmt::format_to(out, "{:<26} {:>22} {:>22}\n", "fits in memory", ea.fits_memory ? "yes" : "NO",
+                 eb.fits_memory ? "yes" : "NO");
   row("TFLOP/s per GPU", ea.tflops_per_gpu, eb.tflops_per_gpu, ".1f");
   row("MFU %", 100 * ea.mfu, 100 * eb.mfu, ".1f");
   fmt::format_to(out, "strategy A: {}\nstrategy B: {}\n", strategy_label(c.a.strategy),
