@@ -49,6 +49,32 @@ void BM_EvaluateLayout(benchmark::State &state) {
 }
 BENCHMARK(BM_EvaluateLayout);
 
+#ifdef SCALEFIT_BM_FIT_FILE
+// The same layouts with TP collectives priced by a fit file (tabulated curves) and the rest by
+// the spec tiers.
+void BM_EvaluateLayoutWithFit(benchmark::State &state) {
+  const est::SystemConfig sys = est::load_system(cfg("systems/dgx-a100-80gb.yaml"));
+  const est::ModelConfig model = est::load_model(cfg("models/megatron-1t.yaml"));
+  const est::Estimator e(model, sys,
+                         est::make_fit_comm_model(SCALEFIT_BM_FIT_FILE,
+                                                  std::make_shared<est::SpecCommModel>(sys),
+                                                  model.dtype));
+  const auto layouts = valid_layouts(e);
+  est::Estimate out;
+  for (const auto &s : layouts)
+    e.evaluate(s, out); // tabulate every (op, group) once
+  std::size_t i = 0;
+  for (auto _ : state) {
+    e.evaluate(layouts[i], out);
+    benchmark::DoNotOptimize(out.time_s.iteration);
+    if (++i == layouts.size())
+      i = 0;
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_EvaluateLayoutWithFit);
+#endif
+
 void BM_Search(benchmark::State &state, const char *model, const char *system, int gpus) {
   const est::Estimator e(est::load_model(cfg(std::string("models/") + model)),
                          est::load_system(cfg(std::string("systems/") + system)));

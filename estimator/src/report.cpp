@@ -104,6 +104,9 @@ std::string estimate_table(const Estimator &est, const Strategy &s, const Estima
                  m.weights / kGiB, m.gradients / kGiB, m.optimizer / kGiB, m.activations / kGiB);
   fmt::format_to(out, "  total   {:.2f} of {:.0f}  -> {}\n\n", m.total / kGiB,
                  est.system().device.memory_gib, e.fits_memory ? "fits" : "DOES NOT FIT");
+  fmt::format_to(
+      out, "FLOPs per iteration: model {:.4g} PFLOP, executed (with recompute) {:.4g} PFLOP\n",
+      e.model_flops * 1e-15, e.hardware_flops * 1e-15);
   fmt::format_to(out,
                  "throughput: {:.1f} TFLOP/s per GPU (hardware), MFU {:.1f}%, {:.2f} samples/s\n\n",
                  e.tflops_per_gpu, 100 * e.mfu, e.samples_per_s);
