@@ -157,6 +157,7 @@ public:
     return {{"mpi", text}, {"mpi_standard", std::to_string(major) + "." + std::to_string(minor)}};
   }
   bool inplace_reducescatter_at_start() const override { return true; }
+  bool host_accessible() const override { return true; }
 };
 
 }  // namespace

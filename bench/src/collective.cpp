@@ -17,7 +17,7 @@ bool always(const CollArgs &) { return true; }
 bool root_only(const CollArgs &a) { return a.rank == a.root; }
 
 double reduced(const CheckPattern &p, std::size_t i) {
-  return p.reduced[i % static_cast<std::size_t>(p.period)];
+  return p.reduced[i & static_cast<std::size_t>(p.period - 1)];
 }
 
 const std::vector<Collective> kCollectives = {
@@ -25,39 +25,42 @@ const std::vector<Collective> kCollectives = {
      [](Comm &c, const void *s, void *r, const CollArgs &a) {
        c.allreduce(s, r, a.count, a.dtype, a.redop);
      },
-     always, [](const CheckPattern &p, const CollArgs &, std::size_t j) { return reduced(p, j); }},
+     always,
+     [](const CheckPattern &p, const CollArgs &, std::size_t, std::size_t i) { return reduced(p, i); }},
     {Op::allgather, "all_gather_perf", same, times_n, one_block, zero,
      [](Comm &c, const void *s, void *r, const CollArgs &a) { c.allgather(s, r, a.count, a.dtype); },
      always,
-     [](const CheckPattern &p, const CollArgs &a, std::size_t j) {
-       return p.input(static_cast<int>(j / a.count), j % a.count);
+     [](const CheckPattern &p, const CollArgs &, std::size_t block, std::size_t i) {
+       return p.input(static_cast<int>(block), i);
      }},
     {Op::reducescatter, "reduce_scatter_perf", times_n, same, zero, one_block,
      [](Comm &c, const void *s, void *r, const CollArgs &a) {
        c.reducescatter(s, r, a.count, a.dtype, a.redop);
      },
      always,
-     [](const CheckPattern &p, const CollArgs &a, std::size_t j) {
-       return reduced(p, static_cast<std::size_t>(a.rank) * a.count + j);
+     [](const CheckPattern &p, const CollArgs &a, std::size_t, std::size_t i) {
+       return reduced(p, static_cast<std::size_t>(a.rank) * a.count + i);
      }},
     {Op::reduce, "reduce_perf", same, same, zero, zero,
      [](Comm &c, const void *s, void *r, const CollArgs &a) {
        c.reduce(s, r, a.count, a.dtype, a.redop, a.root);
      },
-     root_only, [](const CheckPattern &p, const CollArgs &, std::size_t j) { return reduced(p, j); }},
+     root_only,
+     [](const CheckPattern &p, const CollArgs &, std::size_t, std::size_t i) { return reduced(p, i); }},
     {Op::broadcast, "broadcast_perf", same, same, zero, zero,
      [](Comm &c, const void *s, void *r, const CollArgs &a) {
        c.broadcast(s, r, a.count, a.dtype, a.root);
      },
      always,
-     [](const CheckPattern &p, const CollArgs &a, std::size_t j) { return p.input(a.root, j); }},
+     [](const CheckPattern &p, const CollArgs &a, std::size_t, std::size_t i) {
+       return p.input(a.root, i);
+     }},
     {Op::alltoall, "alltoall_perf", times_n, times_n, zero, zero,
      [](Comm &c, const void *s, void *r, const CollArgs &a) { c.alltoall(s, r, a.count, a.dtype); },
      always,
-     [](const CheckPattern &p, const CollArgs &a, std::size_t j) {
+     [](const CheckPattern &p, const CollArgs &a, std::size_t block, std::size_t i) {
        // Block b of rank r's result is block r of rank b's send buffer.
-       return p.input(static_cast<int>(j / a.count),
-                      static_cast<std::size_t>(a.rank) * a.count + j % a.count);
+       return p.input(static_cast<int>(block), static_cast<std::size_t>(a.rank) * a.count + i);
      }},
     {Op::sendrecv, "sendrecv_perf", same, same, zero, zero,
      [](Comm &c, const void *s, void *r, const CollArgs &a) {
@@ -66,8 +69,8 @@ const std::vector<Collective> kCollectives = {
                   (a.rank - 1 + a.nranks) % a.nranks);
      },
      always,
-     [](const CheckPattern &p, const CollArgs &a, std::size_t j) {
-       return p.input((a.rank - 1 + a.nranks) % a.nranks, j);
+     [](const CheckPattern &p, const CollArgs &a, std::size_t, std::size_t i) {
+       return p.input((a.rank - 1 + a.nranks) % a.nranks, i);
      }},
 };
 

@@ -130,48 +130,75 @@ std::pair<const void *, void *> placement_ptrs(const Collective &c, Buffers &b, 
   return {base + c.send_inplace_offset(a.count) * r * es, base + c.recv_inplace_offset(a.count) * r * es};
 }
 
-/// Runs the operation once on check data and counts wrong elements on this rank.
+/// Runs the operation once on check data and counts wrong elements on this rank. Host-accessible
+/// buffers (mpi) are filled and read in place; others are staged through host memory.
 std::int64_t check_point(Backend &backend, Comm &comm, const Collective &coll, Buffers &b,
                          const CollArgs &a, Placement placement) {
   const std::size_t es = dtype_size(a.dtype);
   const std::size_t ns = coll.send_count(a.count, a.nranks), nr = coll.recv_count(a.count, a.nranks);
   const CheckPattern pat = check_pattern(a.dtype, a.redop, a.nranks);
-  b.host.resize(std::max(b.send_bytes, b.recv_bytes));
+  const bool direct = backend.host_accessible();
+  if (!direct) b.host.resize(std::max(b.send_bytes, b.recv_bytes));
   auto [send, recv] = placement_ptrs(coll, b, a, placement);
+  // Host images of the send and receive buffers (the buffers themselves when direct).
+  auto *send_img = direct ? static_cast<unsigned char *>(b.send) : b.host.data();
+  auto *recv_img = direct ? static_cast<unsigned char *>(b.recv) : b.host.data();
   if (placement == Placement::out_of_place) {
-    std::memset(b.host.data(), 0xff, nr * es);  // NaN / -1: never an expected value
-    backend.copy_to_backend(b.recv, b.host.data(), nr * es);
-    fill_inputs(a.dtype, b.host.data(), ns, pat, a.rank);
-    backend.copy_to_backend(b.send, b.host.data(), ns * es);
+    std::memset(recv_img, 0xff, nr * es);  // NaN / -1: never an expected value
+    if (!direct) backend.copy_to_backend(b.recv, recv_img, nr * es);
+    fill_inputs(a.dtype, send_img, ns, pat, a.rank);
+    if (!direct) backend.copy_to_backend(b.send, send_img, ns * es);
   } else {
     const std::size_t total = std::max(ns + coll.send_inplace_offset(a.count) * a.rank,
                                        nr + coll.recv_inplace_offset(a.count) * a.rank);
-    std::memset(b.host.data(), 0xff, total * es);
+    std::memset(recv_img, 0xff, total * es);
     const std::size_t off = static_cast<std::size_t>(static_cast<const char *>(send) -
                                                      static_cast<const char *>(b.recv));
-    fill_inputs(a.dtype, b.host.data() + off, ns, pat, a.rank);
-    backend.copy_to_backend(b.recv, b.host.data(), total * es);
+    fill_inputs(a.dtype, recv_img + off, ns, pat, a.rank);
+    if (!direct) backend.copy_to_backend(b.recv, recv_img, total * es);
   }
   coll.run(comm, send, recv, a);
   comm.synchronize();
   if (!coll.has_result(a)) return 0;
-  void *result = recv;
+  const void *result = recv;
   if (placement == Placement::in_place && coll.op == Op::reducescatter &&
       backend.inplace_reducescatter_at_start())
     result = b.recv;
-  backend.copy_to_host(b.host.data(), result, nr * es);
-  std::int64_t wrong = 0;
-  const bool tolerant = a.redop == RedOp::avg && coll.op != Op::allgather &&
-                        coll.op != Op::broadcast && coll.op != Op::alltoall && coll.op != Op::sendrecv;
-  const double tol = (a.dtype == DType::half || a.dtype == DType::bfloat16) ? 1e-2 : 1e-6;
-  for (std::size_t j = 0; j < nr; ++j) {
-    const double got = load_value(a.dtype, b.host.data(), j);
-    const double want = coll.expected(pat, a, j);
-    const bool ok = tolerant ? std::fabs(got - want) <= tol * std::max(1.0, std::fabs(want))
-                             : got == want;
-    if (!ok) ++wrong;
+  const unsigned char *h = static_cast<const unsigned char *>(result);
+  if (!direct) {
+    backend.copy_to_host(b.host.data(), result, nr * es);
+    h = b.host.data();
   }
-  return wrong;
+  const bool tolerant = a.redop == RedOp::avg && op_has_redop(coll.op);
+  const double tol = (a.dtype == DType::half || a.dtype == DType::bfloat16) ? 1e-2 : 1e-6;
+  const std::size_t blocks = nr / a.count;
+  auto count_wrong = [&](auto load) {
+    std::int64_t wrong = 0;
+    for (std::size_t blk = 0, j = 0; blk < blocks; ++blk)
+      for (std::size_t i = 0; i < a.count; ++i, ++j) {
+        const double got = load(j);
+        const double want = coll.expected(pat, a, blk, i);
+        if (tolerant ? !(std::fabs(got - want) <= tol * std::max(1.0, std::fabs(want)))
+                     : got != want)
+          ++wrong;
+      }
+    return wrong;
+  };
+  auto typed = [&](auto zero) {
+    using T = decltype(zero);
+    return count_wrong([h](std::size_t j) {
+      T v;
+      std::memcpy(&v, h + j * sizeof(T), sizeof(T));
+      return static_cast<double>(v);
+    });
+  };
+  switch (a.dtype) {
+  case DType::float32: return typed(float{});
+  case DType::float64: return typed(double{});
+  case DType::int32: return typed(std::int32_t{});
+  case DType::int64: return typed(std::int64_t{});
+  default: return count_wrong([&](std::size_t j) { return load_value(a.dtype, h, j); });
+  }
 }
 
 /// Stderr progress with an ETA (rank 0), at most every 2 s.
@@ -207,16 +234,28 @@ struct Timed {
 Timed time_point(Comm *comm, const std::function<void()> &op, const CommOptions &o,
                  std::uint64_t point_id) {
   Timed t;
+  // Warm-up: one operation alone (it pays the first-touch costs), then up to -w - 1 more as one
+  // batch, capped at half of --max-time so that warming large sizes does not dominate a sweep.
+  // The second batch calibrates the sample batch size. Every rank sees the same max values.
   const int warm = o.warmup_iters > 0 ? o.warmup_iters : (o.batch > 0 || o.graph_iters > 0 ? 0 : 1);
-  double warm_us = 0;
+  double op_us = 0;
   if (warm > 0) {
     SCALEFIT_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
-    const double local = comm ? comm->time_batch_us(warm, op, 0) : 0.0;
-    SCALEFIT_MPI_CHECK(MPI_Allreduce(&local, &warm_us, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
+    const double local = comm ? comm->time_batch_us(1, op, 0) : 0.0;
+    SCALEFIT_MPI_CHECK(MPI_Allreduce(&local, &op_us, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
+    const double budget_us = 0.5 * o.max_time_s * 1e6;
+    const int more = static_cast<int>(std::min<double>(warm - 1, std::floor(budget_us / std::max(op_us, 1e-3))));
+    if (more > 0) {
+      double batch_us = 0;
+      SCALEFIT_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+      const double l2 = comm ? comm->time_batch_us(more, op, 0) : 0.0;
+      SCALEFIT_MPI_CHECK(MPI_Allreduce(&l2, &batch_us, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
+      op_us = batch_us / more;
+    }
   }
   t.batch = o.graph_iters > 0 ? o.graph_iters
             : o.batch > 0     ? o.batch
-                              : calibrate_batch(warm_us / std::max(1, warm), o.batch_time_us, kMaxBatch);
+                              : calibrate_batch(op_us, o.batch_time_us, kMaxBatch);
   const StopRule rule{o.min_time_s, o.max_time_s, o.max_noise, o.min_samples, o.max_samples,
                       o.fixed_samples};
   const double start = MPI_Wtime();
@@ -440,6 +479,8 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
   };
 
   Progress progress(total_points);
+  const double run_start = MPI_Wtime();
+  double timing_s = 0, check_s = 0;  // rank 0's wall time in timing loops and in checks
   std::int64_t wrong_total = 0;
   std::uint64_t point_id = 0;
   for (Op op : o.ops) {
@@ -513,7 +554,10 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
             const std::function<void()> run = [&coll, cp, send, recv, &a] {
               coll.run(*cp, send, recv, a);
             };
+            const double t_begin = MPI_Wtime();
             const Timed t = time_point(cp, run, o, point_id);
+            const double t_timed = MPI_Wtime();
+            timing_s += t_timed - t_begin;
             std::int64_t wrong = 0;
             if (o.check) {
               const std::int64_t mine =
@@ -521,6 +565,7 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
               SCALEFIT_MPI_CHECK(
                   MPI_Allreduce(&mine, &wrong, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD));
               block_wrong += wrong;
+              check_s += MPI_Wtime() - t_timed;
             }
             nlohmann::json baseline;
             if (o.baseline && op == Op::allreduce && pl == Placement::out_of_place) {
@@ -574,6 +619,13 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
       comm.reset();
       if (sub != MPI_COMM_NULL) MPI_Comm_free(&sub);
     }
+  }
+  if (rank == 0) {
+    const double total_s = MPI_Wtime() - run_start;
+    std::fprintf(stderr,
+                 "scalefit-bench: finished in %.1f s: warm-up and timed samples %.1f s, checks "
+                 "%.1f s, other %.1f s\n",
+                 total_s, timing_s, check_s, total_s - timing_s - check_s);
   }
   return wrong_total > 0 ? kExitCheck : kExitOk;
 }

@@ -54,8 +54,11 @@ void add_comm_options(CLI::App &app, RawCommArgs &raw) {
       ->capture_default_str();
   app.add_option("--batch-time", raw.batch_time_us, "Target duration of one sample [us]")
       ->capture_default_str();
-  app.add_option("-c,--check", raw.check, "Check results in a separate untimed run (0/1)")
-      ->capture_default_str();
+  // nccl-tests takes -c 0/1; a bare -c means 1.
+  app.add_option("-c,--check", raw.check,
+                 "Check results in a separate untimed run (0/1; a bare -c means 1)")
+      ->expected(0, 1)
+      ->default_str("1");
   app.add_option("-G,--cudagraph", raw.graph_iters,
                  "Capture each sample's N operations as a CUDA graph (nccl; sets --batch N)")
       ->capture_default_str();

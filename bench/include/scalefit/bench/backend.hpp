@@ -72,6 +72,8 @@ public:
   virtual std::string device_name() const = 0;
   /// Library versions ("mpi", "nccl", "cuda").
   virtual std::map<std::string, std::string> versions() const = 0;
+  /// Whether the buffers are host memory the checks may read and write directly (mpi).
+  virtual bool host_accessible() const { return false; }
   /// Whether an in-place ReduceScatter leaves this rank's result at the start of the buffer
   /// (MPI_Reduce_scatter_block with MPI_IN_PLACE) instead of at rank * count (NCCL).
   virtual bool inplace_reducescatter_at_start() const { return false; }

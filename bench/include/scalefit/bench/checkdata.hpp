@@ -17,13 +17,13 @@ namespace scalefit::bench {
 /// Rank r's input element at index i (of its whole send buffer) is base + (r + i) % period.
 struct CheckPattern {
   int base = 0;    ///< smallest input value
-  int period = 8;  ///< number of distinct input values (>= 1)
+  int period = 8;  ///< number of distinct input values: 1, 2, 4 or 8 (a power of two)
   /// reduced[i % period]: the inputs at index i reduced over all ranks (check_pattern fills it).
   std::vector<double> reduced;
   /// The input value of `rank` at element index `i`.
   double input(int rank, std::size_t i) const {
-    return base + static_cast<double>((static_cast<std::size_t>(rank) + i) %
-                                      static_cast<std::size_t>(period));
+    return base + static_cast<double>((static_cast<std::size_t>(rank) + i) &
+                                      static_cast<std::size_t>(period - 1));
   }
 };
 
@@ -32,7 +32,7 @@ struct CheckPattern {
 double exact_integer_limit(DType t);
 
 /// The pattern for a reduction over `nranks` ranks that stays exact in `t`:
-/// sum/avg: base 0, period min(8, limit / nranks + 1) (at least 1);
+/// sum/avg: base 0, period the largest power of two <= min(8, limit / nranks + 1);
 /// prod: values 1 and 2 while 2^nranks <= limit, else all 1; max/min: base 0, period 8.
 /// Fills `reduced` with reduce_inputs for each residue.
 CheckPattern check_pattern(DType t, RedOp r, int nranks);

@@ -40,9 +40,9 @@ struct Collective {
   void (*run)(Comm &comm, const void *send, void *recv, const CollArgs &a);
   /// Whether rank a.rank's receive buffer holds a defined result (reduce: root only).
   bool (*has_result)(const CollArgs &a);
-  /// Expected element j of a.rank's receive buffer when every rank r's send buffer holds
-  /// p.input(r, i) at index i.
-  double (*expected)(const CheckPattern &p, const CollArgs &a, std::size_t j);
+  /// Expected element j = block * a.count + i of a.rank's receive buffer (block < recv_count /
+  /// count) when every rank r's send buffer holds p.input(r, k) at index k.
+  double (*expected)(const CheckPattern &p, const CollArgs &a, std::size_t block, std::size_t i);
 };
 
 /// Every collective, in core's all_ops() order.

@@ -33,10 +33,10 @@ struct CommOptions {
   int batch = 0;                             ///< --batch: operations per sample (0: calibrated)
   bool check = false;                        ///< -c 1: verify results in a separate untimed run
   int graph_iters = 0;                       ///< -G N: capture N operations as a CUDA graph (nccl)
-  double min_time_s = 0.02;                  ///< --min-time: timed time before a noise stop [s]
-  double max_time_s = 0.12;                  ///< --max-time: stop a point after this long [s]
+  double min_time_s = 0.01;                  ///< --min-time: timed time before a noise stop [s]
+  double max_time_s = 0.05;                  ///< --max-time: stop a point after this long [s]
   double max_noise = 0.01;                   ///< --max-noise: stop when stddev/mean is below
-  int min_samples = 5;                       ///< --min-samples: floor on samples per point
+  int min_samples = 3;                       ///< --min-samples: floor on samples per point
   int max_samples = 1000;                    ///< --max-samples: ceiling on samples per point
   double batch_time_us = 1000;               ///< --batch-time: target duration of one sample [us]
   std::vector<GroupKind> groups{GroupKind::world}; ///< --groups
@@ -56,8 +56,8 @@ struct RawCommArgs {
   std::vector<std::string> dtypes{"float"};
   std::string redop = "sum";
   int root = 0, warmup_iters = 5, fixed_samples = 0, batch = 0, check = 0, graph_iters = 0;
-  double min_time_s = 0.02, max_time_s = 0.12, max_noise = 0.01, batch_time_us = 1000;
-  int min_samples = 5, max_samples = 1000;
+  double min_time_s = 0.01, max_time_s = 0.05, max_noise = 0.01, batch_time_us = 1000;
+  int min_samples = 3, max_samples = 1000;
   std::vector<std::string> groups{"world"};
   int emulate_nodes = 0;
   std::string out, system = "local";
