@@ -160,12 +160,18 @@ int LogisticStepsFunctor::operator()(const InputType &x, ValueType &fvec) const 
     kj[j] = std::exp(clamp_to(x[2 + 3 * j], kLogKLo, kLogKHi, held));
     hj[j] = clamp_to(x[3 + 3 * j], kLogHLo, kLogHHi, held);
   }
+  m_cache_sigmoid.resize(m_bytes.size(), m_nsteps);
   for (Eigen::Index i = 0; i < m_bytes.size(); ++i) {
     const double u = m_log_bytes[i];
     double b = 0;
-    for (int j = 0; j < m_nsteps; ++j) b += bj[j] * sigmoid(kj[j] * (u - hj[j]));
+    for (int j = 0; j < m_nsteps; ++j) {
+      const double sg = sigmoid(kj[j] * (u - hj[j]));
+      m_cache_sigmoid(i, j) = sg;
+      b += bj[j] * sg;
+    }
     fvec[i] = std::log(a + m_bytes[i] / b) - m_log_time[i];
   }
+  m_cache_x = x;
   return 0;
 }
 
@@ -178,13 +184,15 @@ int LogisticStepsFunctor::df(const InputType &x, JacobianType &fjac) const {
     kj[j] = std::exp(clamp_to(x[2 + 3 * j], kLogKLo, kLogKHi, hk[j]));
     hj[j] = clamp_to(x[3 + 3 * j], kLogHLo, kLogHHi, hh[j]);
   }
+  const bool cached = m_cache_x.size() == x.size() && m_cache_x == x &&
+                      m_cache_sigmoid.rows() == m_bytes.size();
   for (Eigen::Index i = 0; i < m_bytes.size(); ++i) {
     const double u = m_log_bytes[i];
     double b = 0;
     double kz[8];
     for (int j = 0; j < m_nsteps; ++j) {
       const double z = kj[j] * (u - hj[j]);
-      sj[j] = sigmoid(z);
+      sj[j] = cached ? m_cache_sigmoid(i, j) : sigmoid(z);
       // Outside the clamp the step is flat in z: its z-derivative is 0, as the value says.
       kz[j] = std::abs(z) >= kZClamp ? 0.0 : kj[j];
       b += bj[j] * sj[j];

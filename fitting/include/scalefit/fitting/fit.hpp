@@ -23,14 +23,15 @@ struct LmResult {
 };
 
 /// The fitter's single use of Eigen's LevenbergMarquardt (analytic Jacobian from functor.df):
-/// xtol 1e-10, ftol 1e-12, at most `max_evaluations` function evaluations. The functor must
-/// outlive the call. x is the start on entry and the optimum on return.
+/// relative tolerances xtol and ftol, at most `max_evaluations` function evaluations. The functor
+/// must outlive the call. x is the start on entry and the optimum on return.
 template <class Functor>
-LmResult minimize_lm(Functor &functor, Eigen::VectorXd &x, int max_evaluations = 400) {
+LmResult minimize_lm(Functor &functor, Eigen::VectorXd &x, int max_evaluations = 400,
+                     double xtol = 1e-10, double ftol = 1e-12) {
   Eigen::LevenbergMarquardt<Functor> lm(functor);
   lm.setMaxfev(max_evaluations);
-  lm.setXtol(1e-10);
-  lm.setFtol(1e-12);
+  lm.setXtol(xtol);
+  lm.setFtol(ftol);
   LmResult out;
   out.status = static_cast<int>(lm.minimize(x));
   out.info = static_cast<int>(lm.info());

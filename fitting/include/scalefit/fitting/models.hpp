@@ -89,6 +89,10 @@ struct LogisticStepsFunctor : Eigen::DenseFunctor<double> {
   int df(const InputType &x, JacobianType &fjac) const;
   int m_nsteps;
   Eigen::VectorXd m_bytes, m_log_bytes, m_log_time;
+  // operator() keeps its sigmoids for df at the same x (Eigen's LM asks for both at each accepted
+  // point): halves the exp() calls of a fit.
+  mutable Eigen::VectorXd m_cache_x;
+  mutable Eigen::MatrixXd m_cache_sigmoid;  // values() x nsteps
 };
 
 }  // namespace scalefit::fitting
