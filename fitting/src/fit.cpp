@@ -3,7 +3,7 @@
 
 #include <fmt/format.h>
 
-#include <Eigen/QR>
+#include <Eigen/SVD>
 
 #include <algorithm>
 #include <cmath>
@@ -325,17 +325,20 @@ std::vector<double> parameter_stderrs(std::span<const CurvePoint> pts, const Cur
     f.df(x, J);
   }
   const double sigma2 = r.squaredNorm() / static_cast<double>(static_cast<int>(pts.size()) - p);
-  // Pseudo-inverse of JᵀJ: a parameter the data do not determine (a column of J that is ~0,
-  // e.g. a step held at a bound) gets NaN; the others keep their errors.
-  const Eigen::MatrixXd jtj = J.transpose() * J;
-  Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> cod(jtj);
-  cod.setThreshold(1e-12);
-  const Eigen::MatrixXd cov = sigma2 * cod.pseudoInverse();
-  const double jmax = J.colwise().norm().maxCoeff();
+  // Cov = σ² (JᵀJ)⁻¹ through the SVD J = U S Vᵀ: (JᵀJ)⁺ = V S⁻² Vᵀ over the singular values above
+  // 1e-10 of the largest. A parameter with a share > 1% in the null space (directions the data do
+  // not determine, e.g. a sharp step between two sizes) gets NaN; the others keep their errors.
+  Eigen::JacobiSVD<Eigen::MatrixXd> svd(J, Eigen::ComputeThinV);
+  const Eigen::VectorXd sv = svd.singularValues();
+  const Eigen::MatrixXd &V = svd.matrixV();
+  const double tol = 1e-10 * (sv.size() ? sv[0] : 0.0);
   for (int j = 0; j < p; ++j) {
-    const double v = cov(j, j);
-    const bool determined = J.col(j).norm() > 1e-8 * jmax && cod.rank() == p;
-    se[static_cast<std::size_t>(j)] = v >= 0 && determined ? std::exp(x[j]) * std::sqrt(v) : kNaN;
+    double var = 0, null_share = 0;
+    for (int k = 0; k < sv.size(); ++k) {
+      if (sv[k] > tol) var += V(j, k) * V(j, k) / (sv[k] * sv[k]);
+      else null_share += V(j, k) * V(j, k);
+    }
+    se[static_cast<std::size_t>(j)] = null_share <= 0.01 ? std::exp(x[j]) * std::sqrt(sigma2 * var) : kNaN;
   }
   // Physical bmax is in GB/s while x holds ln(B/us): rescale those entries.
   for (int j = 1; j < p && model.kind != ModelKind::alpha_beta; j += 3) se[static_cast<std::size_t>(j)] *= 1e-3;
