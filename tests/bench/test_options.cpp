@@ -1,0 +1,118 @@
+// Options of `scalefit-bench comm`: size sweeps (-f, -i, suffixes), zero-count skipping, validation.
+#include "scalefit/bench/options.hpp"
+#include "scalefit/core/error.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace scalefit;
+using namespace scalefit::bench;
+
+TEST(SizeSweep, FactorDoublesUpToMaxInclusive) {
+  EXPECT_EQ(size_sweep(8, 64, 2, 0), (std::vector<std::uint64_t>{8, 16, 32, 64}));
+  EXPECT_EQ(size_sweep(8, 100, 4, 0), (std::vector<std::uint64_t>{8, 32}));
+  EXPECT_EQ(size_sweep(8, 8, 2, 0), (std::vector<std::uint64_t>{8}));
+}
+
+TEST(SizeSweep, StepBytesAddsAConstant) {
+  EXPECT_EQ(size_sweep(100, 400, 1, 100), (std::vector<std::uint64_t>{100, 200, 300, 400}));
+  EXPECT_EQ(size_sweep(0, 10, 1, 5), (std::vector<std::uint64_t>{0, 5, 10}));
+}
+
+TEST(SizeSweep, RejectsSweepsThatDoNotAdvance) {
+  EXPECT_THROW(size_sweep(0, 64, 2, 0), InputError);
+  EXPECT_THROW(size_sweep(8, 64, 1, 0), InputError);
+  EXPECT_THROW(size_sweep(64, 8, 2, 0), InputError);
+}
+
+TEST(ParseArgs, SuffixesAre1024Based) {
+  const CommOptions o = parse_comm_args({"-b", "1K", "-e", "64M", "-f", "4"});
+  EXPECT_EQ(o.min_bytes, 1024u);
+  EXPECT_EQ(o.max_bytes, 64u * 1024 * 1024);
+  EXPECT_EQ(o.step_factor, 4u);
+  const CommOptions g = parse_comm_args({"-b", "1G", "-e", "2G"});
+  EXPECT_EQ(g.min_bytes, 1073741824u);
+}
+
+TEST(ParseArgs, StepBytesOption) {
+  const CommOptions o = parse_comm_args({"-b", "1K", "-e", "4K", "-i", "1K"});
+  EXPECT_EQ(o.step_bytes, 1024u);
+  EXPECT_EQ(size_sweep(o.min_bytes, o.max_bytes, o.step_factor, o.step_bytes).size(), 4u);
+}
+
+TEST(ParseArgs, OpsAllAndLists) {
+  EXPECT_EQ(parse_comm_args({"--ops", "all"}).ops.size(), 7u);
+  const CommOptions o = parse_comm_args({"--ops", "allreduce,sendrecv", "-d", "float,double"});
+  ASSERT_EQ(o.ops.size(), 2u);
+  EXPECT_EQ(o.ops[1], Op::sendrecv);
+  ASSERT_EQ(o.dtypes.size(), 2u);
+  EXPECT_EQ(o.dtypes[1], DType::float64);
+}
+
+TEST(ParseArgs, BareCheckFlagMeansOne) {
+  EXPECT_TRUE(parse_comm_args({"-c", "-b", "8"}).check);
+  EXPECT_FALSE(parse_comm_args({"-c", "0"}).check);
+  EXPECT_TRUE(parse_comm_args({"-c", "1"}).check);
+  EXPECT_FALSE(parse_comm_args({}).check);
+}
+
+TEST(ParseArgs, GroupsAndEmulatedNodes) {
+  const CommOptions o = parse_comm_args({"--groups", "world,intra,inter", "--emulate-nodes", "2"});
+  EXPECT_EQ(o.groups.size(), 3u);
+  EXPECT_EQ(o.emulate_nodes, 2);
+}
+
+namespace {
+std::string field_of_error(const std::vector<std::string> &args) {
+  try {
+    parse_comm_args(args);
+  } catch (const InputError &e) {
+    return e.field();
+  }
+  return "(no error)";
+}
+}  // namespace
+
+TEST(ParseArgs, BadInputNamesTheArgument) {
+  EXPECT_EQ(field_of_error({"-b", "1M", "-e", "8"}), "-b");
+  EXPECT_EQ(field_of_error({"-f", "1"}), "-f");
+  EXPECT_EQ(field_of_error({"-f", "0.5"}), "-f");
+  EXPECT_EQ(field_of_error({"-f", "2", "-i", "8"}), "-f");
+  EXPECT_EQ(field_of_error({"-i", "0"}), "-i");
+  EXPECT_EQ(field_of_error({"--ops", "allreduce,foo"}), "--ops");
+  EXPECT_EQ(field_of_error({"-d", "float17"}), "-d");
+  EXPECT_EQ(field_of_error({"-o", "xor"}), "-o");
+  EXPECT_EQ(field_of_error({"--groups", "rack"}), "--groups");
+  EXPECT_EQ(field_of_error({"--backend", "gloo"}), "--backend");
+  EXPECT_EQ(field_of_error({"-b", "12Q"}), "-b");
+  EXPECT_EQ(field_of_error({"--resume"}), "--resume");
+  EXPECT_EQ(field_of_error({"--min-time", "1", "--max-time", "0.5"}), "--min-time");
+  EXPECT_EQ(field_of_error({"--min-samples", "10", "--max-samples", "5"}), "--max-samples");
+  EXPECT_EQ(field_of_error({"-c", "2"}), "-c");
+  EXPECT_EQ(field_of_error({"-b", "8", "-e", "64"}), "(no error)");
+}
+
+TEST(ParseArgs, UnknownFlagIsAParseError) {
+  EXPECT_THROW(parse_comm_args({"--no-such-flag"}), CLI::ParseError);
+}
+
+TEST(SizePoints, SkipsSizesWhoseCountRoundsToZero) {
+  // allgather on 4 ranks of float: per-rank count = bytes / 16; 8 B -> 0 (skipped).
+  const auto pts = op_size_points(Op::allgather, {8, 16, 64}, DType::float32, 4);
+  ASSERT_EQ(pts.size(), 2u);
+  EXPECT_EQ(pts[0].bytes, 16u);
+  EXPECT_EQ(pts[0].count, 1u);
+  EXPECT_EQ(pts[1].bytes, 64u);
+  EXPECT_EQ(pts[1].count, 4u);
+  // allreduce divides by the type size only: 2 B of float -> 0 (skipped), 8 B -> 2 elements.
+  const auto ar = op_size_points(Op::allreduce, {2, 8}, DType::float32, 4);
+  ASSERT_EQ(ar.size(), 1u);
+  EXPECT_EQ(ar[0].count, 2u);
+}
+
+TEST(SizePoints, SizesRoundingToTheSameEffectiveSizeAreMeasuredOnce) {
+  // 16, 20 and 24 B on 4 ranks of float all round to 16 B (1 element per rank).
+  const auto pts = op_size_points(Op::alltoall, {16, 20, 24, 32}, DType::float32, 4);
+  ASSERT_EQ(pts.size(), 2u);
+  EXPECT_EQ(pts[0].bytes, 16u);
+  EXPECT_EQ(pts[1].bytes, 32u);
+}

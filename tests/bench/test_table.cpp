@@ -1,0 +1,47 @@
+// The nccl-tests table: number formatting and columns, checked against rows of real
+// current-format nccl-tests logs (values quoted from the logs named below).
+#include "scalefit/bench/table.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace scalefit::bench;
+
+TEST(Table, FloatWidthRulesOfNcclTests) {
+  // From current-format nccl-tests rows (e.g. all_gather_perf 1073741824 B: "27211.0   39.46",
+  // alltoall_perf 8589934592 B: "196284", all_reduce_perf: "5871.07   22.86", "80646.8  133.14").
+  EXPECT_EQ(format_float(27211.0, 7), "27211.0");
+  EXPECT_EQ(format_float(196284.0, 7), " 196284");
+  EXPECT_EQ(format_float(5871.07, 7), "5871.07");
+  EXPECT_EQ(format_float(80646.8, 7), "80646.8");
+  EXPECT_EQ(format_float(17.71, 7), "  17.71");
+  EXPECT_EQ(format_float(39.46, 6), " 39.46");
+  EXPECT_EQ(format_float(133.14, 6), "133.14");
+  EXPECT_EQ(format_float(0.0, 6), "  0.00");
+  EXPECT_EQ(format_float(12345678.0, 7), "1.2e+07");
+}
+
+TEST(Table, RowColumnsLineUpWithTheHeader) {
+  const std::string pre = row_preamble(134217728, 33554432, "float", "sum", -1);
+  EXPECT_EQ(pre, "   134217728      33554432     float     sum      -1");
+  const std::string body = row_body(5871.07, 22.86, 22.86, 0);
+  EXPECT_EQ(body, "  5871.07   22.86   22.86       0");
+  EXPECT_EQ(row_body(1.5, 0.0, 0.0, std::nullopt), "     1.50    0.00    0.00     N/A");
+  const std::string header = table_header();
+  // The column names of the current format, and the units row.
+  EXPECT_NE(header.find("#       size         count      type   redop    root     time   algbw"
+                        "   busbw  #wrong     time   algbw   busbw  #wrong"),
+            std::string::npos);
+  EXPECT_NE(header.find("#        (B)    (elements)                               (us)  (GB/s)"),
+            std::string::npos);
+  // Row fields end where the header's columns end ("root" and "#wrong").
+  const std::string names = header.substr(header.find("#       size"));
+  EXPECT_EQ(names.find("root") + 4, pre.size());
+  EXPECT_EQ(names.find("#wrong") + 6, pre.size() + body.size());
+}
+
+TEST(Table, FooterLikeNcclTests) {
+  EXPECT_EQ(table_footer(0, 14.9966, "allreduce"),
+            "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 14.9966 \n#\n"
+            "# Collective test concluded: allreduce\n");
+  EXPECT_NE(table_footer(3, 1.0, "x").find(": 3 FAILED"), std::string::npos);
+}
