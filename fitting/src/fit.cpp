@@ -14,7 +14,7 @@ namespace scalefit::fitting {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr int kScreenEvaluations = 40;  // budget per start; the best start is then polished
+constexpr int kScreenEvaluations = 15;  // budget per start; the best start is then polished
 
 struct Data {
   Eigen::VectorXd bytes, time;
@@ -108,7 +108,7 @@ CandidateFit best_of(std::span<const CurvePoint> pts, const Data &d, ModelKind k
   }
   if (best_x.size() == 0) best_x = to_internal(starts.front());
   if (best.status == Eigen::LevenbergMarquardtSpace::TooManyFunctionEvaluation) {
-    LmOutcome o = run_kind(d, kind, best_x, 600);
+    LmOutcome o = run_kind(d, kind, best_x, 200);
     evals += o.nfev;
     best = o;
   }
@@ -300,7 +300,7 @@ double leave_one_out_mape_pct(std::span<const CurvePoint> pts, const CurveModel 
     std::copy(pts.begin() + static_cast<std::ptrdiff_t>(i) + 1, pts.end(),
               rest.begin() + static_cast<std::ptrdiff_t>(i));
     // Warm start from the full-data optimum: a few LM steps move it to the n-1 optimum.
-    const CandidateFit c = fit_from(rest, model, 100);
+    const CandidateFit c = fit_from(rest, model, 30);
     const double t = c.model.time_us(pts[i].bytes);
     s += std::isfinite(t) ? std::abs(t - pts[i].time_us) / pts[i].time_us : 1.0;
   }
