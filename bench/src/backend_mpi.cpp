@@ -1,4 +1,5 @@
-// The mpi backend: host buffers and MPI collectives (in-place via MPI_IN_PLACE where MPI defines it).
+// The mpi backend: host buffers and MPI collectives (in-place via MPI_IN_PLACE where MPI defines
+// it).
 #include "scalefit/bench/backend.hpp"
 #include "scalefit/bench/check.hpp"
 
@@ -11,27 +12,41 @@ namespace scalefit::bench {
 
 MPI_Datatype mpi_datatype(DType t) {
   switch (t) {
-  case DType::int8: return MPI_INT8_T;
-  case DType::uint8: return MPI_UINT8_T;
-  case DType::int32: return MPI_INT32_T;
-  case DType::uint32: return MPI_UINT32_T;
-  case DType::int64: return MPI_INT64_T;
-  case DType::uint64: return MPI_UINT64_T;
-  case DType::float32: return MPI_FLOAT;
-  case DType::float64: return MPI_DOUBLE;
+  case DType::int8:
+    return MPI_INT8_T;
+  case DType::uint8:
+    return MPI_UINT8_T;
+  case DType::int32:
+    return MPI_INT32_T;
+  case DType::uint32:
+    return MPI_UINT32_T;
+  case DType::int64:
+    return MPI_INT64_T;
+  case DType::uint64:
+    return MPI_UINT64_T;
+  case DType::float32:
+    return MPI_FLOAT;
+  case DType::float64:
+    return MPI_DOUBLE;
   case DType::half:
-  case DType::bfloat16: return MPI_DATATYPE_NULL;
+  case DType::bfloat16:
+    return MPI_DATATYPE_NULL;
   }
   return MPI_DATATYPE_NULL;
 }
 
 MPI_Op mpi_op(RedOp r) {
   switch (r) {
-  case RedOp::sum: return MPI_SUM;
-  case RedOp::prod: return MPI_PROD;
-  case RedOp::max: return MPI_MAX;
-  case RedOp::min: return MPI_MIN;
-  case RedOp::avg: return MPI_OP_NULL;
+  case RedOp::sum:
+    return MPI_SUM;
+  case RedOp::prod:
+    return MPI_PROD;
+  case RedOp::max:
+    return MPI_MAX;
+  case RedOp::min:
+    return MPI_MIN;
+  case RedOp::avg:
+    return MPI_OP_NULL;
   }
   return MPI_OP_NULL;
 }
@@ -59,8 +74,8 @@ public:
   MPI_Comm mpi_comm() const override { return m_comm; }
 
   void allreduce(const void *s, void *r, std::size_t n, DType t, RedOp o) override {
-    SCALEFIT_MPI_CHECK(MPI_Allreduce(s == r ? MPI_IN_PLACE : s, r, as_int(n), mpi_datatype(t),
-                                     mpi_op(o), m_comm));
+    SCALEFIT_MPI_CHECK(
+        MPI_Allreduce(s == r ? MPI_IN_PLACE : s, r, as_int(n), mpi_datatype(t), mpi_op(o), m_comm));
   }
   void allgather(const void *s, void *r, std::size_t n, DType t) override {
     const bool in_place = s == at(r, n * static_cast<std::size_t>(m_rank), t);
@@ -84,7 +99,8 @@ public:
   }
   void broadcast(const void *s, void *r, std::size_t n, DType t, int root) override {
     // Out of place, the root's result is its input too (as ncclBroadcast leaves it).
-    if (s != r && m_rank == root) std::memcpy(r, s, n * dtype_size(t));
+    if (s != r && m_rank == root)
+      std::memcpy(r, s, n * dtype_size(t));
     SCALEFIT_MPI_CHECK(MPI_Bcast(r, as_int(n), mpi_datatype(t), root, m_comm));
   }
   void alltoall(const void *s, void *r, std::size_t n, DType t) override {
@@ -95,15 +111,16 @@ public:
   }
   void sendrecv(const void *s, void *r, std::size_t n, DType t, int to, int from) override {
     if (s == r)
-      SCALEFIT_MPI_CHECK(MPI_Sendrecv_replace(r, as_int(n), mpi_datatype(t), to, 0, from, 0,
-                                              m_comm, MPI_STATUS_IGNORE));
+      SCALEFIT_MPI_CHECK(MPI_Sendrecv_replace(r, as_int(n), mpi_datatype(t), to, 0, from, 0, m_comm,
+                                              MPI_STATUS_IGNORE));
     else
       SCALEFIT_MPI_CHECK(MPI_Sendrecv(s, as_int(n), mpi_datatype(t), to, 0, r, as_int(n),
                                       mpi_datatype(t), from, 0, m_comm, MPI_STATUS_IGNORE));
   }
   double time_batch_us(int batch, const std::function<void()> &op, std::uint64_t) override {
     const double t0 = MPI_Wtime();
-    for (int i = 0; i < batch; ++i) op();
+    for (int i = 0; i < batch; ++i)
+      op();
     return (MPI_Wtime() - t0) * 1e6;
   }
   void synchronize() override {}
@@ -134,12 +151,14 @@ public:
   bool supports(DType t) const override { return mpi_datatype(t) != MPI_DATATYPE_NULL; }
   bool supports(RedOp r) const override { return mpi_op(r) != MPI_OP_NULL; }
   std::unique_ptr<Comm> make_comm(MPI_Comm group, int color, int) override {
-    if (color < 0 || group == MPI_COMM_NULL) return nullptr;
+    if (color < 0 || group == MPI_COMM_NULL)
+      return nullptr;
     return std::make_unique<MpiComm>(group);
   }
   void *alloc(std::size_t bytes) override {
     void *p = std::calloc(bytes > 0 ? bytes : 1, 1);
-    if (!p) throw RuntimeError("out of host memory allocating " + std::to_string(bytes) + " B");
+    if (!p)
+      throw RuntimeError("out of host memory allocating " + std::to_string(bytes) + " B");
     return p;
   }
   void release(void *p) override { std::free(p); }
@@ -152,16 +171,20 @@ public:
     MPI_Get_library_version(lib, &len);
     MPI_Get_version(&major, &minor);
     std::string text(lib, static_cast<std::size_t>(len));
-    if (const auto nl = text.find_first_of("\r\n"); nl != std::string::npos) text.resize(nl);
-    while (!text.empty() && (text.back() == ',' || text.back() == ' ')) text.pop_back();
+    if (const auto nl = text.find_first_of("\r\n"); nl != std::string::npos)
+      text.resize(nl);
+    while (!text.empty() && (text.back() == ',' || text.back() == ' '))
+      text.pop_back();
     return {{"mpi", text}, {"mpi_standard", std::to_string(major) + "." + std::to_string(minor)}};
   }
   bool inplace_reducescatter_at_start() const override { return true; }
   bool host_accessible() const override { return true; }
 };
 
-}  // namespace
+} // namespace
 
-std::unique_ptr<Backend> make_mpi_backend() { return std::make_unique<MpiBackend>(); }
+std::unique_ptr<Backend> make_mpi_backend() {
+  return std::make_unique<MpiBackend>();
+}
 
-}  // namespace scalefit::bench
+} // namespace scalefit::bench

@@ -17,27 +17,42 @@ namespace {
 
 ncclDataType_t nccl_type(DType t) {
   switch (t) {
-  case DType::int8: return ncclInt8;
-  case DType::uint8: return ncclUint8;
-  case DType::int32: return ncclInt32;
-  case DType::uint32: return ncclUint32;
-  case DType::int64: return ncclInt64;
-  case DType::uint64: return ncclUint64;
-  case DType::half: return ncclFloat16;
-  case DType::float32: return ncclFloat32;
-  case DType::float64: return ncclFloat64;
-  case DType::bfloat16: return ncclBfloat16;
+  case DType::int8:
+    return ncclInt8;
+  case DType::uint8:
+    return ncclUint8;
+  case DType::int32:
+    return ncclInt32;
+  case DType::uint32:
+    return ncclUint32;
+  case DType::int64:
+    return ncclInt64;
+  case DType::uint64:
+    return ncclUint64;
+  case DType::half:
+    return ncclFloat16;
+  case DType::float32:
+    return ncclFloat32;
+  case DType::float64:
+    return ncclFloat64;
+  case DType::bfloat16:
+    return ncclBfloat16;
   }
   return ncclFloat32;
 }
 
 ncclRedOp_t nccl_op(RedOp r) {
   switch (r) {
-  case RedOp::sum: return ncclSum;
-  case RedOp::prod: return ncclProd;
-  case RedOp::max: return ncclMax;
-  case RedOp::min: return ncclMin;
-  case RedOp::avg: return ncclAvg;
+  case RedOp::sum:
+    return ncclSum;
+  case RedOp::prod:
+    return ncclProd;
+  case RedOp::max:
+    return ncclMax;
+  case RedOp::min:
+    return ncclMin;
+  case RedOp::avg:
+    return ncclAvg;
   }
   return ncclSum;
 }
@@ -88,8 +103,8 @@ public:
     for (int p = 0; p < m_size; ++p) {
       const std::size_t off = n * static_cast<std::size_t>(p);
       SCALEFIT_NCCL_CHECK(ncclSend(at(s, off, t), n, nccl_type(t), p, m_comm, m_stream));
-      SCALEFIT_NCCL_CHECK(ncclRecv(const_cast<char *>(at(r, off, t)), n, nccl_type(t), p, m_comm,
-                                   m_stream));
+      SCALEFIT_NCCL_CHECK(
+          ncclRecv(const_cast<char *>(at(r, off, t)), n, nccl_type(t), p, m_comm, m_stream));
     }
     SCALEFIT_NCCL_CHECK(ncclGroupEnd());
   }
@@ -105,7 +120,8 @@ public:
     if (graph && (m_graph_exec == nullptr || m_graph_point != point_id || m_graph_batch != batch)) {
       drop_graph();
       SCALEFIT_CUDA_CHECK(cudaStreamBeginCapture(m_stream, cudaStreamCaptureModeThreadLocal));
-      for (int i = 0; i < batch; ++i) op();
+      for (int i = 0; i < batch; ++i)
+        op();
       SCALEFIT_CUDA_CHECK(cudaStreamEndCapture(m_stream, &m_graph));
       SCALEFIT_CUDA_CHECK(cudaGraphInstantiate(&m_graph_exec, m_graph, 0));
       m_graph_point = point_id;
@@ -115,7 +131,8 @@ public:
     if (graph)
       SCALEFIT_CUDA_CHECK(cudaGraphLaunch(m_graph_exec, m_stream));
     else
-      for (int i = 0; i < batch; ++i) op();
+      for (int i = 0; i < batch; ++i)
+        op();
     SCALEFIT_CUDA_CHECK(cudaEventRecord(m_stop, m_stream));
     SCALEFIT_CUDA_CHECK(cudaEventSynchronize(m_stop));
     float ms = 0;
@@ -126,8 +143,10 @@ public:
 
 private:
   void drop_graph() {
-    if (m_graph_exec) cudaGraphExecDestroy(m_graph_exec);
-    if (m_graph) cudaGraphDestroy(m_graph);
+    if (m_graph_exec)
+      cudaGraphExecDestroy(m_graph_exec);
+    if (m_graph)
+      cudaGraphDestroy(m_graph);
     m_graph_exec = nullptr;
     m_graph = nullptr;
   }
@@ -156,12 +175,14 @@ public:
     SCALEFIT_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
     SCALEFIT_MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &n));
     ncclUniqueId id{};
-    if (rank == 0) SCALEFIT_NCCL_CHECK(ncclGetUniqueId(&id));
+    if (rank == 0)
+      SCALEFIT_NCCL_CHECK(ncclGetUniqueId(&id));
     SCALEFIT_MPI_CHECK(MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, MPI_COMM_WORLD));
     SCALEFIT_NCCL_CHECK(ncclCommInitRank(&m_world, n, id, rank));
   }
   ~NcclBackend() override {
-    if (m_world) ncclCommDestroy(m_world);
+    if (m_world)
+      ncclCommDestroy(m_world);
   }
   NcclBackend(const NcclBackend &) = delete;
   NcclBackend &operator=(const NcclBackend &) = delete;
@@ -174,7 +195,8 @@ public:
     ncclComm_t sub = nullptr;
     SCALEFIT_NCCL_CHECK(
         ncclCommSplit(m_world, color >= 0 ? color : NCCL_SPLIT_NOCOLOR, key, &sub, nullptr));
-    if (color < 0 || sub == nullptr) return nullptr;
+    if (color < 0 || sub == nullptr)
+      return nullptr;
     return std::make_unique<NcclComm>(sub, m_graph_iters);
   }
   void *alloc(std::size_t bytes) override {
@@ -211,14 +233,16 @@ private:
   ncclComm_t m_world = nullptr;
 };
 
-}  // namespace
+} // namespace
 
-bool nccl_built() { return true; }
+bool nccl_built() {
+  return true;
+}
 
 int visible_gpu_count() {
   int n = 0;
   if (cudaGetDeviceCount(&n) != cudaSuccess) {
-    cudaGetLastError();  // clear the sticky-free error so later calls start clean
+    cudaGetLastError(); // clear the sticky-free error so later calls start clean
     return 0;
   }
   return n;
@@ -228,4 +252,4 @@ std::unique_ptr<Backend> make_nccl_backend(int local_rank, int graph_iters) {
   return std::make_unique<NcclBackend>(local_rank, graph_iters);
 }
 
-}  // namespace scalefit::bench
+} // namespace scalefit::bench

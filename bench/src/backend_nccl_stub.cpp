@@ -5,8 +5,12 @@
 
 namespace scalefit::bench {
 
-bool nccl_built() { return false; }
-int visible_gpu_count() { return 0; }
+bool nccl_built() {
+  return false;
+}
+int visible_gpu_count() {
+  return 0;
+}
 
 std::unique_ptr<Backend> make_nccl_backend(int, int) {
   throw InputError("--backend nccl: scalefit-bench was not built with NCCL (configure with "
@@ -14,4 +18,4 @@ std::unique_ptr<Backend> make_nccl_backend(int, int) {
                    "", 0, "--backend");
 }
 
-}  // namespace scalefit::bench
+} // namespace scalefit::bench

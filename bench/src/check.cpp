@@ -12,16 +12,18 @@ std::string where() {
   int initialized = 0, finalized = 0;
   MPI_Initialized(&initialized);
   MPI_Finalized(&finalized);
-  if (initialized && !finalized) MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (initialized && !finalized)
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   std::array<char, 256> host{};
-  if (gethostname(host.data(), host.size() - 1) != 0) host[0] = '\0';
+  if (gethostname(host.data(), host.size() - 1) != 0)
+    host[0] = '\0';
   return "rank " + std::to_string(rank) + " on " + (host[0] ? host.data() : "unknown host");
 }
 
 void throw_call_error(const char *lib, const std::string &name, const std::string &text,
                       const char *expr, const char *file, int line) {
-  throw RuntimeError(std::string(lib) + " error " + name + " (" + text + ") in `" + expr +
-                     "` at " + file + ":" + std::to_string(line) + " on " + where());
+  throw RuntimeError(std::string(lib) + " error " + name + " (" + text + ") in `" + expr + "` at " +
+                     file + ":" + std::to_string(line) + " on " + where());
 }
 
 void throw_mpi_error(int code, const char *expr, const char *file, int line) {
@@ -34,4 +36,4 @@ void throw_mpi_error(int code, const char *expr, const char *file, int line) {
                    std::string(text.data(), static_cast<std::size_t>(len)), expr, file, line);
 }
 
-}  // namespace scalefit::bench::detail
+} // namespace scalefit::bench::detail

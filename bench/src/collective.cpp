@@ -9,12 +9,24 @@
 namespace scalefit::bench {
 namespace {
 
-std::size_t same(std::size_t c, int) { return c; }
-std::size_t times_n(std::size_t c, int n) { return c * static_cast<std::size_t>(n); }
-std::size_t zero(std::size_t) { return 0; }
-std::size_t one_block(std::size_t c) { return c; }
-bool always(const CollArgs &) { return true; }
-bool root_only(const CollArgs &a) { return a.rank == a.root; }
+std::size_t same(std::size_t c, int) {
+  return c;
+}
+std::size_t times_n(std::size_t c, int n) {
+  return c * static_cast<std::size_t>(n);
+}
+std::size_t zero(std::size_t) {
+  return 0;
+}
+std::size_t one_block(std::size_t c) {
+  return c;
+}
+bool always(const CollArgs &) {
+  return true;
+}
+bool root_only(const CollArgs &a) {
+  return a.rank == a.root;
+}
 
 double reduced(const CheckPattern &p, std::size_t i) {
   return p.reduced[i & static_cast<std::size_t>(p.period - 1)];
@@ -26,9 +38,13 @@ const std::vector<Collective> kCollectives = {
        c.allreduce(s, r, a.count, a.dtype, a.redop);
      },
      always,
-     [](const CheckPattern &p, const CollArgs &, std::size_t, std::size_t i) { return reduced(p, i); }},
+     [](const CheckPattern &p, const CollArgs &, std::size_t, std::size_t i) {
+       return reduced(p, i);
+     }},
     {Op::allgather, "all_gather_perf", same, times_n, one_block, zero,
-     [](Comm &c, const void *s, void *r, const CollArgs &a) { c.allgather(s, r, a.count, a.dtype); },
+     [](Comm &c, const void *s, void *r, const CollArgs &a) {
+       c.allgather(s, r, a.count, a.dtype);
+     },
      always,
      [](const CheckPattern &p, const CollArgs &, std::size_t block, std::size_t i) {
        return p.input(static_cast<int>(block), i);
@@ -46,7 +62,9 @@ const std::vector<Collective> kCollectives = {
        c.reduce(s, r, a.count, a.dtype, a.redop, a.root);
      },
      root_only,
-     [](const CheckPattern &p, const CollArgs &, std::size_t, std::size_t i) { return reduced(p, i); }},
+     [](const CheckPattern &p, const CollArgs &, std::size_t, std::size_t i) {
+       return reduced(p, i);
+     }},
     {Op::broadcast, "broadcast_perf", same, same, zero, zero,
      [](Comm &c, const void *s, void *r, const CollArgs &a) {
        c.broadcast(s, r, a.count, a.dtype, a.root);
@@ -74,14 +92,17 @@ const std::vector<Collective> kCollectives = {
      }},
 };
 
-}  // namespace
+} // namespace
 
-const std::vector<Collective> &all_collectives() { return kCollectives; }
+const std::vector<Collective> &all_collectives() {
+  return kCollectives;
+}
 
 const Collective &collective(Op op) {
   for (const Collective &c : kCollectives)
-    if (c.op == op) return c;
+    if (c.op == op)
+      return c;
   throw RuntimeError("no collective plug-in for operation " + std::string(op_name(op)));
 }
 
-}  // namespace scalefit::bench
+} // namespace scalefit::bench

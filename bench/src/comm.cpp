@@ -52,7 +52,8 @@ std::string bcast_string(std::string s, int root) {
   long long n = static_cast<long long>(s.size());
   SCALEFIT_MPI_CHECK(MPI_Bcast(&n, 1, MPI_LONG_LONG, root, MPI_COMM_WORLD));
   s.resize(static_cast<std::size_t>(n));
-  if (n > 0) SCALEFIT_MPI_CHECK(MPI_Bcast(s.data(), static_cast<int>(n), MPI_CHAR, root, MPI_COMM_WORLD));
+  if (n > 0)
+    SCALEFIT_MPI_CHECK(MPI_Bcast(s.data(), static_cast<int>(n), MPI_CHAR, root, MPI_COMM_WORLD));
   return s;
 }
 
@@ -62,10 +63,11 @@ std::vector<std::string> allgather_strings(const std::string &mine) {
   std::array<char, kWidth> buf{};
   std::strncpy(buf.data(), mine.c_str(), kWidth - 1);
   std::vector<char> all(static_cast<std::size_t>(kWidth * world_size()));
-  SCALEFIT_MPI_CHECK(MPI_Allgather(buf.data(), kWidth, MPI_CHAR, all.data(), kWidth, MPI_CHAR,
-                                   MPI_COMM_WORLD));
+  SCALEFIT_MPI_CHECK(
+      MPI_Allgather(buf.data(), kWidth, MPI_CHAR, all.data(), kWidth, MPI_CHAR, MPI_COMM_WORLD));
   std::vector<std::string> out;
-  for (int r = 0; r < world_size(); ++r) out.emplace_back(all.data() + r * kWidth);
+  for (int r = 0; r < world_size(); ++r)
+    out.emplace_back(all.data() + r * kWidth);
   return out;
 }
 
@@ -80,12 +82,14 @@ NodeLayout detect_layout(int emulate_nodes, int &local_rank_out) {
   const int rank = world_rank(), n = world_size();
   // The real local rank picks the GPU even when nodes are emulated.
   MPI_Comm local = MPI_COMM_NULL;
-  SCALEFIT_MPI_CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &local));
+  SCALEFIT_MPI_CHECK(
+      MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &local));
   int key = rank;
   SCALEFIT_MPI_CHECK(MPI_Allreduce(&rank, &key, 1, MPI_INT, MPI_MIN, local));
   SCALEFIT_MPI_CHECK(MPI_Comm_rank(local, &local_rank_out));
   MPI_Comm_free(&local);
-  if (emulate_nodes > 0) return emulated_layout(n, emulate_nodes);
+  if (emulate_nodes > 0)
+    return emulated_layout(n, emulate_nodes);
   std::vector<int> keys(static_cast<std::size_t>(n));
   SCALEFIT_MPI_CHECK(MPI_Allgather(&key, 1, MPI_INT, keys.data(), 1, MPI_INT, MPI_COMM_WORLD));
   return layout_from_keys(keys);
@@ -97,7 +101,8 @@ std::map<std::string, std::string> captured_env() {
     const std::string kv(*e);
     if (kv.rfind("NCCL_", 0) == 0 || kv.rfind("OMPI_", 0) == 0 || kv.rfind("UCX_", 0) == 0) {
       const auto eq = kv.find('=');
-      if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
+      if (eq != std::string::npos)
+        env[kv.substr(0, eq)] = kv.substr(eq + 1);
     }
   }
   return env;
@@ -110,7 +115,8 @@ public:
   void advance(std::size_t n, const std::string &what, bool force) {
     m_done += n;
     const double now = MPI_Wtime();
-    if (!force && now - m_last < 2.0) return;
+    if (!force && now - m_last < 2.0)
+      return;
     m_last = now;
     const double el = now - m_start;
     const double eta = m_done > 0 ? el / static_cast<double>(m_done) *
@@ -127,7 +133,7 @@ private:
 };
 
 struct Timed {
-  std::vector<double> samples_us;  ///< per-operation time of each sample (max over ranks)
+  std::vector<double> samples_us; ///< per-operation time of each sample (max over ranks)
   int batch = 1;
 };
 
@@ -146,7 +152,8 @@ Timed time_point(Comm *comm, const std::function<void()> &op, const CommOptions 
     const double local = comm ? comm->time_batch_us(1, op, 0) : 0.0;
     SCALEFIT_MPI_CHECK(MPI_Allreduce(&local, &op_us, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
     const double budget_us = 0.5 * o.max_time_s * 1e6;
-    const int more = static_cast<int>(std::min<double>(warm - 1, std::floor(budget_us / std::max(op_us, 1e-3))));
+    const int more =
+        static_cast<int>(std::min<double>(warm - 1, std::floor(budget_us / std::max(op_us, 1e-3))));
     if (more > 0) {
       double batch_us = 0;
       SCALEFIT_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
@@ -158,8 +165,8 @@ Timed time_point(Comm *comm, const std::function<void()> &op, const CommOptions 
   t.batch = o.graph_iters > 0 ? o.graph_iters
             : o.batch > 0     ? o.batch
                               : calibrate_batch(op_us, o.batch_time_us, kMaxBatch);
-  const StopRule rule{o.min_time_s, o.max_time_s, o.max_noise, o.min_samples, o.max_samples,
-                      o.fixed_samples};
+  const StopRule rule{o.min_time_s,  o.max_time_s,  o.max_noise,
+                      o.min_samples, o.max_samples, o.fixed_samples};
   const double start = MPI_Wtime();
   for (;;) {
     SCALEFIT_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
@@ -170,7 +177,8 @@ Timed time_point(Comm *comm, const std::function<void()> &op, const CommOptions 
     double global[2] = {0, 0};
     SCALEFIT_MPI_CHECK(MPI_Allreduce(local, global, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
     t.samples_us.push_back(global[0] / t.batch);
-    if (rule.should_stop(t.samples_us, global[1])) break;
+    if (rule.should_stop(t.samples_us, global[1]))
+      break;
   }
   return t;
 }
@@ -193,25 +201,27 @@ nlohmann::json time_baseline(Comm *comm, const std::function<void()> &op, const 
     local = 0;
     if (mc != MPI_COMM_NULL) {
       const double t0 = MPI_Wtime();
-      for (int i = 0; i < batch; ++i) MPI_Allreduce(send, recv, count, type, mop, mc);
+      for (int i = 0; i < batch; ++i)
+        MPI_Allreduce(send, recv, count, type, mop, mc);
       local = (MPI_Wtime() - t0) * 1e6;
     }
     SCALEFIT_MPI_CHECK(MPI_Allreduce(&local, &global, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
     bare.push_back(global / batch);
   }
   const Summary h = summarize(harness), b = summarize(bare);
-  return {{"samples", nsamples},          {"iters_per_sample", batch},
+  return {{"samples", nsamples},           {"iters_per_sample", batch},
           {"harness_median_us", h.median}, {"harness_mean_us", h.mean},
           {"bare_median_us", b.median},    {"bare_mean_us", b.mean}};
 }
 
-}  // namespace
+} // namespace
 
 void agree_or_throw(const std::string &error, const std::string &field) {
   const int rank = world_rank(), n = world_size();
   int mine = error.empty() ? n : rank, first = n;
   SCALEFIT_MPI_CHECK(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
-  if (first == n) return;
+  if (first == n)
+    return;
   throw InputError(bcast_string(error, first), "", 0, field);
 }
 
@@ -229,15 +239,19 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
   int gpus = nccl_built() ? visible_gpu_count() : 0, min_gpus = 0;
   SCALEFIT_MPI_CHECK(MPI_Allreduce(&gpus, &min_gpus, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
   if (o.backend == "nccl")
-    agree_or_throw(gpus > 0 ? "" : "no GPU visible on rank " + std::to_string(rank) + " (" +
-                                       host_name() + "): cudaGetDeviceCount failed or found 0 "
-                                                     "devices; use --backend mpi",
+    agree_or_throw(gpus > 0
+                       ? ""
+                       : "no GPU visible on rank " + std::to_string(rank) + " (" + host_name() +
+                             "): cudaGetDeviceCount failed or found 0 "
+                             "devices; use --backend mpi",
                    "--backend nccl");
-  if (o.backend == "auto") backend_name = (nccl_built() && min_gpus > 0) ? "nccl" : "mpi";
+  if (o.backend == "auto")
+    backend_name = (nccl_built() && min_gpus > 0) ? "nccl" : "mpi";
 
   // --- Everything decidable from the options, before building anything -------------------------
   const std::vector<DType> dtypes = [&] {
-    if (!o.all_dtypes) return o.dtypes;
+    if (!o.all_dtypes)
+      return o.dtypes;
     std::vector<DType> all = o.dtypes;
     for (DType t : {DType::float32, DType::float64, DType::half, DType::bfloat16, DType::int8,
                     DType::uint8, DType::int32, DType::uint32, DType::int64, DType::uint64})
@@ -258,7 +272,8 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
       throw InputError("reduction " + std::string(redop_name(o.redop)) +
                            " is not supported by the mpi backend (avg needs --backend nccl)",
                        "", 0, "-o");
-    if (o.graph_iters > 0) throw InputError("CUDA graphs need --backend nccl", "", 0, "-G");
+    if (o.graph_iters > 0)
+      throw InputError("CUDA graphs need --backend nccl", "", 0, "-G");
   } else if (o.baseline) {
     throw InputError("--baseline times a bare MPI_Allreduce loop: it needs --backend mpi", "", 0,
                      "--baseline");
@@ -292,7 +307,8 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
   ctx.env = captured_env();
   ctx.extra = nlohmann::json::object();
   ctx.extra["dtypes"] = nlohmann::json::array();
-  for (DType t : dtypes) ctx.extra["dtypes"].push_back(dtype_name(t));
+  for (DType t : dtypes)
+    ctx.extra["dtypes"].push_back(dtype_name(t));
   ctx.extra["tool"] = "scalefit-bench comm";
   ResumeState resume;
   std::string out_error;
@@ -307,7 +323,8 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
   std::set<std::string> done_keys;
   {
     std::string joined;
-    for (const auto &[k, m] : resume.done) joined += k + "\n";
+    for (const auto &[k, m] : resume.done)
+      joined += k + "\n";
     joined = bcast_string(joined, 0);
     for (std::size_t pos = 0, nl; (nl = joined.find('\n', pos)) != std::string::npos; pos = nl + 1)
       done_keys.insert(joined.substr(pos, nl - pos));
@@ -326,29 +343,29 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
   std::size_t total_points = 0;
   for (Op op : o.ops)
     for (const GroupShape &s : shapes)
-      for (DType t : dtypes) total_points += 2 * op_size_points(op, sizes, t, s.nranks).size();
+      for (DType t : dtypes)
+        total_points += 2 * op_size_points(op, sizes, t, s.nranks).size();
   total_points -= std::min(total_points, done_keys.size());
 
   if (rank == 0) {
     std::printf("# scalefit-bench comm: backend %s (%s)\n", backend_name.c_str(),
-                (backend_name == "nccl" ? "NCCL " + ctx.versions["nccl"] + ", CUDA runtime " +
-                                              ctx.versions["cuda"]
-                                        : ctx.versions["mpi"])
+                (backend_name == "nccl"
+                     ? "NCCL " + ctx.versions["nccl"] + ", CUDA runtime " + ctx.versions["cuda"]
+                     : ctx.versions["mpi"])
                     .c_str());
-    std::printf("# nRanks %d nNodes %d%s ranksPerNode %d minBytes %llu maxBytes %llu step: %llu(%s) "
-                "warmup iters: %d iters: %s validation: %d graph: %d\n",
-                nranks, layout.nnodes, layout.emulated ? " (emulated)" : "", layout.ranks_per_node,
-                static_cast<unsigned long long>(o.min_bytes),
-                static_cast<unsigned long long>(o.max_bytes),
-                static_cast<unsigned long long>(o.step_bytes > 0 ? o.step_bytes : o.step_factor),
-                o.step_bytes > 0 ? "bytes" : "factor", o.warmup_iters,
-                o.fixed_samples > 0
-                    ? fmt::format("{} samples", o.fixed_samples).c_str()
-                    : fmt::format("adaptive (noise < {:g}%, {:g}-{:g} s, {}-{} samples)",
-                                  o.max_noise * 100, o.min_time_s, o.max_time_s, o.min_samples,
-                                  o.max_samples)
-                          .c_str(),
-                o.check ? 1 : 0, o.graph_iters);
+    std::printf(
+        "# nRanks %d nNodes %d%s ranksPerNode %d minBytes %llu maxBytes %llu step: %llu(%s) "
+        "warmup iters: %d iters: %s validation: %d graph: %d\n",
+        nranks, layout.nnodes, layout.emulated ? " (emulated)" : "", layout.ranks_per_node,
+        static_cast<unsigned long long>(o.min_bytes), static_cast<unsigned long long>(o.max_bytes),
+        static_cast<unsigned long long>(o.step_bytes > 0 ? o.step_bytes : o.step_factor),
+        o.step_bytes > 0 ? "bytes" : "factor", o.warmup_iters,
+        o.fixed_samples > 0
+            ? fmt::format("{} samples", o.fixed_samples).c_str()
+            : fmt::format("adaptive (noise < {:g}%, {:g}-{:g} s, {}-{} samples)", o.max_noise * 100,
+                          o.min_time_s, o.max_time_s, o.min_samples, o.max_samples)
+                  .c_str(),
+        o.check ? 1 : 0, o.graph_iters);
     std::printf("#\n# Using devices\n");
     for (int r = 0; r < nranks; ++r)
       std::printf("#  Rank %2d Node %2d Pid %6s on %10s device %2d %s\n", r,
@@ -364,15 +381,19 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
 
   std::unique_ptr<JsonlWriter> writer;
   auto write_record = [&](const nlohmann::json &j) {
-    if (rank != 0 || o.out.empty()) return;
+    if (rank != 0 || o.out.empty())
+      return;
     if (!writer) {
       namespace fs = std::filesystem;
       const fs::path parent = fs::path(o.out).parent_path();
-      if (!parent.empty()) fs::create_directories(parent);
+      if (!parent.empty())
+        fs::create_directories(parent);
       if (resume.truncate_partial_line) {
         fs::resize_file(o.out, resume.valid_bytes);
-        std::fprintf(stderr, "scalefit-bench: dropped an unterminated last line of %s (a killed "
-                             "write)\n", o.out.c_str());
+        std::fprintf(stderr,
+                     "scalefit-bench: dropped an unterminated last line of %s (a killed "
+                     "write)\n",
+                     o.out.c_str());
       }
       writer = std::make_unique<JsonlWriter>(o.out);
       writer->write(to_json(ctx));
@@ -382,7 +403,7 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
 
   Progress progress(total_points);
   const double run_start = MPI_Wtime();
-  double timing_s = 0, check_s = 0;  // rank 0's wall time in timing loops and in checks
+  double timing_s = 0, check_s = 0; // rank 0's wall time in timing loops and in checks
   std::int64_t wrong_total = 0;
   std::uint64_t point_id = 0;
   for (Op op : o.ops) {
@@ -391,8 +412,8 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
       const std::vector<GroupMembership> members = assign_instances(layout, shape);
       const GroupMembership me = members[static_cast<std::size_t>(rank)];
       MPI_Comm sub = MPI_COMM_NULL;
-      SCALEFIT_MPI_CHECK(MPI_Comm_split(MPI_COMM_WORLD, me.color >= 0 ? me.color : MPI_UNDEFINED,
-                                        me.key, &sub));
+      SCALEFIT_MPI_CHECK(
+          MPI_Comm_split(MPI_COMM_WORLD, me.color >= 0 ? me.color : MPI_UNDEFINED, me.key, &sub));
       std::unique_ptr<Comm> comm = backend->make_comm(sub, me.color, me.key);
       const int instances = count_instances(members);
       std::int64_t block_wrong = 0;
@@ -409,12 +430,14 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
       }
       for (DType dtype : dtypes) {
         const std::vector<SizePoint> points = op_size_points(op, sizes, dtype, shape.nranks);
-        if (points.empty()) continue;
+        if (points.empty())
+          continue;
         const std::size_t cmax = points.back().count, es = dtype_size(dtype);
         const std::size_t ns = coll.send_count(cmax, shape.nranks) * es;
         const std::size_t nr = std::max(ns, coll.recv_count(cmax, shape.nranks) * es);
         std::optional<Buffers> bufs;
-        if (comm) bufs.emplace(*backend, ns, nr);
+        if (comm)
+          bufs.emplace(*backend, ns, nr);
         for (const SizePoint &pt : points) {
           CollArgs a;
           a.count = pt.count;
@@ -451,7 +474,8 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
             ++point_id;
             const void *send = nullptr;
             void *recv = nullptr;
-            if (comm) std::tie(send, recv) = placement_ptrs(coll, *bufs, a, pl);
+            if (comm)
+              std::tie(send, recv) = placement_ptrs(coll, *bufs, a, pl);
             Comm *cp = comm.get();
             const std::function<void()> run = [&coll, cp, send, recv, &a] {
               coll.run(*cp, send, recv, a);
@@ -462,8 +486,7 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
             timing_s += t_timed - t_begin;
             std::int64_t wrong = 0;
             if (o.check) {
-              const std::int64_t mine =
-                  comm ? check_point(*backend, *comm, coll, *bufs, a, pl) : 0;
+              const std::int64_t mine = comm ? check_point(*backend, *comm, coll, *bufs, a, pl) : 0;
               SCALEFIT_MPI_CHECK(
                   MPI_Allreduce(&mine, &wrong, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD));
               block_wrong += wrong;
@@ -487,13 +510,15 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
               m.time_us = s.mean;
               m.algbw_gbps = gbps(static_cast<double>(pt.bytes), s.mean);
               m.busbw_gbps = m.algbw_gbps * busbw_factor(op, shape.nranks);
-              if (o.check) m.wrong = wrong;
+              if (o.check)
+                m.wrong = wrong;
               m.stats = s;
               m.iters_per_sample = t.batch;
               m.samples_us = t.samples_us;
               m.extra = nlohmann::json::object();
               m.extra["instances"] = instances;
-              if (!baseline.is_null()) m.extra["baseline"] = baseline;
+              if (!baseline.is_null())
+                m.extra["baseline"] = baseline;
               write_record(to_json(m));
               row += row_body(m.time_us, m.algbw_gbps, m.busbw_gbps, m.wrong);
               busbw_sum += m.busbw_gbps;
@@ -512,14 +537,15 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
       }
       wrong_total += block_wrong;
       if (rank == 0) {
-        std::printf("%s", table_footer(block_wrong, busbw_n ? busbw_sum / busbw_n : 0.0,
-                                       op_name(op))
-                              .c_str());
+        std::printf(
+            "%s",
+            table_footer(block_wrong, busbw_n ? busbw_sum / busbw_n : 0.0, op_name(op)).c_str());
         std::fflush(stdout);
         progress.advance(0, fmt::format("{} {} done", op_name(op), shape.label()), true);
       }
       comm.reset();
-      if (sub != MPI_COMM_NULL) MPI_Comm_free(&sub);
+      if (sub != MPI_COMM_NULL)
+        MPI_Comm_free(&sub);
     }
   }
   if (rank == 0) {
@@ -532,4 +558,4 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
   return wrong_total > 0 ? kExitCheck : kExitOk;
 }
 
-}  // namespace scalefit::bench
+} // namespace scalefit::bench

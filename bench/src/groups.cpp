@@ -13,26 +13,31 @@ namespace {
 std::vector<int> doubling_sizes(int limit) {
   std::vector<int> out;
   int g = 2;
-  for (; g <= limit; g *= 2) out.push_back(g);
-  if (limit >= 2 && (out.empty() || out.back() != limit)) out.push_back(limit);
+  for (; g <= limit; g *= 2)
+    out.push_back(g);
+  if (limit >= 2 && (out.empty() || out.back() != limit))
+    out.push_back(limit);
   return out;
 }
 
-}  // namespace
+} // namespace
 
 NodeLayout layout_from_keys(const std::vector<int> &node_key) {
-  if (node_key.empty()) throw InputError("no ranks", "", 0, "nodes");
+  if (node_key.empty())
+    throw InputError("no ranks", "", 0, "nodes");
   NodeLayout l;
   std::map<int, int> node_of_key;
   std::vector<int> count;
   for (int key : node_key) {
     auto [it, added] = node_of_key.try_emplace(key, static_cast<int>(count.size()));
-    if (added) count.push_back(0);
+    if (added)
+      count.push_back(0);
     l.node_of_rank.push_back(it->second);
     l.local_rank.push_back(count[static_cast<std::size_t>(it->second)]++);
   }
   l.nnodes = static_cast<int>(count.size());
-  const bool uniform = std::all_of(count.begin(), count.end(), [&](int c) { return c == count[0]; });
+  const bool uniform =
+      std::all_of(count.begin(), count.end(), [&](int c) { return c == count[0]; });
   l.ranks_per_node = uniform ? count[0] : 0;
   return l;
 }
@@ -44,7 +49,8 @@ NodeLayout emulated_layout(int nranks, int k) {
                      "", 0, "--emulate-nodes");
   std::vector<int> keys;
   const int per = nranks / k;
-  for (int r = 0; r < nranks; ++r) keys.push_back(r / per);
+  for (int r = 0; r < nranks; ++r)
+    keys.push_back(r / per);
   NodeLayout l = layout_from_keys(keys);
   l.emulated = true;
   return l;
@@ -63,13 +69,16 @@ std::vector<GroupShape> enumerate_shapes(const NodeLayout &layout,
   auto wants = [&](GroupKind k) { return std::find(kinds.begin(), kinds.end(), k) != kinds.end(); };
   if (wants(GroupKind::world))
     add(GroupShape{"world", n, nn, p > 0 ? p : std::max(1, n / std::max(1, nn))});
-  if (p <= 0) return shapes;
+  if (p <= 0)
+    return shapes;
   if (wants(GroupKind::intra))
-    for (int g : doubling_sizes(p)) add(GroupShape{"intra", g, 1, g});
+    for (int g : doubling_sizes(p))
+      add(GroupShape{"intra", g, 1, g});
   if (wants(GroupKind::inter))
     for (int k : doubling_sizes(nn)) {
       add(GroupShape{"inter", k, k, 1});
-      if (p > 1) add(GroupShape{"inter", k * p, k, p});
+      if (p > 1)
+        add(GroupShape{"inter", k * p, k, p});
     }
   return shapes;
 }
@@ -84,14 +93,16 @@ std::vector<GroupMembership> assign_instances(const NodeLayout &layout, const Gr
     GroupMembership &g = m[static_cast<std::size_t>(r)];
     if (shape.kind == "world" || (shape.nranks == n && shape.nnodes == layout.nnodes)) {
       g = {0, r};
-    } else if (shape.nnodes == 1) {  // intra: blocks of local ranks on every node
+    } else if (shape.nnodes == 1) { // intra: blocks of local ranks on every node
       const int per_node = p / shape.nranks;
       const int block = local / shape.nranks;
-      if (block < per_node) g = {node * per_node + block, local % shape.nranks};
-    } else {  // inter: blocks of shape.nnodes nodes
+      if (block < per_node)
+        g = {node * per_node + block, local % shape.nranks};
+    } else { // inter: blocks of shape.nnodes nodes
       const int nblocks = layout.nnodes / shape.nnodes;
       const int block = node / shape.nnodes;
-      if (block >= nblocks) continue;
+      if (block >= nblocks)
+        continue;
       if (shape.ranks_per_node == 1)
         g = {block * p + local, node % shape.nnodes};
       else
@@ -104,9 +115,10 @@ std::vector<GroupMembership> assign_instances(const NodeLayout &layout, const Gr
 int count_instances(const std::vector<GroupMembership> &members) {
   std::vector<int> colors;
   for (const auto &g : members)
-    if (g.color >= 0) colors.push_back(g.color);
+    if (g.color >= 0)
+      colors.push_back(g.color);
   std::sort(colors.begin(), colors.end());
   return static_cast<int>(std::unique(colors.begin(), colors.end()) - colors.begin());
 }
 
-}  // namespace scalefit::bench
+} // namespace scalefit::bench

@@ -18,15 +18,17 @@ namespace {
 std::uint64_t hash_args(int argc, char **argv) {
   std::uint64_t h = 1469598103934665603ull;
   for (int i = 1; i < argc; ++i) {
-    for (const char *c = argv[i]; *c; ++c) h = (h ^ static_cast<unsigned char>(*c)) * 1099511628211ull;
-    h = (h ^ 0xffu) * 1099511628211ull;  // separator
+    for (const char *c = argv[i]; *c; ++c)
+      h = (h ^ static_cast<unsigned char>(*c)) * 1099511628211ull;
+    h = (h ^ 0xffu) * 1099511628211ull; // separator
   }
   return h;
 }
 
 int run(int argc, char **argv, int rank) {
   std::string command_line;
-  for (int i = 0; i < argc; ++i) command_line += (i ? " " : "") + std::string(argv[i]);
+  for (int i = 0; i < argc; ++i)
+    command_line += (i ? " " : "") + std::string(argv[i]);
   const std::uint64_t h = hash_args(argc, argv);
   std::uint64_t lo = 0, hi = 0;
   MPI_Allreduce(&h, &lo, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
@@ -47,14 +49,15 @@ int run(int argc, char **argv, int rank) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {
-    if (rank == 0) return app.exit(e) == 0 ? scalefit::kExitOk : scalefit::kExitUsage;
+    if (rank == 0)
+      return app.exit(e) == 0 ? scalefit::kExitOk : scalefit::kExitUsage;
     return e.get_exit_code() == 0 ? scalefit::kExitOk : scalefit::kExitUsage;
   }
   const scalefit::bench::CommOptions opts = scalefit::bench::validate_comm_args(raw);
   return scalefit::bench::run_comm(opts, command_line);
 }
 
-}  // namespace
+} // namespace
 
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
@@ -66,7 +69,8 @@ int main(int argc, char **argv) {
     code = run(argc, argv, rank);
   } catch (const scalefit::InputError &e) {
     // Thrown alike on every rank (see comm.hpp): one message, from rank 0.
-    if (rank == 0) std::fprintf(stderr, "scalefit-bench: error: %s\n", e.what());
+    if (rank == 0)
+      std::fprintf(stderr, "scalefit-bench: error: %s\n", e.what());
     code = scalefit::kExitUsage;
   } catch (const std::exception &e) {
     std::fprintf(stderr, "scalefit-bench: error: %s\n", e.what());

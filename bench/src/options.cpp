@@ -12,16 +12,20 @@ namespace scalefit::bench {
 
 std::string_view group_kind_name(GroupKind k) {
   switch (k) {
-  case GroupKind::world: return "world";
-  case GroupKind::intra: return "intra";
-  case GroupKind::inter: return "inter";
+  case GroupKind::world:
+    return "world";
+  case GroupKind::intra:
+    return "intra";
+  case GroupKind::inter:
+    return "inter";
   }
   return "?";
 }
 
 void add_comm_options(CLI::App &app, RawCommArgs &raw) {
-  app.add_option("--ops", raw.ops, "Operations: all, or a comma list of allreduce, allgather, "
-                                   "reducescatter, reduce, broadcast, alltoall, sendrecv")
+  app.add_option("--ops", raw.ops,
+                 "Operations: all, or a comma list of allreduce, allgather, "
+                 "reducescatter, reduce, broadcast, alltoall, sendrecv")
       ->delimiter(',')
       ->capture_default_str();
   app.add_option("--backend", raw.backend,
@@ -56,7 +60,7 @@ void add_comm_options(CLI::App &app, RawCommArgs &raw) {
       ->capture_default_str();
   // nccl-tests takes -c 0/1; a bare -c means 1.
   app.add_option("-c,--check", raw.check,
-                 "Check results in a separate untimed run (0/1; a bare -c means 1)")
+                 "Check results in a separate untimed run: 0 (default) or 1; a bare -c means 1")
       ->expected(0, 1)
       ->default_str("1");
   app.add_option("-G,--cudagraph", raw.graph_iters,
@@ -94,41 +98,48 @@ namespace {
   throw InputError(message, "", 0, field);
 }
 
-}  // namespace
+} // namespace
 
 CommOptions validate_comm_args(const RawCommArgs &raw) {
   CommOptions o;
   for (const std::string &name : raw.ops) {
     if (name == "all") {
       for (Op op : all_ops())
-        if (std::find(o.ops.begin(), o.ops.end(), op) == o.ops.end()) o.ops.push_back(op);
+        if (std::find(o.ops.begin(), o.ops.end(), op) == o.ops.end())
+          o.ops.push_back(op);
       continue;
     }
     const auto op = parse_op(name);
-    if (!op) bad("--ops", "unknown operation '" + name + "' (expected all, allreduce, allgather, "
-                          "reducescatter, reduce, broadcast, alltoall, sendrecv)");
-    if (std::find(o.ops.begin(), o.ops.end(), *op) == o.ops.end()) o.ops.push_back(*op);
+    if (!op)
+      bad("--ops", "unknown operation '" + name +
+                       "' (expected all, allreduce, allgather, "
+                       "reducescatter, reduce, broadcast, alltoall, sendrecv)");
+    if (std::find(o.ops.begin(), o.ops.end(), *op) == o.ops.end())
+      o.ops.push_back(*op);
   }
-  if (o.ops.empty()) bad("--ops", "no operation given");
+  if (o.ops.empty())
+    bad("--ops", "no operation given");
   if (raw.backend != "auto" && raw.backend != "mpi" && raw.backend != "nccl")
     bad("--backend", "expected auto, mpi or nccl, got '" + raw.backend + "'");
   o.backend = raw.backend;
   o.min_bytes = parse_bytes(raw.min_bytes, "-b");
   o.max_bytes = parse_bytes(raw.max_bytes, "-e");
   if (o.min_bytes > o.max_bytes)
-    bad("-b", "minimum size " + raw.min_bytes + " is larger than maximum size (-e) " +
-                  raw.max_bytes);
+    bad("-b",
+        "minimum size " + raw.min_bytes + " is larger than maximum size (-e) " + raw.max_bytes);
   if (raw.step_factor_given && raw.step_bytes_given)
     bad("-f", "-f (step factor) and -i (step bytes) are exclusive");
   if (raw.step_bytes_given) {
     o.step_bytes = parse_bytes(raw.step_bytes, "-i");
-    if (o.step_bytes == 0) bad("-i", "step bytes must be > 0");
+    if (o.step_bytes == 0)
+      bad("-i", "step bytes must be > 0");
     o.step_factor = 1;
   } else {
     if (!(raw.step_factor > 1) || raw.step_factor != std::floor(raw.step_factor))
       bad("-f", "step factor must be an integer > 1, got " + std::to_string(raw.step_factor));
     o.step_factor = static_cast<std::uint64_t>(raw.step_factor);
-    if (o.min_bytes == 0) bad("-b", "minimum size must be > 0 with a step factor");
+    if (o.min_bytes == 0)
+      bad("-b", "minimum size must be > 0 with a step factor");
   }
   o.dtypes.clear();
   for (const std::string &name : raw.dtypes) {
@@ -137,33 +148,51 @@ CommOptions validate_comm_args(const RawCommArgs &raw) {
       continue;
     }
     const auto t = parse_dtype(name);
-    if (!t) bad("-d", "unknown data type '" + name + "' (expected float, double, half, bfloat16, "
-                      "int8, uint8, int32, uint32, int64, uint64)");
-    if (std::find(o.dtypes.begin(), o.dtypes.end(), *t) == o.dtypes.end()) o.dtypes.push_back(*t);
+    if (!t)
+      bad("-d", "unknown data type '" + name +
+                    "' (expected float, double, half, bfloat16, "
+                    "int8, uint8, int32, uint32, int64, uint64)");
+    if (std::find(o.dtypes.begin(), o.dtypes.end(), *t) == o.dtypes.end())
+      o.dtypes.push_back(*t);
   }
-  if (o.dtypes.empty() && !o.all_dtypes) bad("-d", "no data type given");
+  if (o.dtypes.empty() && !o.all_dtypes)
+    bad("-d", "no data type given");
   const auto r = parse_redop(raw.redop);
-  if (!r) bad("-o", "unknown reduction '" + raw.redop + "' (expected sum, prod, max, min, avg)");
+  if (!r)
+    bad("-o", "unknown reduction '" + raw.redop + "' (expected sum, prod, max, min, avg)");
   o.redop = *r;
-  if (raw.root < 0) bad("-r", "root must be >= 0");
+  if (raw.root < 0)
+    bad("-r", "root must be >= 0");
   o.root = raw.root;
-  if (raw.warmup_iters < 0) bad("-w", "warm-up iterations must be >= 0");
+  if (raw.warmup_iters < 0)
+    bad("-w", "warm-up iterations must be >= 0");
   o.warmup_iters = raw.warmup_iters;
-  if (raw.fixed_samples < 0) bad("-n", "iterations must be >= 0 (0: adaptive)");
+  if (raw.fixed_samples < 0)
+    bad("-n", "iterations must be >= 0 (0: adaptive)");
   o.fixed_samples = raw.fixed_samples;
-  if (raw.batch < 0) bad("--batch", "must be >= 0 (0: calibrated)");
+  if (raw.batch < 0)
+    bad("--batch", "must be >= 0 (0: calibrated)");
   o.batch = raw.batch;
-  if (raw.check != 0 && raw.check != 1) bad("-c", "expected 0 or 1");
+  if (raw.check != 0 && raw.check != 1)
+    bad("-c", "expected 0 or 1");
   o.check = raw.check == 1;
-  if (raw.graph_iters < 0) bad("-G", "must be >= 0");
+  if (raw.graph_iters < 0)
+    bad("-G", "must be >= 0");
   o.graph_iters = raw.graph_iters;
-  if (!(raw.min_time_s >= 0)) bad("--min-time", "must be >= 0");
-  if (!(raw.max_time_s > 0)) bad("--max-time", "must be > 0");
-  if (raw.min_time_s > raw.max_time_s) bad("--min-time", "is larger than --max-time");
-  if (!(raw.max_noise > 0)) bad("--max-noise", "must be > 0");
-  if (!(raw.batch_time_us > 0)) bad("--batch-time", "must be > 0");
-  if (raw.min_samples < 1) bad("--min-samples", "must be >= 1");
-  if (raw.max_samples < raw.min_samples) bad("--max-samples", "is smaller than --min-samples");
+  if (!(raw.min_time_s >= 0))
+    bad("--min-time", "must be >= 0");
+  if (!(raw.max_time_s > 0))
+    bad("--max-time", "must be > 0");
+  if (raw.min_time_s > raw.max_time_s)
+    bad("--min-time", "is larger than --max-time");
+  if (!(raw.max_noise > 0))
+    bad("--max-noise", "must be > 0");
+  if (!(raw.batch_time_us > 0))
+    bad("--batch-time", "must be > 0");
+  if (raw.min_samples < 1)
+    bad("--min-samples", "must be >= 1");
+  if (raw.max_samples < raw.min_samples)
+    bad("--max-samples", "is smaller than --min-samples");
   o.min_time_s = raw.min_time_s;
   o.max_time_s = raw.max_time_s;
   o.max_noise = raw.max_noise;
@@ -173,17 +202,26 @@ CommOptions validate_comm_args(const RawCommArgs &raw) {
   o.groups.clear();
   for (const std::string &g : raw.groups) {
     GroupKind k;
-    if (g == "world") k = GroupKind::world;
-    else if (g == "intra") k = GroupKind::intra;
-    else if (g == "inter") k = GroupKind::inter;
-    else bad("--groups", "unknown group kind '" + g + "' (expected world, intra, inter)");
-    if (std::find(o.groups.begin(), o.groups.end(), k) == o.groups.end()) o.groups.push_back(k);
+    if (g == "world")
+      k = GroupKind::world;
+    else if (g == "intra")
+      k = GroupKind::intra;
+    else if (g == "inter")
+      k = GroupKind::inter;
+    else
+      bad("--groups", "unknown group kind '" + g + "' (expected world, intra, inter)");
+    if (std::find(o.groups.begin(), o.groups.end(), k) == o.groups.end())
+      o.groups.push_back(k);
   }
-  if (o.groups.empty()) bad("--groups", "no group kind given");
-  if (raw.emulate_nodes < 0) bad("--emulate-nodes", "must be >= 0");
+  if (o.groups.empty())
+    bad("--groups", "no group kind given");
+  if (raw.emulate_nodes < 0)
+    bad("--emulate-nodes", "must be >= 0");
   o.emulate_nodes = raw.emulate_nodes;
-  if (raw.resume && raw.out.empty()) bad("--resume", "needs --out FILE");
-  if (raw.system.empty()) bad("--system", "must not be empty");
+  if (raw.resume && raw.out.empty())
+    bad("--resume", "needs --out FILE");
+  if (raw.system.empty())
+    bad("--system", "must not be empty");
   o.out = raw.out;
   o.resume = raw.resume;
   o.system = raw.system;
@@ -203,7 +241,8 @@ CommOptions parse_comm_args(const std::vector<std::string> &args) {
 
 std::vector<std::uint64_t> size_sweep(std::uint64_t min_bytes, std::uint64_t max_bytes,
                                       std::uint64_t step_factor, std::uint64_t step_bytes) {
-  if (min_bytes > max_bytes) throw InputError("minimum size is larger than maximum size", "", 0, "-b");
+  if (min_bytes > max_bytes)
+    throw InputError("minimum size is larger than maximum size", "", 0, "-b");
   if (step_bytes == 0 && (step_factor <= 1 || min_bytes == 0))
     throw InputError("the size sweep does not advance (need -f > 1 and -b > 0, or -i > 0)", "", 0,
                      "-f");
@@ -211,7 +250,8 @@ std::vector<std::uint64_t> size_sweep(std::uint64_t min_bytes, std::uint64_t max
   for (std::uint64_t s = min_bytes; s <= max_bytes;) {
     sizes.push_back(s);
     const std::uint64_t next = step_bytes > 0 ? s + step_bytes : s * step_factor;
-    if (next <= s) break;  // overflow
+    if (next <= s)
+      break; // overflow
     s = next;
   }
   return sizes;
@@ -223,12 +263,14 @@ std::vector<SizePoint> op_size_points(Op op, const std::vector<std::uint64_t> &s
   std::set<std::uint64_t> seen;
   for (std::uint64_t s : sizes) {
     const std::size_t c = count_per_rank(op, s, dtype_size(dtype), nranks);
-    if (c == 0) continue;
+    if (c == 0)
+      continue;
     const std::uint64_t b = effective_bytes(op, s, dtype_size(dtype), nranks);
-    if (!seen.insert(b).second) continue;
+    if (!seen.insert(b).second)
+      continue;
     points.push_back({b, c});
   }
   return points;
 }
 
-}  // namespace scalefit::bench
+} // namespace scalefit::bench

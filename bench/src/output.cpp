@@ -33,17 +33,18 @@ std::string describe(const ContextRecord &c) {
 void check_creatable(const std::string &path) {
   fs::path dir = fs::absolute(fs::path(path)).parent_path();
   std::error_code ec;
-  while (!dir.empty() && !fs::exists(dir, ec) && dir != dir.root_path()) dir = dir.parent_path();
+  while (!dir.empty() && !fs::exists(dir, ec) && dir != dir.root_path())
+    dir = dir.parent_path();
   if (!fs::is_directory(dir, ec))
-    throw InputError("cannot create '" + path + "': '" + dir.string() + "' is not a directory",
-                     "", 0, "--out");
+    throw InputError("cannot create '" + path + "': '" + dir.string() + "' is not a directory", "",
+                     0, "--out");
   if (access(dir.c_str(), W_OK | X_OK) != 0)
     throw InputError("cannot create '" + path + "': directory '" + dir.string() +
                          "' is not writable",
                      "", 0, "--out");
 }
 
-}  // namespace
+} // namespace
 
 ResumeState prepare_output(const std::string &path, bool resume, const ContextRecord &ctx) {
   ResumeState state;
@@ -58,11 +59,14 @@ ResumeState prepare_output(const std::string &path, bool resume, const ContextRe
   if (access(path.c_str(), W_OK) != 0)
     throw InputError("'" + path + "' is not writable", "", 0, "--out");
   const auto size = fs::file_size(path, ec);
-  if (ec) throw InputError("cannot read '" + path + "': " + ec.message(), "", 0, "--out");
-  if (size == 0) return state;
+  if (ec)
+    throw InputError("cannot read '" + path + "': " + ec.message(), "", 0, "--out");
+  if (size == 0)
+    return state;
   if (!resume)
-    throw InputError("'" + path + "' already holds records; pass --resume to continue that "
-                     "sweep, or choose a new --out file (nothing is overwritten)",
+    throw InputError("'" + path +
+                         "' already holds records; pass --resume to continue that "
+                         "sweep, or choose a new --out file (nothing is overwritten)",
                      "", 0, "--out");
   // A killed run may have left an unterminated last line: ignore it (it holds no whole record).
   std::string text;
@@ -101,8 +105,9 @@ ResumeState prepare_output(const std::string &path, bool resume, const ContextRe
                            ") than this run (" + describe(ctx) +
                            "); --resume continues only the same sweep: choose another --out",
                        "", 0, "--resume");
-  for (const MeasurementRecord &m : set.measurements) state.done.emplace(m.key(), m);
+  for (const MeasurementRecord &m : set.measurements)
+    state.done.emplace(m.key(), m);
   return state;
 }
 
-}  // namespace scalefit::bench
+} // namespace scalefit::bench

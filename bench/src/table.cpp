@@ -9,11 +9,16 @@ namespace scalefit::bench {
 
 std::string format_float(double value, int width) {
   int power = 0;
-  for (double v = 1; value >= v && power < 400; v *= 10) ++power;
-  if (power < width - 2) return fmt::format("{:>{}.2f}", value, width);
-  if (power < width - 1) return fmt::format("{:>{}.1f}", value, width);
-  if (power < width + 1) return fmt::format("{:>{}.0f}", value, width);
-  if (width >= 7) return fmt::format("{:>{}.1e}", value, width);
+  for (double v = 1; value >= v && power < 400; v *= 10)
+    ++power;
+  if (power < width - 2)
+    return fmt::format("{:>{}.2f}", value, width);
+  if (power < width - 1)
+    return fmt::format("{:>{}.1f}", value, width);
+  if (power < width + 1)
+    return fmt::format("{:>{}.0f}", value, width);
+  if (width >= 7)
+    return fmt::format("{:>{}.1e}", value, width);
   return fmt::format("{:>{}.0e}", value, width);
 }
 
@@ -51,4 +56,4 @@ std::string table_footer(std::int64_t wrong_total, double avg_busbw_gbps, std::s
                      "Avg bus bandwidth", avg_busbw_gbps, name);
 }
 
-}  // namespace scalefit::bench
+} // namespace scalefit::bench

@@ -21,10 +21,12 @@ Buffers::~Buffers() {
 /// Send and receive pointers of a placement (nccl-tests' in-place layout inside the recv buffer).
 std::pair<const void *, void *> placement_ptrs(const Collective &c, Buffers &b, const CollArgs &a,
                                                Placement p) {
-  if (p == Placement::out_of_place) return {b.send, b.recv};
+  if (p == Placement::out_of_place)
+    return {b.send, b.recv};
   auto *base = static_cast<char *>(b.recv);
   const std::size_t es = dtype_size(a.dtype), r = static_cast<std::size_t>(a.rank);
-  return {base + c.send_inplace_offset(a.count) * r * es, base + c.recv_inplace_offset(a.count) * r * es};
+  return {base + c.send_inplace_offset(a.count) * r * es,
+          base + c.recv_inplace_offset(a.count) * r * es};
 }
 
 /// Runs the operation once on check data and counts wrong elements on this rank. Host-accessible
@@ -32,19 +34,23 @@ std::pair<const void *, void *> placement_ptrs(const Collective &c, Buffers &b, 
 std::int64_t check_point(Backend &backend, Comm &comm, const Collective &coll, Buffers &b,
                          const CollArgs &a, Placement placement) {
   const std::size_t es = dtype_size(a.dtype);
-  const std::size_t ns = coll.send_count(a.count, a.nranks), nr = coll.recv_count(a.count, a.nranks);
+  const std::size_t ns = coll.send_count(a.count, a.nranks),
+                    nr = coll.recv_count(a.count, a.nranks);
   const CheckPattern pat = check_pattern(a.dtype, a.redop, a.nranks);
   const bool direct = backend.host_accessible();
-  if (!direct) b.host.resize(std::max(b.send_bytes, b.recv_bytes));
+  if (!direct)
+    b.host.resize(std::max(b.send_bytes, b.recv_bytes));
   auto [send, recv] = placement_ptrs(coll, b, a, placement);
   // Host images of the send and receive buffers (the buffers themselves when direct).
   auto *send_img = direct ? static_cast<unsigned char *>(b.send) : b.host.data();
   auto *recv_img = direct ? static_cast<unsigned char *>(b.recv) : b.host.data();
   if (placement == Placement::out_of_place) {
-    std::memset(recv_img, 0xff, nr * es);  // NaN / -1: never an expected value
-    if (!direct) backend.copy_to_backend(b.recv, recv_img, nr * es);
+    std::memset(recv_img, 0xff, nr * es); // NaN / -1: never an expected value
+    if (!direct)
+      backend.copy_to_backend(b.recv, recv_img, nr * es);
     fill_inputs(a.dtype, send_img, ns, pat, a.rank);
-    if (!direct) backend.copy_to_backend(b.send, send_img, ns * es);
+    if (!direct)
+      backend.copy_to_backend(b.send, send_img, ns * es);
   } else {
     const std::size_t total = std::max(ns + coll.send_inplace_offset(a.count) * a.rank,
                                        nr + coll.recv_inplace_offset(a.count) * a.rank);
@@ -52,11 +58,13 @@ std::int64_t check_point(Backend &backend, Comm &comm, const Collective &coll, B
     const std::size_t off = static_cast<std::size_t>(static_cast<const char *>(send) -
                                                      static_cast<const char *>(b.recv));
     fill_inputs(a.dtype, recv_img + off, ns, pat, a.rank);
-    if (!direct) backend.copy_to_backend(b.recv, recv_img, total * es);
+    if (!direct)
+      backend.copy_to_backend(b.recv, recv_img, total * es);
   }
   coll.run(comm, send, recv, a);
   comm.synchronize();
-  if (!coll.has_result(a)) return 0;
+  if (!coll.has_result(a))
+    return 0;
   const void *result = recv;
   if (placement == Placement::in_place && coll.op == Op::reducescatter &&
       backend.inplace_reducescatter_at_start())
@@ -90,12 +98,17 @@ std::int64_t check_point(Backend &backend, Comm &comm, const Collective &coll, B
     });
   };
   switch (a.dtype) {
-  case DType::float32: return typed(float{});
-  case DType::float64: return typed(double{});
-  case DType::int32: return typed(std::int32_t{});
-  case DType::int64: return typed(std::int64_t{});
-  default: return count_wrong([&](std::size_t j) { return load_value(a.dtype, h, j); });
+  case DType::float32:
+    return typed(float{});
+  case DType::float64:
+    return typed(double{});
+  case DType::int32:
+    return typed(std::int32_t{});
+  case DType::int64:
+    return typed(std::int64_t{});
+  default:
+    return count_wrong([&](std::size_t j) { return load_value(a.dtype, h, j); });
   }
 }
 
-}  // namespace scalefit::bench
+} // namespace scalefit::bench

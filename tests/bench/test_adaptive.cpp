@@ -14,11 +14,12 @@ int samples_until_stop(const StopRule &rule, const std::vector<double> &stream, 
   std::vector<double> taken;
   for (std::size_t i = 0; i < stream.size(); ++i) {
     taken.push_back(stream[i]);
-    if (rule.should_stop(taken, dt_s * static_cast<double>(i + 1))) return static_cast<int>(i + 1);
+    if (rule.should_stop(taken, dt_s * static_cast<double>(i + 1)))
+      return static_cast<int>(i + 1);
   }
   return -1;
 }
-}  // namespace
+} // namespace
 
 TEST(StopRule, QuietStreamStopsAtMinTime) {
   StopRule r{0.0095, 1.0, 0.01, 3, 1000, 0};
@@ -30,7 +31,8 @@ TEST(StopRule, QuietStreamStopsAtMinTime) {
 TEST(StopRule, NoisyStreamRunsToMaxTime) {
   StopRule r{0.01, 0.049, 0.01, 3, 1000, 0};
   std::vector<double> noisy;
-  for (int i = 0; i < 200; ++i) noisy.push_back(i % 2 ? 10.0 : 12.0);  // ~9% noise
+  for (int i = 0; i < 200; ++i)
+    noisy.push_back(i % 2 ? 10.0 : 12.0); // ~9% noise
   // 2 ms per sample: max-time 49 ms is passed at sample 25.
   EXPECT_EQ(samples_until_stop(r, noisy, 0.002), 25);
 }
@@ -45,7 +47,8 @@ TEST(StopRule, FloorHoldsEvenPastTheTimeCap) {
 TEST(StopRule, CeilingStopsANoisyFastStream) {
   StopRule r{0.0, 100.0, 1e-9, 2, 20, 0};
   std::vector<double> noisy;
-  for (int i = 0; i < 100; ++i) noisy.push_back(1.0 + (i % 3));
+  for (int i = 0; i < 100; ++i)
+    noisy.push_back(1.0 + (i % 3));
   EXPECT_EQ(samples_until_stop(r, noisy, 1e-6), 20);
 }
 

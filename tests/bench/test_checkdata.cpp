@@ -17,7 +17,7 @@ TEST(CheckPattern, InputsAreSmallIntegersThatCycle) {
   EXPECT_EQ(p.base, 0);
   EXPECT_EQ(p.period, 8);
   EXPECT_EQ(p.input(0, 0), 0);
-  EXPECT_EQ(p.input(3, 6), 1);  // (3 + 6) % 8
+  EXPECT_EQ(p.input(3, 6), 1); // (3 + 6) % 8
   EXPECT_EQ(p.input(1, 7), 0);
 }
 
@@ -30,7 +30,8 @@ TEST(CheckPattern, SumsStayExactInTheType) {
         EXPECT_EQ(p.period & (p.period - 1), 0) << "period is a power of two";
         for (int i = 0; i < p.period; ++i) {
           const double v = reduce_inputs(p, r, n, static_cast<std::size_t>(i));
-          EXPECT_LE(v, exact_integer_limit(t)) << dtype_name(t) << " " << redop_name(r) << " n=" << n;
+          EXPECT_LE(v, exact_integer_limit(t))
+              << dtype_name(t) << " " << redop_name(r) << " n=" << n;
           EXPECT_EQ(v, std::floor(v));
           EXPECT_EQ(p.reduced[static_cast<std::size_t>(i)], v);
         }
@@ -47,7 +48,7 @@ TEST(CheckPattern, ReductionsByHand) {
   EXPECT_EQ(reduce_inputs(p, RedOp::min, 3, 6), 0);
   const CheckPattern q = check_pattern(DType::float32, RedOp::prod, 3);
   EXPECT_EQ(q.base, 1);
-  EXPECT_EQ(reduce_inputs(q, RedOp::prod, 3, 0), 1 * 2 * 1);  // 1+(0%2), 1+(1%2), 1+(2%2)
+  EXPECT_EQ(reduce_inputs(q, RedOp::prod, 3, 0), 1 * 2 * 1); // 1+(0%2), 1+(1%2), 1+(2%2)
 }
 
 TEST(Conversions, HalfAndBf16HoldSmallIntegersExactly) {
@@ -58,7 +59,7 @@ TEST(Conversions, HalfAndBf16HoldSmallIntegersExactly) {
   EXPECT_EQ(float_to_half_bits(1.0f), 0x3c00);
   EXPECT_EQ(float_to_half_bits(-2.0f), 0xc000);
   EXPECT_EQ(float_to_half_bits(65504.0f), 0x7bff);
-  EXPECT_EQ(float_to_half_bits(1e6f), 0x7c00);  // overflow to inf
+  EXPECT_EQ(float_to_half_bits(1e6f), 0x7c00); // overflow to inf
   EXPECT_EQ(float_to_bf16_bits(1.0f), 0x3f80);
   EXPECT_EQ(half_bits_to_float(0x0001), std::ldexp(1.0f, -24));
 }
@@ -85,16 +86,21 @@ std::vector<std::vector<double>> simulate(Op op, const std::vector<std::vector<d
   auto red = [&](double a, double b) {
     switch (r) {
     case RedOp::sum:
-    case RedOp::avg: return a + b;
-    case RedOp::prod: return a * b;
-    case RedOp::max: return std::max(a, b);
-    case RedOp::min: return std::min(a, b);
+    case RedOp::avg:
+      return a + b;
+    case RedOp::prod:
+      return a * b;
+    case RedOp::max:
+      return std::max(a, b);
+    case RedOp::min:
+      return std::min(a, b);
     }
     return a;
   };
   auto reduce_at = [&](std::size_t idx) {
     double acc = sends[0][idx];
-    for (int k = 1; k < n; ++k) acc = red(acc, sends[static_cast<std::size_t>(k)][idx]);
+    for (int k = 1; k < n; ++k)
+      acc = red(acc, sends[static_cast<std::size_t>(k)][idx]);
     return r == RedOp::avg ? acc / n : acc;
   };
   std::vector<std::vector<double>> out(static_cast<std::size_t>(n));
@@ -102,32 +108,40 @@ std::vector<std::vector<double>> simulate(Op op, const std::vector<std::vector<d
     auto &o = out[static_cast<std::size_t>(me)];
     switch (op) {
     case Op::allreduce:
-      for (std::size_t i = 0; i < c; ++i) o.push_back(reduce_at(i));
+      for (std::size_t i = 0; i < c; ++i)
+        o.push_back(reduce_at(i));
       break;
     case Op::reduce:
       if (me == root)
-        for (std::size_t i = 0; i < c; ++i) o.push_back(reduce_at(i));
+        for (std::size_t i = 0; i < c; ++i)
+          o.push_back(reduce_at(i));
       break;
     case Op::allgather:
       for (int b = 0; b < n; ++b)
-        for (std::size_t i = 0; i < c; ++i) o.push_back(sends[static_cast<std::size_t>(b)][i]);
+        for (std::size_t i = 0; i < c; ++i)
+          o.push_back(sends[static_cast<std::size_t>(b)][i]);
       break;
     case Op::reducescatter:
-      for (std::size_t i = 0; i < c; ++i) o.push_back(reduce_at(static_cast<std::size_t>(me) * c + i));
+      for (std::size_t i = 0; i < c; ++i)
+        o.push_back(reduce_at(static_cast<std::size_t>(me) * c + i));
       break;
-    case Op::broadcast: o = sends[static_cast<std::size_t>(root)]; break;
+    case Op::broadcast:
+      o = sends[static_cast<std::size_t>(root)];
+      break;
     case Op::alltoall:
       for (int b = 0; b < n; ++b)
         for (std::size_t i = 0; i < c; ++i)
           o.push_back(sends[static_cast<std::size_t>(b)][static_cast<std::size_t>(me) * c + i]);
       break;
-    case Op::sendrecv: o = sends[static_cast<std::size_t>((me + n - 1) % n)]; break;
+    case Op::sendrecv:
+      o = sends[static_cast<std::size_t>((me + n - 1) % n)];
+      break;
     }
   }
   return out;
 }
 
-}  // namespace
+} // namespace
 
 TEST(Collectives, ExpectedMatchesAReferenceSimulation) {
   for (const Collective &coll : all_collectives())
@@ -139,7 +153,8 @@ TEST(Collectives, ExpectedMatchesAReferenceSimulation) {
           std::vector<std::vector<double>> sends;
           for (int k = 0; k < n; ++k) {
             std::vector<double> s;
-            for (std::size_t i = 0; i < coll.send_count(c, n); ++i) s.push_back(p.input(k, i));
+            for (std::size_t i = 0; i < coll.send_count(c, n); ++i)
+              s.push_back(p.input(k, i));
             sends.push_back(s);
           }
           const auto want = simulate(coll.op, sends, c, r, root);
@@ -147,7 +162,8 @@ TEST(Collectives, ExpectedMatchesAReferenceSimulation) {
             CollArgs a{c, DType::float32, r, root, me, n};
             const auto &w = want[static_cast<std::size_t>(me)];
             ASSERT_EQ(coll.has_result(a), !w.empty()) << op_name(coll.op);
-            if (w.empty()) continue;
+            if (w.empty())
+              continue;
             ASSERT_EQ(w.size(), coll.recv_count(c, n)) << op_name(coll.op);
             for (std::size_t j = 0; j < w.size(); ++j)
               ASSERT_EQ(coll.expected(p, a, j / c, j % c), w[j])
@@ -157,6 +173,7 @@ TEST(Collectives, ExpectedMatchesAReferenceSimulation) {
 }
 
 TEST(Collectives, EveryOpHasAPlugIn) {
-  for (Op op : all_ops()) EXPECT_EQ(collective(op).op, op);
+  for (Op op : all_ops())
+    EXPECT_EQ(collective(op).op, op);
   EXPECT_EQ(all_collectives().size(), all_ops().size());
 }

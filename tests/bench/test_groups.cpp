@@ -15,10 +15,11 @@ const std::vector<GroupKind> kAll{GroupKind::world, GroupKind::intra, GroupKind:
 
 std::vector<std::string> labels(const std::vector<GroupShape> &shapes) {
   std::vector<std::string> out;
-  for (const auto &s : shapes) out.push_back(s.label());
+  for (const auto &s : shapes)
+    out.push_back(s.label());
   return out;
 }
-}  // namespace
+} // namespace
 
 TEST(Layout, EmulatedNodesAreContiguousBlocks) {
   const NodeLayout l = emulated_layout(8, 2);
@@ -42,7 +43,7 @@ TEST(Layout, FromKeysNumbersNodesByFirstRank) {
   EXPECT_EQ(l.ranks_per_node, 2);
   EXPECT_EQ(l.node_of_rank, (std::vector<int>{0, 1, 0, 1}));
   EXPECT_EQ(l.local_rank, (std::vector<int>{0, 0, 1, 1}));
-  EXPECT_EQ(layout_from_keys({0, 0, 0, 3}).ranks_per_node, 0);  // non-uniform
+  EXPECT_EQ(layout_from_keys({0, 0, 0, 3}).ranks_per_node, 0); // non-uniform
 }
 
 TEST(Shapes, FourRanksOnTwoEmulatedNodes) {
@@ -83,7 +84,8 @@ void expect_instances_match(const NodeLayout &l, const GroupShape &s, int want_i
   const auto m = assign_instances(l, s);
   std::map<int, std::vector<int>> members;
   for (int r = 0; r < l.nranks(); ++r)
-    if (m[static_cast<std::size_t>(r)].color >= 0) members[m[static_cast<std::size_t>(r)].color].push_back(r);
+    if (m[static_cast<std::size_t>(r)].color >= 0)
+      members[m[static_cast<std::size_t>(r)].color].push_back(r);
   EXPECT_EQ(static_cast<int>(members.size()), want_instances) << s.label();
   EXPECT_EQ(count_instances(m), want_instances);
   for (const auto &[color, ranks] : members) {
@@ -95,21 +97,22 @@ void expect_instances_match(const NodeLayout &l, const GroupShape &s, int want_i
       keys.insert(m[static_cast<std::size_t>(r)].key);
     }
     EXPECT_EQ(static_cast<int>(per_node.size()), s.nnodes) << s.label();
-    for (const auto &[node, k] : per_node) EXPECT_EQ(k, s.ranks_per_node) << s.label();
+    for (const auto &[node, k] : per_node)
+      EXPECT_EQ(k, s.ranks_per_node) << s.label();
     // keys are 0..n-1 inside an instance
     EXPECT_EQ(static_cast<int>(keys.size()), s.nranks);
     EXPECT_EQ(*keys.begin(), 0);
     EXPECT_EQ(*keys.rbegin(), s.nranks - 1);
   }
 }
-}  // namespace
+} // namespace
 
 TEST(Instances, RunConcurrentlyAndMatchTheShape) {
   const NodeLayout l = emulated_layout(16, 4);
   expect_instances_match(l, {"world", 16, 4, 4}, 1);
   expect_instances_match(l, {"intra", 2, 1, 2}, 8);
   expect_instances_match(l, {"intra", 4, 1, 4}, 4);
-  expect_instances_match(l, {"inter", 2, 2, 1}, 8);  // 2 node blocks x 4 local ranks
+  expect_instances_match(l, {"inter", 2, 2, 1}, 8); // 2 node blocks x 4 local ranks
   expect_instances_match(l, {"inter", 8, 2, 4}, 2);
   expect_instances_match(l, {"inter", 4, 4, 1}, 4);
 }
@@ -119,7 +122,7 @@ TEST(Instances, LeftoverRanksSitOut) {
   const NodeLayout l = emulated_layout(18, 3);
   expect_instances_match(l, {"intra", 4, 1, 4}, 3);
   const auto m = assign_instances(l, {"inter", 2, 2, 1});
-  EXPECT_EQ(m[12].color, -1);  // rank 12 is on node 2
+  EXPECT_EQ(m[12].color, -1); // rank 12 is on node 2
   EXPECT_GE(m[0].color, 0);
   expect_instances_match(l, {"inter", 2, 2, 1}, 6);
 }

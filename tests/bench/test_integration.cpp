@@ -77,7 +77,8 @@ Result run_bench(int np, const std::string &args, const TempDir &d) {
 
 std::size_t occurrences(const std::string &text, const std::string &what) {
   std::size_t n = 0;
-  for (auto pos = text.find(what); pos != std::string::npos; pos = text.find(what, pos + 1)) ++n;
+  for (auto pos = text.find(what); pos != std::string::npos; pos = text.find(what, pos + 1))
+    ++n;
   return n;
 }
 
@@ -88,7 +89,8 @@ std::size_t expected_points(Op op, std::size_t type_bytes, int n) {
   std::set<std::size_t> eff;
   for (std::size_t s : {8, 32, 128, 512, 2048}) {
     const std::size_t per = type_bytes * (divided ? static_cast<std::size_t>(n) : 1);
-    if (s / per > 0) eff.insert(s / per * per);
+    if (s / per > 0)
+      eff.insert(s / per * per);
   }
   return eff.size();
 }
@@ -120,23 +122,26 @@ std::vector<pid_t> processes_with(const std::string &marker) {
   std::vector<pid_t> pids;
   for (const auto &e : fs::directory_iterator("/proc")) {
     const std::string name = e.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    if (name.find_first_not_of("0123456789") != std::string::npos)
+      continue;
     std::ifstream in(e.path() / "cmdline", std::ios::binary);
     std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (cmdline.find(marker) != std::string::npos) pids.push_back(static_cast<pid_t>(std::stol(name)));
+    if (cmdline.find(marker) != std::string::npos)
+      pids.push_back(static_cast<pid_t>(std::stol(name)));
   }
   return pids;
 }
 
 const char *kFast = " -n 2 --batch 2 -w 1 -b 8 -e 2K -f 4 ";
 
-}  // namespace
+} // namespace
 
 TEST(Integration, TwoRanksEveryOpFloatAndDoubleChecked) {
   TempDir d;
   const fs::path out = d.path / "comm.jsonl";
-  const Result r = run_bench(2, std::string("--backend mpi --ops all -d float,double -c") + kFast +
-                                    "--groups world,intra,inter --out " + out.string(),
+  const Result r = run_bench(2,
+                             std::string("--backend mpi --ops all -d float,double -c") + kFast +
+                                 "--groups world,intra,inter --out " + out.string(),
                              d);
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out.rfind("# scalefit-bench comm: backend mpi", 0), 0u) << r.out;
@@ -150,7 +155,8 @@ TEST(Integration, TwoRanksEveryOpFloatAndDoubleChecked) {
   // One node of 2 ranks: intra n=2 is world and there is no inter shape.
   std::size_t want = 0;
   for (Op op : all_ops())
-    for (std::size_t tb : {4u, 8u}) want += 2 * expected_points(op, tb, 2);
+    for (std::size_t tb : {4u, 8u})
+      want += 2 * expected_points(op, tb, 2);
   EXPECT_EQ(set.measurements.size(), want);
   std::map<std::string, int> placements;
   for (const auto &m : set.measurements) {
@@ -163,10 +169,11 @@ TEST(Integration, TwoRanksEveryOpFloatAndDoubleChecked) {
 TEST(Integration, FourRanksTwoEmulatedNodesAllGroupShapes) {
   TempDir d;
   const fs::path out = d.path / "comm.jsonl";
-  const Result r = run_bench(4, std::string("--backend mpi --ops all -d float,double -c") + kFast +
-                                    "--groups world,intra,inter --emulate-nodes 2 --out " +
-                                    out.string(),
-                             d);
+  const Result r =
+      run_bench(4,
+                std::string("--backend mpi --ops all -d float,double -c") + kFast +
+                    "--groups world,intra,inter --emulate-nodes 2 --out " + out.string(),
+                d);
   ASSERT_EQ(r.code, 0) << r.err;
   const RecordSet set = read_records(out.string());
   expect_consistent(set);
@@ -174,15 +181,18 @@ TEST(Integration, FourRanksTwoEmulatedNodesAllGroupShapes) {
   EXPECT_EQ(set.contexts[0].ranks_per_node, 2);
   EXPECT_TRUE(set.contexts[0].emulated_nodes);
   std::set<std::string> shapes;
-  for (const auto &m : set.measurements) shapes.insert(m.group.label());
-  EXPECT_EQ(shapes, (std::set<std::string>{"world n=4 (2x2)", "intra n=2 (1x2)", "inter n=2 (2x1)"}));
+  for (const auto &m : set.measurements)
+    shapes.insert(m.group.label());
+  EXPECT_EQ(shapes,
+            (std::set<std::string>{"world n=4 (2x2)", "intra n=2 (1x2)", "inter n=2 (2x1)"}));
   std::size_t want = 0;
   for (Op op : all_ops())
     for (std::size_t tb : {4u, 8u})
       want += 2 * (expected_points(op, tb, 4) + 2 * expected_points(op, tb, 2));
   EXPECT_EQ(set.measurements.size(), want);
   std::set<std::string> keys;
-  for (const auto &m : set.measurements) EXPECT_TRUE(keys.insert(m.key()).second) << m.key();
+  for (const auto &m : set.measurements)
+    EXPECT_TRUE(keys.insert(m.key()).second) << m.key();
   EXPECT_EQ(occurrences(r.out, "# Group shape:"), 3u * all_ops().size());
 }
 
@@ -191,15 +201,17 @@ TEST(Integration, ReduceAndBroadcastWithANonZeroRootAndOtherReductions) {
   const fs::path out = d.path / "comm.jsonl";
   for (const char *redop : {"max", "prod"}) {
     fs::remove(out);
-    const Result r = run_bench(4, std::string("--backend mpi --ops reduce,broadcast,allreduce,"
-                                              "reducescatter -r 1 -d int32 -c -o ") +
-                                      redop + kFast + "--out " + out.string(),
+    const Result r = run_bench(4,
+                               std::string("--backend mpi --ops reduce,broadcast,allreduce,"
+                                           "reducescatter -r 1 -d int32 -c -o ") +
+                                   redop + kFast + "--out " + out.string(),
                                d);
     ASSERT_EQ(r.code, 0) << r.err;
     const RecordSet set = read_records(out.string());
     expect_consistent(set);
     for (const auto &m : set.measurements)
-      if (m.op == Op::reduce || m.op == Op::broadcast) EXPECT_EQ(m.root, 1);
+      if (m.op == Op::reduce || m.op == Op::broadcast)
+        EXPECT_EQ(m.root, 1);
   }
 }
 
@@ -207,7 +219,8 @@ TEST(Integration, KilledSweepResumesWithoutLossOrDuplicates) {
   TempDir d;
   const fs::path out = d.path / "comm.jsonl";
   const std::string args = "comm --backend mpi --ops allreduce,allgather -b 8 -e 1M -f 2 "
-                           "--min-time 0.02 --max-time 0.04 --out " + out.string();
+                           "--min-time 0.02 --max-time 0.04 --out " +
+                           out.string();
   // Start the sweep in its own process group, and SIGKILL it once a few records are on disk.
   set_mpi_env();
   const std::string cmd = std::string("exec ") + SCALEFIT_MPIEXEC + " --oversubscribe -np 2 " +
@@ -223,7 +236,8 @@ TEST(Integration, KilledSweepResumesWithoutLossOrDuplicates) {
   auto lines = [&] {
     std::ifstream in(out);
     std::size_t n = 0;
-    for (std::string l; std::getline(in, l);) ++n;
+    for (std::string l; std::getline(in, l);)
+      ++n;
     return n;
   };
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
@@ -237,8 +251,10 @@ TEST(Integration, KilledSweepResumesWithoutLossOrDuplicates) {
   ASSERT_TRUE(WIFSIGNALED(status)) << "the sweep finished before it could be killed";
   for (int tries = 0; tries < 100; ++tries) {
     const auto left = processes_with(out.string());
-    if (left.empty()) break;
-    for (pid_t p : left) kill(p, SIGKILL);
+    if (left.empty())
+      break;
+    for (pid_t p : left)
+      kill(p, SIGKILL);
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   ASSERT_TRUE(processes_with(out.string()).empty());
@@ -268,7 +284,7 @@ TEST(Integration, KilledSweepResumesWithoutLossOrDuplicates) {
     ASSERT_EQ(by_key.count(m.key()), 1u) << "lost " << m.key();
     EXPECT_EQ(by_key[m.key()]->samples_us, m.samples_us) << "re-measured " << m.key();
   }
-  EXPECT_EQ(all.contexts.size(), 2u);  // the resumed run appends its own context
+  EXPECT_EQ(all.contexts.size(), 2u); // the resumed run appends its own context
 }
 
 namespace {
@@ -282,7 +298,7 @@ void expect_usage_error(int np, const std::string &args, const std::string &mess
   EXPECT_FALSE(fs::exists(out)) << args;
   EXPECT_EQ(r.out.find("# Collective test starting"), std::string::npos) << args;
 }
-}  // namespace
+} // namespace
 
 TEST(Integration, BadInputOneMessageExitTwoNoFile) {
   expect_usage_error(2, "--backend mpi -b 1M -e 8", "larger than maximum size");
@@ -299,19 +315,23 @@ TEST(Integration, UnwritableOutputAndForeignFile) {
   TempDir d;
   const fs::path blocker = d.path / "a_file";
   std::ofstream(blocker) << "x";
-  const Result r = run_bench(2, "--backend mpi -b 8 -e 8 -n 1 --out " + (blocker / "c.jsonl").string(), d);
+  const Result r =
+      run_bench(2, "--backend mpi -b 8 -e 8 -n 1 --out " + (blocker / "c.jsonl").string(), d);
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(occurrences(r.err, "scalefit-bench: error:"), 1u) << r.err;
   EXPECT_NE(r.err.find("not a directory"), std::string::npos) << r.err;
 
   // A file from another system is refused with --resume, and left untouched.
   const fs::path out = d.path / "comm.jsonl";
-  Result first = run_bench(2, "--backend mpi --ops allreduce -b 8 -e 8 -n 1 --system alpha --out " +
-                                  out.string(), d);
+  Result first = run_bench(
+      2, "--backend mpi --ops allreduce -b 8 -e 8 -n 1 --system alpha --out " + out.string(), d);
   ASSERT_EQ(first.code, 0) << first.err;
   const std::string before = slurp(out);
-  const Result other = run_bench(2, "--backend mpi --ops allreduce -b 8 -e 8 -n 1 --system beta "
-                                    "--resume --out " + out.string(), d);
+  const Result other = run_bench(2,
+                                 "--backend mpi --ops allreduce -b 8 -e 8 -n 1 --system beta "
+                                 "--resume --out " +
+                                     out.string(),
+                                 d);
   EXPECT_EQ(other.code, 2);
   EXPECT_NE(other.err.find("different sweep"), std::string::npos) << other.err;
   EXPECT_EQ(slurp(out), before);
@@ -321,10 +341,10 @@ TEST(Integration, ArgumentsThatDifferBetweenRanks) {
   TempDir d;
   const fs::path out = d.path / "never.jsonl";
   const std::string bin = SCALEFIT_BENCH_BIN;
-  const Result r = run_raw("-np 1 " + bin + " comm --backend mpi -b 8 -e 8 --out " + out.string() +
-                               " : -np 1 " + bin + " comm --backend mpi -b 8 -e 16 --out " +
-                               out.string(),
-                           d);
+  const Result r =
+      run_raw("-np 1 " + bin + " comm --backend mpi -b 8 -e 8 --out " + out.string() + " : -np 1 " +
+                  bin + " comm --backend mpi -b 8 -e 16 --out " + out.string(),
+              d);
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(occurrences(r.err, "scalefit-bench: error:"), 1u) << r.err;
   EXPECT_NE(r.err.find("arguments differ between ranks"), std::string::npos) << r.err;
@@ -347,8 +367,11 @@ TEST(Integration, NcclBackendWithoutNcclOrGpuIsAClearError) {
 TEST(Integration, BaselinePrintedBesideTheHarness) {
   TempDir d;
   const fs::path out = d.path / "comm.jsonl";
-  const Result r = run_bench(2, "--backend mpi --ops allreduce -b 8 -e 8 --max-time 0.02 "
-                                "--baseline --out " + out.string(), d);
+  const Result r = run_bench(2,
+                             "--backend mpi --ops allreduce -b 8 -e 8 --max-time 0.02 "
+                             "--baseline --out " +
+                                 out.string(),
+                             d);
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("# baseline 8 B: bare MPI_Allreduce loop"), std::string::npos) << r.out;
   const RecordSet set = read_records(out.string());

@@ -1,4 +1,5 @@
-// Options of `scalefit-bench comm`: size sweeps (-f, -i, suffixes), zero-count skipping, validation.
+// Options of `scalefit-bench comm`: size sweeps (-f, -i, suffixes), zero-count skipping,
+// validation.
 #include "scalefit/bench/options.hpp"
 #include "scalefit/core/error.hpp"
 
@@ -70,7 +71,7 @@ std::string field_of_error(const std::vector<std::string> &args) {
   }
   return "(no error)";
 }
-}  // namespace
+} // namespace
 
 TEST(ParseArgs, BadInputNamesTheArgument) {
   EXPECT_EQ(field_of_error({"-b", "1M", "-e", "8"}), "-b");

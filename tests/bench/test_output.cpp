@@ -49,7 +49,8 @@ void write_file(const fs::path &p, const ContextRecord &c, std::vector<std::uint
   {
     JsonlWriter w(p.string());
     w.write(to_json(c));
-    for (auto b : sizes) w.write(to_json(point(b)));
+    for (auto b : sizes)
+      w.write(to_json(point(b)));
   }
   if (!tail.empty()) {
     std::ofstream out(p, std::ios::app);
@@ -66,7 +67,7 @@ std::string error_field(const std::string &path, bool resume, const ContextRecor
   return "(no error)";
 }
 
-}  // namespace
+} // namespace
 
 TEST(Output, NewFileIsFineAndNotCreated) {
   TempDir d;
@@ -132,5 +133,5 @@ TEST(Output, UnwritableLocations) {
   std::ofstream(file) << "x";
   // A path below a regular file can never be created.
   EXPECT_EQ(error_field((file / "comm.jsonl").string(), false, context("a")), "--out");
-  EXPECT_EQ(error_field(d.path.string(), false, context("a")), "--out");  // a directory
+  EXPECT_EQ(error_field(d.path.string(), false, context("a")), "--out"); // a directory
 }

@@ -18,27 +18,38 @@ public:
   explicit OneRankComm(int mode) : m_mode(mode) {}
   int rank() const override { return 0; }
   int size() const override { return 1; }
-  void allreduce(const void *s, void *r, std::size_t n, DType t, RedOp) override { copy(s, r, n, t); }
+  void allreduce(const void *s, void *r, std::size_t n, DType t, RedOp) override {
+    copy(s, r, n, t);
+  }
   void allgather(const void *s, void *r, std::size_t n, DType t) override { copy(s, r, n, t); }
-  void reducescatter(const void *s, void *r, std::size_t n, DType t, RedOp) override { copy(s, r, n, t); }
-  void reduce(const void *s, void *r, std::size_t n, DType t, RedOp, int) override { copy(s, r, n, t); }
+  void reducescatter(const void *s, void *r, std::size_t n, DType t, RedOp) override {
+    copy(s, r, n, t);
+  }
+  void reduce(const void *s, void *r, std::size_t n, DType t, RedOp, int) override {
+    copy(s, r, n, t);
+  }
   void broadcast(const void *s, void *r, std::size_t n, DType t, int) override { copy(s, r, n, t); }
   void alltoall(const void *s, void *r, std::size_t n, DType t) override { copy(s, r, n, t); }
-  void sendrecv(const void *s, void *r, std::size_t n, DType t, int, int) override { copy(s, r, n, t); }
+  void sendrecv(const void *s, void *r, std::size_t n, DType t, int, int) override {
+    copy(s, r, n, t);
+  }
   double time_batch_us(int, const std::function<void()> &, std::uint64_t) override { return 0; }
   void synchronize() override {}
 
 private:
   void copy(const void *s, void *r, std::size_t n, DType t) {
-    if (m_mode == 1) return;
-    if (s != r) std::memmove(r, s, n * dtype_size(t));
-    if (m_mode == 2 && n > 1) store_value(t, r, 1, 1000);
+    if (m_mode == 1)
+      return;
+    if (s != r)
+      std::memmove(r, s, n * dtype_size(t));
+    if (m_mode == 2 && n > 1)
+      store_value(t, r, 1, 1000);
   }
   int m_mode;
 };
 
 std::int64_t check(int mode, const Collective &coll, DType t, Placement p) {
-  auto backend = make_mpi_backend();  // host memory only; no MPI call is made
+  auto backend = make_mpi_backend(); // host memory only; no MPI call is made
   OneRankComm comm(mode);
   const CollArgs a{5, t, RedOp::sum, 0, 0, 1};
   const std::size_t es = dtype_size(t);
@@ -46,7 +57,7 @@ std::int64_t check(int mode, const Collective &coll, DType t, Placement p) {
   return check_point(*backend, comm, coll, b, a, p);
 }
 
-}  // namespace
+} // namespace
 
 TEST(Verify, CorrectResultsHaveNoWrongElement) {
   for (const Collective &coll : all_collectives())

@@ -26,14 +26,13 @@ namespace scalefit::bench {
 class Comm {
 public:
   virtual ~Comm() = default;
-  virtual int rank() const = 0;  ///< rank in this communicator
-  virtual int size() const = 0;  ///< ranks in this communicator
+  virtual int rank() const = 0; ///< rank in this communicator
+  virtual int size() const = 0; ///< ranks in this communicator
   virtual void allreduce(const void *send, void *recv, std::size_t count, DType t, RedOp r) = 0;
   /// `count` elements from each rank; recv holds size() * count.
   virtual void allgather(const void *send, void *recv, std::size_t count, DType t) = 0;
   /// send holds size() * count; each rank receives `count` reduced elements.
-  virtual void reducescatter(const void *send, void *recv, std::size_t count, DType t,
-                             RedOp r) = 0;
+  virtual void reducescatter(const void *send, void *recv, std::size_t count, DType t, RedOp r) = 0;
   virtual void reduce(const void *send, void *recv, std::size_t count, DType t, RedOp r,
                       int root) = 0;
   virtual void broadcast(const void *send, void *recv, std::size_t count, DType t, int root) = 0;
@@ -57,14 +56,14 @@ public:
 class Backend {
 public:
   virtual ~Backend() = default;
-  virtual std::string_view name() const = 0;  ///< "mpi" or "nccl"
+  virtual std::string_view name() const = 0; ///< "mpi" or "nccl"
   virtual bool supports(DType t) const = 0;
   virtual bool supports(RedOp r) const = 0;
   /// Builds the communicator of the calling rank's instance. Collective over MPI_COMM_WORLD:
   /// every rank calls it, with `group` = its instance's MPI communicator (MPI_COMM_NULL and
   /// color -1 for ranks that sit the shape out; they get nullptr).
   virtual std::unique_ptr<Comm> make_comm(MPI_Comm group, int color, int key) = 0;
-  virtual void *alloc(std::size_t bytes) = 0;  ///< zero-filled buffer of `bytes`
+  virtual void *alloc(std::size_t bytes) = 0; ///< zero-filled buffer of `bytes`
   virtual void release(void *buffer) = 0;
   virtual void copy_to_backend(void *dst, const void *host_src, std::size_t bytes) = 0;
   virtual void copy_to_host(void *host_dst, const void *src, std::size_t bytes) = 0;
@@ -99,4 +98,4 @@ MPI_Datatype mpi_datatype(DType t);
 /// MPI_Op of a reduction, or MPI_OP_NULL when MPI has none (avg).
 MPI_Op mpi_op(RedOp r);
 
-}  // namespace scalefit::bench
+} // namespace scalefit::bench

@@ -19,7 +19,8 @@ namespace scalefit::bench::detail {
 /// "rank R on HOST" for the calling process (rank -1 before MPI_Init or after MPI_Finalize).
 std::string where();
 
-/// Throws RuntimeError "<lib> error <name> (<text>) in `<expr>` at <file>:<line> on rank R on HOST".
+/// Throws RuntimeError "<lib> error <name> (<text>) in `<expr>` at <file>:<line> on rank R on
+/// HOST".
 [[noreturn]] void throw_call_error(const char *lib, const std::string &name,
                                    const std::string &text, const char *expr, const char *file,
                                    int line);
@@ -27,7 +28,7 @@ std::string where();
 /// Throws the RuntimeError for an MPI return code (name and string from MPI_Error_class/string).
 [[noreturn]] void throw_mpi_error(int code, const char *expr, const char *file, int line);
 
-}  // namespace scalefit::bench::detail
+} // namespace scalefit::bench::detail
 
 /// Calls an MPI function; throws scalefit::RuntimeError when it does not return MPI_SUCCESS.
 /// (MPI_COMM_WORLD must use MPI_ERRORS_RETURN for errors to reach here; scalefit-bench sets it.)

@@ -16,8 +16,8 @@ namespace scalefit::bench {
 
 /// Rank r's input element at index i (of its whole send buffer) is base + (r + i) % period.
 struct CheckPattern {
-  int base = 0;    ///< smallest input value
-  int period = 8;  ///< number of distinct input values: 1, 2, 4 or 8 (a power of two)
+  int base = 0;   ///< smallest input value
+  int period = 8; ///< number of distinct input values: 1, 2, 4 or 8 (a power of two)
   /// reduced[i % period]: the inputs at index i reduced over all ranks (check_pattern fills it).
   std::vector<double> reduced;
   /// The input value of `rank` at element index `i`.
@@ -57,4 +57,4 @@ float half_bits_to_float(std::uint16_t h);
 std::uint16_t float_to_bf16_bits(float f);
 float bf16_bits_to_float(std::uint16_t h);
 
-}  // namespace scalefit::bench
+} // namespace scalefit::bench

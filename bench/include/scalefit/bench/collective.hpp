@@ -17,18 +17,18 @@ namespace scalefit::bench {
 
 /// Arguments of one operation on one communicator.
 struct CollArgs {
-  std::size_t count = 0;  ///< per-rank count (nccl-tests' count column) [elements]
+  std::size_t count = 0; ///< per-rank count (nccl-tests' count column) [elements]
   DType dtype = DType::float32;
   RedOp redop = RedOp::sum;
-  int root = 0;           ///< for reduce and broadcast
-  int rank = 0;           ///< the calling rank in the communicator
-  int nranks = 1;         ///< ranks in the communicator
+  int root = 0;   ///< for reduce and broadcast
+  int rank = 0;   ///< the calling rank in the communicator
+  int nranks = 1; ///< ranks in the communicator
 };
 
 /// One collective, as nccl-tests describes it.
 struct Collective {
   Op op;
-  std::string_view nccl_tests_name;  ///< e.g. "all_reduce_perf" (for users' eyes)
+  std::string_view nccl_tests_name; ///< e.g. "all_reduce_perf" (for users' eyes)
   /// Elements of the send and receive buffers for per-rank count c on n ranks.
   std::size_t (*send_count)(std::size_t c, int n);
   std::size_t (*recv_count)(std::size_t c, int n);
@@ -51,4 +51,4 @@ const std::vector<Collective> &all_collectives();
 /// The plug-in of an operation.
 const Collective &collective(Op op);
 
-}  // namespace scalefit::bench
+} // namespace scalefit::bench

@@ -20,4 +20,4 @@ int run_comm(const CommOptions &opts, const std::string &command_line);
 /// passes a non-empty `error`, every rank throws InputError with the lowest such rank's message.
 void agree_or_throw(const std::string &error, const std::string &field = "");
 
-}  // namespace scalefit::bench
+} // namespace scalefit::bench

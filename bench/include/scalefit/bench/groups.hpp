@@ -17,11 +17,11 @@ namespace scalefit::bench {
 
 /// Which node each rank of MPI_COMM_WORLD is on.
 struct NodeLayout {
-  std::vector<int> node_of_rank;   ///< node index per world rank; nodes numbered by lowest rank
-  std::vector<int> local_rank;     ///< index of the rank among its node's ranks (rank order)
-  int nnodes = 1;                  ///< distinct nodes
-  int ranks_per_node = 1;          ///< ranks on each node; 0 when nodes hold different counts
-  bool emulated = false;           ///< nodes from --emulate-nodes
+  std::vector<int> node_of_rank; ///< node index per world rank; nodes numbered by lowest rank
+  std::vector<int> local_rank;   ///< index of the rank among its node's ranks (rank order)
+  int nnodes = 1;                ///< distinct nodes
+  int ranks_per_node = 1;        ///< ranks on each node; 0 when nodes hold different counts
+  bool emulated = false;         ///< nodes from --emulate-nodes
   int nranks() const { return static_cast<int>(node_of_rank.size()); }
 };
 
@@ -46,8 +46,8 @@ std::vector<GroupShape> enumerate_shapes(const NodeLayout &layout,
 
 /// The instance of `shape` a rank belongs to.
 struct GroupMembership {
-  int color = -1;     ///< instance index (>= 0), or -1 when the rank sits this shape out
-  int key = 0;        ///< the rank's order inside its instance
+  int color = -1; ///< instance index (>= 0), or -1 when the rank sits this shape out
+  int key = 0;    ///< the rank's order inside its instance
 };
 
 /// Assigns every world rank to an instance of `shape` (concurrent instances):
@@ -62,4 +62,4 @@ std::vector<GroupMembership> assign_instances(const NodeLayout &layout, const Gr
 /// Number of distinct instances (colors) in an assignment.
 int count_instances(const std::vector<GroupMembership> &members);
 
-}  // namespace scalefit::bench
+} // namespace scalefit::bench

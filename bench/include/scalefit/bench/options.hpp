@@ -18,33 +18,34 @@ enum class GroupKind { world, intra, inter };
 
 /// Validated options of `scalefit-bench comm`. Sizes in bytes, times in seconds unless named _us.
 struct CommOptions {
-  std::vector<Op> ops;                       ///< --ops (all_ops() for "all")
-  std::string backend = "auto";              ///< --backend: "auto", "mpi" or "nccl"
-  std::uint64_t min_bytes = 8;               ///< -b [B], the whole array (nccl-tests' size)
-  std::uint64_t max_bytes = 64ull << 20;     ///< -e [B]
-  std::uint64_t step_factor = 2;             ///< -f (used when step_bytes == 0)
-  std::uint64_t step_bytes = 0;              ///< -i [B] (0: multiply by step_factor)
-  std::vector<DType> dtypes{DType::float32}; ///< -d (a comma list; "all": every type the backend has)
-  bool all_dtypes = false;                   ///< -d all
-  RedOp redop = RedOp::sum;                  ///< -o
-  int root = 0;                              ///< -r, for reduce and broadcast
-  int warmup_iters = 5;                      ///< -w operations before timing each point
-  int fixed_samples = 0;                     ///< -n: timed samples per point (0: adaptive)
-  int batch = 0;                             ///< --batch: operations per sample (0: calibrated)
-  bool check = false;                        ///< -c 1: verify results in a separate untimed run
-  int graph_iters = 0;                       ///< -G N: capture N operations as a CUDA graph (nccl)
-  double min_time_s = 0.01;                  ///< --min-time: timed time before a noise stop [s]
-  double max_time_s = 0.05;                  ///< --max-time: stop a point after this long [s]
-  double max_noise = 0.01;                   ///< --max-noise: stop when stddev/mean is below
-  int min_samples = 3;                       ///< --min-samples: floor on samples per point
-  int max_samples = 1000;                    ///< --max-samples: ceiling on samples per point
-  double batch_time_us = 1000;               ///< --batch-time: target duration of one sample [us]
+  std::vector<Op> ops;                   ///< --ops (all_ops() for "all")
+  std::string backend = "auto";          ///< --backend: "auto", "mpi" or "nccl"
+  std::uint64_t min_bytes = 8;           ///< -b [B], the whole array (nccl-tests' size)
+  std::uint64_t max_bytes = 64ull << 20; ///< -e [B]
+  std::uint64_t step_factor = 2;         ///< -f (used when step_bytes == 0)
+  std::uint64_t step_bytes = 0;          ///< -i [B] (0: multiply by step_factor)
+  std::vector<DType> dtypes{
+      DType::float32};         ///< -d (a comma list; "all": every type the backend has)
+  bool all_dtypes = false;     ///< -d all
+  RedOp redop = RedOp::sum;    ///< -o
+  int root = 0;                ///< -r, for reduce and broadcast
+  int warmup_iters = 5;        ///< -w operations before timing each point
+  int fixed_samples = 0;       ///< -n: timed samples per point (0: adaptive)
+  int batch = 0;               ///< --batch: operations per sample (0: calibrated)
+  bool check = false;          ///< -c 1: verify results in a separate untimed run
+  int graph_iters = 0;         ///< -G N: capture N operations as a CUDA graph (nccl)
+  double min_time_s = 0.01;    ///< --min-time: timed time before a noise stop [s]
+  double max_time_s = 0.05;    ///< --max-time: stop a point after this long [s]
+  double max_noise = 0.01;     ///< --max-noise: stop when stddev/mean is below
+  int min_samples = 3;         ///< --min-samples: floor on samples per point
+  int max_samples = 1000;      ///< --max-samples: ceiling on samples per point
+  double batch_time_us = 1000; ///< --batch-time: target duration of one sample [us]
   std::vector<GroupKind> groups{GroupKind::world}; ///< --groups
-  int emulate_nodes = 0;                     ///< --emulate-nodes K (0: nodes from shared memory)
-  std::string out;                           ///< --out FILE.jsonl ("" for none)
-  bool resume = false;                       ///< --resume
-  std::string system = "local";              ///< --system NAME
-  bool baseline = false;                     ///< --baseline: bare MPI_Allreduce loop beside allreduce
+  int emulate_nodes = 0;        ///< --emulate-nodes K (0: nodes from shared memory)
+  std::string out;              ///< --out FILE.jsonl ("" for none)
+  bool resume = false;          ///< --resume
+  std::string system = "local"; ///< --system NAME
+  bool baseline = false;        ///< --baseline: bare MPI_Allreduce loop beside allreduce
 };
 
 /// Raw text of the options as CLI11 parses them, before validation.
@@ -86,8 +87,8 @@ std::vector<std::uint64_t> size_sweep(std::uint64_t min_bytes, std::uint64_t max
 
 /// One measurable size of an operation on n ranks.
 struct SizePoint {
-  std::uint64_t bytes = 0;        ///< effective whole-array size (count rounded down) [B]
-  std::size_t count = 0;          ///< per-rank count (nccl-tests' count column) [elements]
+  std::uint64_t bytes = 0; ///< effective whole-array size (count rounded down) [B]
+  std::size_t count = 0;   ///< per-rank count (nccl-tests' count column) [elements]
 };
 
 /// The points an operation measures for the requested sizes: per-rank count from core's
@@ -99,4 +100,4 @@ std::vector<SizePoint> op_size_points(Op op, const std::vector<std::uint64_t> &s
 /// "world", "intra", "inter".
 std::string_view group_kind_name(GroupKind k);
 
-}  // namespace scalefit::bench
+} // namespace scalefit::bench

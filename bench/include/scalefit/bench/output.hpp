@@ -20,9 +20,9 @@ bool same_context(const ContextRecord &a, const ContextRecord &b);
 
 /// What an existing output file already holds for the run's context.
 struct ResumeState {
-  std::map<std::string, MeasurementRecord> done;  ///< by MeasurementRecord::key()
-  bool truncate_partial_line = false;  ///< the file ends in an unterminated line (a killed write)
-  std::uintmax_t valid_bytes = 0;      ///< size of the file up to its last complete line [B]
+  std::map<std::string, MeasurementRecord> done; ///< by MeasurementRecord::key()
+  bool truncate_partial_line = false; ///< the file ends in an unterminated line (a killed write)
+  std::uintmax_t valid_bytes = 0;     ///< size of the file up to its last complete line [B]
 };
 
 /// Applies the rules above to `path` for context `ctx`; does not create or modify the file.
@@ -30,4 +30,4 @@ struct ResumeState {
 ///   file is unreadable or malformed, or when neither it nor its directory can be written.
 ResumeState prepare_output(const std::string &path, bool resume, const ContextRecord &ctx);
 
-}  // namespace scalefit::bench
+} // namespace scalefit::bench

@@ -29,4 +29,4 @@ std::string row_body(double time_us, double algbw_gbps, double busbw_gbps,
 /// The footer: out-of-bounds count, average bus bandwidth [GB/s] and the concluding line.
 std::string table_footer(std::int64_t wrong_total, double avg_busbw_gbps, std::string_view name);
 
-}  // namespace scalefit::bench
+} // namespace scalefit::bench

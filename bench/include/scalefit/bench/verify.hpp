@@ -20,7 +20,7 @@ struct Buffers {
   void *send = nullptr;
   void *recv = nullptr;
   std::size_t send_bytes = 0, recv_bytes = 0;
-  std::vector<unsigned char> host;  ///< staging for backends whose memory is not host memory
+  std::vector<unsigned char> host; ///< staging for backends whose memory is not host memory
   Buffers(Backend &b, std::size_t send_bytes, std::size_t recv_bytes);
   ~Buffers();
   Buffers(const Buffers &) = delete;
@@ -39,4 +39,4 @@ std::pair<const void *, void *> placement_ptrs(const Collective &c, Buffers &b, 
 std::int64_t check_point(Backend &backend, Comm &comm, const Collective &coll, Buffers &b,
                          const CollArgs &a, Placement placement);
 
-}  // namespace scalefit::bench
+} // namespace scalefit::bench
