@@ -49,9 +49,11 @@ std::vector<std::string> expand_inputs(const std::vector<std::string> &inputs) {
     if (fs::is_directory(in, ec)) {
       std::vector<std::string> found;
       for (const auto &de : fs::directory_iterator(in))
-        if (de.is_regular_file() && de.path().extension() == ".jsonl") found.push_back(de.path().string());
+        if (de.is_regular_file() && de.path().extension() == ".jsonl")
+          found.push_back(de.path().string());
       std::sort(found.begin(), found.end());
-      if (found.empty()) throw InputError("directory has no *.jsonl files", in);
+      if (found.empty())
+        throw InputError("directory has no *.jsonl files", in);
       files.insert(files.end(), found.begin(), found.end());
     } else if (fs::exists(in, ec)) {
       files.push_back(in);
@@ -72,44 +74,53 @@ void run_fit(const FitArgs &a) {
     opt.models.clear();
     for (const std::string &m : a.models) {
       auto k = parse_model(m);
-      if (!k) throw InputError("unknown model '" + m + "' (known: alpha_beta, logistic, regimes)", "", 0, "--models");
+      if (!k)
+        throw InputError("unknown model '" + m + "' (known: alpha_beta, logistic, regimes)", "", 0,
+                         "--models");
       opt.models.push_back(*k);
     }
   }
   const std::vector<std::string> files = expand_inputs(a.inputs);
   std::vector<RecordSet> sets;
-  for (const std::string &f : files) sets.push_back(read_records(f));
+  for (const std::string &f : files)
+    sets.push_back(read_records(f));
   FitFile fit = fit_records(sets, files, opt);
   for (const UnfittedEntry &u : fit.unfitted)
     fmt::print(stderr, "scalefit fit: entry {}: not fitted: {}\n", u.id, u.reason);
-  if (fit.entries.empty()) throw InputError("no curve could be fitted from the input", files.front());
+  if (fit.entries.empty())
+    throw InputError("no curve could be fitted from the input", files.front());
   write_fit_file(fit, a.out);
 
-  fmt::print("{:<14} {:<22} {:<8} {:<12} {:>6} {:>10} {:>9} {:>9} {:>10} {:>10} {:<13} {:>7} {:>7}\n",
-             "op", "group", "dtype", "placement", "points", "peak_busbw", "alpha", "t(min)",
-             "asym_algbw", "asym_busbw", "model", "MAPE", "LOO");
-  fmt::print("{:<14} {:<22} {:<8} {:<12} {:>6} {:>10} {:>9} {:>9} {:>10} {:>10} {:<13} {:>7} {:>7}\n",
-             "", "", "", "", "", "[GB/s]", "[us]", "[us]", "[GB/s]", "[GB/s]", "", "[%]", "[%]");
+  fmt::print(
+      "{:<14} {:<22} {:<8} {:<12} {:>6} {:>10} {:>9} {:>9} {:>10} {:>10} {:<13} {:>7} {:>7}\n",
+      "op", "group", "dtype", "placement", "points", "peak_busbw", "alpha", "t(min)", "asym_algbw",
+      "asym_busbw", "model", "MAPE", "LOO");
+  fmt::print(
+      "{:<14} {:<22} {:<8} {:<12} {:>6} {:>10} {:>9} {:>9} {:>10} {:>10} {:<13} {:>7} {:>7}\n", "",
+      "", "", "", "", "[GB/s]", "[us]", "[us]", "[GB/s]", "[GB/s]", "", "[%]", "[%]");
   for (const FitEntry &e : fit.entries) {
     const std::string model = e.model.kind == ModelKind::regimes
                                   ? fmt::format("regimes({})", e.model.steps.size())
                                   : std::string(model_name(e.model.kind));
-    fmt::print("{:<14} {:<22} {:<8} {:<12} {:>6} {:>10.2f} {:>9.2f} {:>9.2f} {:>10.2f} {:>10.2f} {:<13} {:>7.2f} {:>7.2f}\n",
+    fmt::print("{:<14} {:<22} {:<8} {:<12} {:>6} {:>10.2f} {:>9.2f} {:>9.2f} {:>10.2f} {:>10.2f} "
+               "{:<13} {:>7.2f} {:>7.2f}\n",
                op_name(e.op), e.group.label(), dtype_name(e.dtype), placement_name(e.placement),
-               e.points, e.peak_busbw_gbps, e.model.alpha_us, e.latency_us(), e.asymptotic_algbw_gbps(),
-               e.asymptotic_algbw_gbps() * e.busbw_factor(), model, e.quality.mape_pct,
-               e.quality.loo_mape_pct);
+               e.points, e.peak_busbw_gbps, e.model.alpha_us, e.latency_us(),
+               e.asymptotic_algbw_gbps(), e.asymptotic_algbw_gbps() * e.busbw_factor(), model,
+               e.quality.mape_pct, e.quality.loo_mape_pct);
   }
   for (const ScalingSeries &s : fit.scaling)
     for (const ScalingEfficiency &ef : s.efficiency) {
       std::string bands;
       for (const BandEfficiency &b : ef.bands)
-        if (b.sizes) bands += fmt::format(" {} {:.3f}", b.band.name, b.efficiency);
+        if (b.sizes)
+          bands += fmt::format(" {} {:.3f}", b.band.name, b.efficiency);
       fmt::print("scaling {} {} {} {} {} ranks/node: eff({}->{} nodes) size-weighted {:.3f};{}\n",
-                 s.system, op_name(s.op), dtype_name(s.dtype), placement_name(s.placement), s.ranks_per_node, ef.from_nnodes, ef.to_nnodes,
-                 ef.size_weighted, bands);
+                 s.system, op_name(s.op), dtype_name(s.dtype), placement_name(s.placement),
+                 s.ranks_per_node, ef.from_nnodes, ef.to_nnodes, ef.size_weighted, bands);
     }
-  fmt::print("wrote {} ({} entries, {} not fitted)\n", a.out, fit.entries.size(), fit.unfitted.size());
+  fmt::print("wrote {} ({} entries, {} not fitted)\n", a.out, fit.entries.size(),
+             fit.unfitted.size());
 }
 
 std::vector<std::uint64_t> parse_byte_list(const std::vector<std::string> &items) {
@@ -118,25 +129,32 @@ std::vector<std::uint64_t> parse_byte_list(const std::vector<std::string> &items
     std::stringstream ss(item);
     std::string tok;
     while (std::getline(ss, tok, ','))
-      if (!tok.empty()) out.push_back(parse_bytes(tok, "--bytes"));
+      if (!tok.empty())
+        out.push_back(parse_bytes(tok, "--bytes"));
   }
-  if (out.empty()) throw InputError("no sizes given", "", 0, "--bytes");
+  if (out.empty())
+    throw InputError("no sizes given", "", 0, "--bytes");
   return out;
 }
 
 void run_predict(const PredictArgs &a) {
   const FitFilePtr fit = load_fit_file(a.fit);
   CommQuery q;
-  if (auto op = parse_op(a.op)) q.op = *op;
-  else throw InputError("unknown operation '" + a.op + "'", "", 0, "--op");
-  if (a.nranks < 1) throw InputError("expected a positive rank count", "", 0, "--nranks");
+  if (auto op = parse_op(a.op))
+    q.op = *op;
+  else
+    throw InputError("unknown operation '" + a.op + "'", "", 0, "--op");
+  if (a.nranks < 1)
+    throw InputError("expected a positive rank count", "", 0, "--nranks");
   if (a.nnodes < 1 || a.nnodes > a.nranks)
     throw InputError("expected 1 <= nnodes <= nranks", "", 0, "--nnodes");
   q.nranks = a.nranks;
   q.nnodes = a.nnodes;
   if (!a.dtype.empty()) {
-    if (auto d = parse_dtype(a.dtype)) q.dtype = *d;
-    else throw InputError("unknown dtype '" + a.dtype + "'", "", 0, "--dtype");
+    if (auto d = parse_dtype(a.dtype))
+      q.dtype = *d;
+    else
+      throw InputError("unknown dtype '" + a.dtype + "'", "", 0, "--dtype");
   }
   const std::vector<std::uint64_t> sizes = parse_byte_list(a.bytes);
   nlohmann::json list = nlohmann::json::array();
@@ -144,54 +162,66 @@ void run_predict(const PredictArgs &a) {
   for (std::uint64_t b : sizes) {
     auto p = predict(*fit, q, static_cast<double>(b));
     if (!p)
-      throw InputError(fmt::format("no entry for {} on {} ranks / {} nodes, and no scaling trend reaches it",
-                                   op_name(q.op), q.nranks, q.nnodes), a.fit);
+      throw InputError(
+          fmt::format("no entry for {} on {} ranks / {} nodes, and no scaling trend reaches it",
+                      op_name(q.op), q.nranks, q.nnodes),
+          a.fit);
     preds.push_back(*p);
   }
   if (a.json) {
     for (std::size_t i = 0; i < sizes.size(); ++i)
-      list.push_back({{"bytes", sizes[i]}, {"time_us", preds[i].time_us},
-                      {"algbw_gbps", preds[i].algbw_gbps}, {"busbw_gbps", preds[i].busbw_gbps},
-                      {"extrapolated", preds[i].extrapolated}, {"entry", preds[i].entry},
+      list.push_back({{"bytes", sizes[i]},
+                      {"time_us", preds[i].time_us},
+                      {"algbw_gbps", preds[i].algbw_gbps},
+                      {"busbw_gbps", preds[i].busbw_gbps},
+                      {"extrapolated", preds[i].extrapolated},
+                      {"entry", preds[i].entry},
                       {"note", preds[i].note}});
     fmt::print("{}\n", list.dump(2));
     return;
   }
   fmt::print("# {} nranks={} nnodes={} from {} (entry {})\n", op_name(q.op), q.nranks, q.nnodes,
              a.fit, preds.front().entry);
-  fmt::print("{:>14} {:>12} {:>10} {:>10} {:>6}  {}\n", "bytes", "time_us", "algbw", "busbw", "extrap", "note");
+  fmt::print("{:>14} {:>12} {:>10} {:>10} {:>6}  {}\n", "bytes", "time_us", "algbw", "busbw",
+             "extrap", "note");
   for (std::size_t i = 0; i < sizes.size(); ++i)
     fmt::print("{:>14} {:>12.3f} {:>10.3f} {:>10.3f} {:>6}  {}\n", sizes[i], preds[i].time_us,
                preds[i].algbw_gbps, preds[i].busbw_gbps, preds[i].extrapolated ? "yes" : "no",
                preds[i].note);
 }
 
-}  // namespace
+} // namespace
 
 void add_fitting_commands(CLI::App &app) {
   auto fa = std::make_shared<FitArgs>();
-  CLI::App *fit = app.add_subcommand("fit", "Fit time-vs-size curves of JSONL measurements; write a YAML fit file");
+  CLI::App *fit = app.add_subcommand(
+      "fit", "Fit time-vs-size curves of JSONL measurements; write a YAML fit file");
   fit->add_option("inputs", fa->inputs, "JSONL files, or directories of *.jsonl")->required();
-  fit->add_option("-o,--out", fa->out, "fit file to write (YAML, schema scalefit.fit/1)")->required();
+  fit->add_option("-o,--out", fa->out, "fit file to write (YAML, schema scalefit.fit/1)")
+      ->required();
   fit->add_option("--min-points", fa->min_points, "curves with fewer usable points are not fitted")
       ->default_val(4);
-  fit->add_option("--models", fa->models, "candidate models: alpha_beta,logistic,regimes")->delimiter(',');
+  fit->add_option("--models", fa->models, "candidate models: alpha_beta,logistic,regimes")
+      ->delimiter(',');
   fit->add_option("--max-regimes", fa->max_regimes, "largest number of regimes tried (2..8)")
-      ->default_val(3)->check(CLI::Range(2, 8));
+      ->default_val(3)
+      ->check(CLI::Range(2, 8));
   fit->add_flag("--keep-outliers", fa->keep_outliers, "do not exclude isolated outliers");
   fit->add_flag("--no-loo", fa->no_loo, "skip the leave-one-out error");
   fit->callback([fa] { run_fit(*fa); });
 
   auto pa = std::make_shared<PredictArgs>();
-  CLI::App *pr = app.add_subcommand("predict", "Predict collective time per message size from a fit file");
+  CLI::App *pr =
+      app.add_subcommand("predict", "Predict collective time per message size from a fit file");
   pr->add_option("--fit", pa->fit, "fit file (YAML)")->required();
   pr->add_option("--op", pa->op, "operation (allreduce, allgather, ...)")->required();
   pr->add_option("--nranks", pa->nranks, "ranks in the communicator")->required();
   pr->add_option("--nnodes", pa->nnodes, "nodes among them")->default_val(1);
   pr->add_option("--dtype", pa->dtype, "preferred dtype (any when unset)");
-  pr->add_option("--bytes", pa->bytes, "message sizes, K/M/G suffixes, comma-separated")->required();
+  pr->add_option("--bytes", pa->bytes, "message sizes, K/M/G suffixes, comma-separated")
+      ->required();
   pr->add_flag("--json", pa->json, "print a JSON list");
   pr->callback([pa] { run_predict(*pa); });
 }
 
-}  // namespace scalefit::cli
+} // namespace scalefit::cli

@@ -21,13 +21,15 @@ std::vector<CurvePoint> curve() {
   std::mt19937 rng(1);
   std::normal_distribution<double> n(0, 0.01);
   std::vector<CurvePoint> pts;
-  for (double s = 8; pts.size() < 30; s *= 2) pts.push_back({s, m.time_us(s) * std::exp(n(rng))});
+  for (double s = 8; pts.size() < 30; s *= 2)
+    pts.push_back({s, m.time_us(s) * std::exp(n(rng))});
   return pts;
 }
 
 void BM_FitCurveAllModelsLoo(benchmark::State &state) {
   const auto pts = curve();
-  for (auto _ : state) benchmark::DoNotOptimize(fit_curve(pts));
+  for (auto _ : state)
+    benchmark::DoNotOptimize(fit_curve(pts));
   state.SetLabel("30 points, alpha_beta+logistic+regimes(2,3), outliers, LOO");
 }
 BENCHMARK(BM_FitCurveAllModelsLoo)->Unit(benchmark::kMillisecond);
@@ -36,15 +38,18 @@ void BM_FitCurveNoLoo(benchmark::State &state) {
   const auto pts = curve();
   FitOptions opt;
   opt.leave_one_out = false;
-  for (auto _ : state) benchmark::DoNotOptimize(fit_curve(pts, opt));
+  for (auto _ : state)
+    benchmark::DoNotOptimize(fit_curve(pts, opt));
 }
 BENCHMARK(BM_FitCurveNoLoo)->Unit(benchmark::kMillisecond);
 
 void BM_LeaveOneOutOnly(benchmark::State &state) {
   const auto pts = curve();
   const CurveFit f = fit_curve(pts);
-  for (auto _ : state) benchmark::DoNotOptimize(leave_one_out_mape_pct(f.kept, f.model));
-  state.SetLabel(std::string(model_name(f.model.kind)) + " R=" + std::to_string(f.model.num_regimes()));
+  for (auto _ : state)
+    benchmark::DoNotOptimize(leave_one_out_mape_pct(f.kept, f.model));
+  state.SetLabel(std::string(model_name(f.model.kind)) +
+                 " R=" + std::to_string(f.model.num_regimes()));
 }
 BENCHMARK(BM_LeaveOneOutOnly)->Unit(benchmark::kMillisecond);
 
@@ -52,10 +57,16 @@ void BM_FitModel(benchmark::State &state) {
   const auto pts = curve();
   const auto kind = static_cast<ModelKind>(state.range(0));
   const int regimes = static_cast<int>(state.range(1));
-  for (auto _ : state) benchmark::DoNotOptimize(fit_model(pts, kind, regimes));
+  for (auto _ : state)
+    benchmark::DoNotOptimize(fit_model(pts, kind, regimes));
   state.SetLabel(std::string(model_name(kind)) + " R=" + std::to_string(regimes));
 }
-BENCHMARK(BM_FitModel)->Args({0, 1})->Args({1, 1})->Args({2, 2})->Args({2, 3})->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_FitModel)
+    ->Args({0, 1})
+    ->Args({1, 1})
+    ->Args({2, 2})
+    ->Args({2, 3})
+    ->Unit(benchmark::kMicrosecond);
 
 void BM_ModelTime(benchmark::State &state) {
   CurveModel m;
@@ -63,10 +74,11 @@ void BM_ModelTime(benchmark::State &state) {
   m.alpha_us = 12;
   m.steps = {{6, 1.5, 65536}, {120, 1.2, 8388608}, {30, 2, 1e9}};
   double s = 1e6;
-  for (auto _ : state) benchmark::DoNotOptimize(m.time_us(s));
+  for (auto _ : state)
+    benchmark::DoNotOptimize(m.time_us(s));
 }
 BENCHMARK(BM_ModelTime);
 
-}  // namespace
+} // namespace
 
 BENCHMARK_MAIN();

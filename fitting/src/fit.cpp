@@ -14,7 +14,7 @@ namespace scalefit::fitting {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr int kScreenEvaluations = 15;  // budget per start; the best start is then polished
+constexpr int kScreenEvaluations = 15; // budget per start; the best start is then polished
 
 struct Data {
   Eigen::VectorXd bytes, time;
@@ -54,7 +54,7 @@ double bic_of(double rss, std::size_t n, int p) {
 
 /// Facts about the data the starting points are built from.
 struct Shape {
-  double t_min = 0, b_peak = 0, u_min = 0, u_max = 0, u_half = 0;  // B in B/us
+  double t_min = 0, b_peak = 0, u_min = 0, u_max = 0, u_half = 0; // B in B/us
 };
 
 Shape shape_of(std::span<const CurvePoint> pts) {
@@ -69,8 +69,9 @@ Shape shape_of(std::span<const CurvePoint> pts) {
     s.u_max = std::max(s.u_max, std::log(p.bytes));
   }
   s.u_half = s.u_max;
-  for (const CurvePoint &p : pts)  // smallest size reaching half the peak algbw
-    if (p.bytes / p.time_us >= 0.5 * s.b_peak) s.u_half = std::min(s.u_half, std::log(p.bytes));
+  for (const CurvePoint &p : pts) // smallest size reaching half the peak algbw
+    if (p.bytes / p.time_us >= 0.5 * s.b_peak)
+      s.u_half = std::min(s.u_half, std::log(p.bytes));
   return s;
 }
 
@@ -104,9 +105,11 @@ CandidateFit best_of(std::span<const CurvePoint> pts, const Data &d, ModelKind k
     Eigen::VectorXd x = to_internal(st);
     LmOutcome o = run_kind(d, kind, x, kScreenEvaluations);
     evals += o.nfev;
-    if (o.rss < best.rss) best = o, best_x = x;
+    if (o.rss < best.rss)
+      best = o, best_x = x;
   }
-  if (best_x.size() == 0) best_x = to_internal(starts.front());
+  if (best_x.size() == 0)
+    best_x = to_internal(starts.front());
   if (best.status == Eigen::LevenbergMarquardtSpace::TooManyFunctionEvaluation) {
     LmOutcome o = run_kind(d, kind, best_x, 200);
     evals += o.nfev;
@@ -133,17 +136,20 @@ std::vector<CurveModel> default_starts(const Shape &s, ModelKind kind, int regim
     return starts;
   }
   if (kind == ModelKind::logistic) {
-    for (double k : {1.0, 0.6, 1.8}) starts.push_back(logistic_start(s, k));
+    for (double k : {1.0, 0.6, 1.8})
+      starts.push_back(logistic_start(s, k));
     return starts;
   }
   const double span = std::max(s.u_max - s.u_min, 1.0);
   if (previous && !previous->steps.empty()) {
     double sum = 0;
-    for (const LogisticStep &st : previous->steps) sum += st.bmax_gbps;
+    for (const LogisticStep &st : previous->steps)
+      sum += st.bmax_gbps;
     for (double f : {0.2, 0.4, 0.6, 0.8}) {
       CurveModel m = *previous;
       m.kind = ModelKind::regimes;
-      for (LogisticStep &st : m.steps) st.bmax_gbps *= 0.8;
+      for (LogisticStep &st : m.steps)
+        st.bmax_gbps *= 0.8;
       m.steps.push_back({0.25 * sum, 2.0, std::exp(s.u_min + f * span)});
       starts.push_back(m);
     }
@@ -171,19 +177,24 @@ std::vector<CandidateFit> select(std::span<const CurvePoint> pts, const FitOptio
     return std::find(opt.models.begin(), opt.models.end(), k) != opt.models.end();
   };
   if (wants(ModelKind::alpha_beta) && feasible(2))
-    out.push_back(best_of(pts, d, ModelKind::alpha_beta, default_starts(s, ModelKind::alpha_beta, 1, nullptr)));
+    out.push_back(best_of(pts, d, ModelKind::alpha_beta,
+                          default_starts(s, ModelKind::alpha_beta, 1, nullptr)));
   std::optional<CandidateFit> logistic;
   if ((wants(ModelKind::logistic) || wants(ModelKind::regimes)) && feasible(4))
-    logistic = best_of(pts, d, ModelKind::logistic, default_starts(s, ModelKind::logistic, 1, nullptr));
-  if (logistic && wants(ModelKind::logistic)) out.push_back(*logistic);
+    logistic =
+        best_of(pts, d, ModelKind::logistic, default_starts(s, ModelKind::logistic, 1, nullptr));
+  if (logistic && wants(ModelKind::logistic))
+    out.push_back(*logistic);
   if (wants(ModelKind::regimes)) {
     const CurveModel *prev = logistic ? &logistic->model : nullptr;
     for (int r = 2; r <= std::min(opt.max_regimes, 8) && feasible(1 + 3 * r); ++r) {
-      CandidateFit c = best_of(pts, d, ModelKind::regimes, default_starts(s, ModelKind::regimes, r, prev));
+      CandidateFit c =
+          best_of(pts, d, ModelKind::regimes, default_starts(s, ModelKind::regimes, r, prev));
       regime_trials.push_back(c);
       prev = &regime_trials.back().model;
     }
-    for (const CandidateFit &c : regime_trials) out.push_back(c);
+    for (const CandidateFit &c : regime_trials)
+      out.push_back(c);
   }
   // Simplest first; a more complex candidate wins only by more than bic_margin.
   std::stable_sort(out.begin(), out.end(), [](const CandidateFit &a, const CandidateFit &b) {
@@ -191,13 +202,15 @@ std::vector<CandidateFit> select(std::span<const CurvePoint> pts, const FitOptio
   });
   std::size_t chosen = 0;
   for (std::size_t i = 1; i < out.size(); ++i)
-    if (out[i].bic < out[chosen].bic - opt.bic_margin) chosen = i;
-  if (chosen != 0) std::rotate(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(chosen),
-                               out.begin() + static_cast<std::ptrdiff_t>(chosen) + 1);
+    if (out[i].bic < out[chosen].bic - opt.bic_margin)
+      chosen = i;
+  if (chosen != 0)
+    std::rotate(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(chosen),
+                out.begin() + static_cast<std::ptrdiff_t>(chosen) + 1);
   return out;
 }
 
-}  // namespace
+} // namespace
 
 namespace {
 
@@ -207,7 +220,7 @@ std::string candidate_label(const CandidateFit &c) {
   return std::string(model_name(c.model.kind));
 }
 
-}  // namespace
+} // namespace
 
 std::vector<std::string> parameter_names(const CurveModel &model) {
   std::vector<std::string> names{"alpha_us"};
@@ -225,26 +238,40 @@ std::vector<std::string> parameter_names(const CurveModel &model) {
 
 std::string lm_status_name(int status) {
   switch (status) {
-  case -2: return "NotStarted";
-  case -1: return "Running";
-  case 0: return "ImproperInputParameters";
-  case 1: return "RelativeReductionTooSmall";
-  case 2: return "RelativeErrorTooSmall";
-  case 3: return "RelativeErrorAndReductionTooSmall";
-  case 4: return "CosinusTooSmall";
-  case 5: return "TooManyFunctionEvaluation";
-  case 6: return "FtolTooSmall";
-  case 7: return "XtolTooSmall";
-  case 8: return "GtolTooSmall";
-  case 9: return "UserAsked";
+  case -2:
+    return "NotStarted";
+  case -1:
+    return "Running";
+  case 0:
+    return "ImproperInputParameters";
+  case 1:
+    return "RelativeReductionTooSmall";
+  case 2:
+    return "RelativeErrorTooSmall";
+  case 3:
+    return "RelativeErrorAndReductionTooSmall";
+  case 4:
+    return "CosinusTooSmall";
+  case 5:
+    return "TooManyFunctionEvaluation";
+  case 6:
+    return "FtolTooSmall";
+  case 7:
+    return "XtolTooSmall";
+  case 8:
+    return "GtolTooSmall";
+  case 9:
+    return "UserAsked";
   }
   return "Unknown";
 }
 
 double mape_pct(std::span<const CurvePoint> pts, const CurveModel &model) {
-  if (pts.empty()) return 0;
+  if (pts.empty())
+    return 0;
   double s = 0;
-  for (const CurvePoint &p : pts) s += std::abs(model.time_us(p.bytes) - p.time_us) / p.time_us;
+  for (const CurvePoint &p : pts)
+    s += std::abs(model.time_us(p.bytes) - p.time_us) / p.time_us;
   return 100.0 * s / static_cast<double>(pts.size());
 }
 
@@ -256,9 +283,11 @@ double max_ape_pct(std::span<const CurvePoint> pts, const CurveModel &model) {
 }
 
 double r2_log_time(std::span<const CurvePoint> pts, const CurveModel &model) {
-  if (pts.empty()) return kNaN;
+  if (pts.empty())
+    return kNaN;
   double mean = 0;
-  for (const CurvePoint &p : pts) mean += std::log(p.time_us);
+  for (const CurvePoint &p : pts)
+    mean += std::log(p.time_us);
   mean /= static_cast<double>(pts.size());
   double rss = 0, tss = 0;
   for (const CurvePoint &p : pts) {
@@ -266,11 +295,13 @@ double r2_log_time(std::span<const CurvePoint> pts, const CurveModel &model) {
     rss += r * r;
     tss += (std::log(p.time_us) - mean) * (std::log(p.time_us) - mean);
   }
-  if (tss <= 0) return rss <= 1e-24 ? 1.0 : 0.0;
+  if (tss <= 0)
+    return rss <= 1e-24 ? 1.0 : 0.0;
   return 1.0 - rss / tss;
 }
 
-CandidateFit fit_from(std::span<const CurvePoint> pts, const CurveModel &start, int max_evaluations) {
+CandidateFit fit_from(std::span<const CurvePoint> pts, const CurveModel &start,
+                      int max_evaluations) {
   const Data d(pts);
   Eigen::VectorXd x = to_internal(start);
   LmOutcome o = run_kind(d, start.kind, x, max_evaluations);
@@ -285,14 +316,17 @@ CandidateFit fit_model(std::span<const CurvePoint> pts, ModelKind kind, int regi
   const Shape s = shape_of(pts);
   if (kind != ModelKind::regimes)
     return best_of(pts, d, kind, default_starts(s, kind, 1, nullptr));
-  std::optional<CandidateFit> prev = best_of(pts, d, ModelKind::logistic, default_starts(s, ModelKind::logistic, 1, nullptr));
+  std::optional<CandidateFit> prev =
+      best_of(pts, d, ModelKind::logistic, default_starts(s, ModelKind::logistic, 1, nullptr));
   for (int r = 2; r <= regimes; ++r)
-    prev = best_of(pts, d, ModelKind::regimes, default_starts(s, ModelKind::regimes, r, &prev->model));
+    prev =
+        best_of(pts, d, ModelKind::regimes, default_starts(s, ModelKind::regimes, r, &prev->model));
   return *prev;
 }
 
 double leave_one_out_mape_pct(std::span<const CurvePoint> pts, const CurveModel &model) {
-  if (pts.size() < 2) return kNaN;
+  if (pts.size() < 2)
+    return kNaN;
   std::vector<CurvePoint> rest(pts.size() - 1);
   double s = 0;
   for (std::size_t i = 0; i < pts.size(); ++i) {
@@ -311,7 +345,8 @@ std::vector<double> parameter_stderrs(std::span<const CurvePoint> pts, const Cur
   const Eigen::VectorXd x = to_internal(model);
   const int p = static_cast<int>(x.size());
   std::vector<double> se(static_cast<std::size_t>(p), kNaN);
-  if (pts.size() <= static_cast<std::size_t>(p)) return se;
+  if (pts.size() <= static_cast<std::size_t>(p))
+    return se;
   const Data d(pts);
   Eigen::MatrixXd J(static_cast<Eigen::Index>(pts.size()), p);
   Eigen::VectorXd r(static_cast<Eigen::Index>(pts.size()));
@@ -335,14 +370,19 @@ std::vector<double> parameter_stderrs(std::span<const CurvePoint> pts, const Cur
   for (int j = 0; j < p; ++j) {
     double var = 0, null_share = 0;
     for (int k = 0; k < sv.size(); ++k) {
-      if (sv[k] > tol) var += V(j, k) * V(j, k) / (sv[k] * sv[k]);
-      else null_share += V(j, k) * V(j, k);
+      if (sv[k] > tol)
+        var += V(j, k) * V(j, k) / (sv[k] * sv[k]);
+      else
+        null_share += V(j, k) * V(j, k);
     }
-    se[static_cast<std::size_t>(j)] = null_share <= 0.01 ? std::exp(x[j]) * std::sqrt(sigma2 * var) : kNaN;
+    se[static_cast<std::size_t>(j)] =
+        null_share <= 0.01 ? std::exp(x[j]) * std::sqrt(sigma2 * var) : kNaN;
   }
   // Physical bmax is in GB/s while x holds ln(B/us): rescale those entries.
-  for (int j = 1; j < p && model.kind != ModelKind::alpha_beta; j += 3) se[static_cast<std::size_t>(j)] *= 1e-3;
-  if (model.kind == ModelKind::alpha_beta) se[1] *= 1e-3;
+  for (int j = 1; j < p && model.kind != ModelKind::alpha_beta; j += 3)
+    se[static_cast<std::size_t>(j)] *= 1e-3;
+  if (model.kind == ModelKind::alpha_beta)
+    se[1] *= 1e-3;
   return se;
 }
 
@@ -370,13 +410,15 @@ CurveFit fit_curve(std::span<const CurvePoint> points, const FitOptions &opt) {
   }
   std::vector<CandidateFit> ranked = select(kept, opt, out.regime_trials);
   if (ranked.empty()) {
-    out.diagnostic = fmt::format("{} points: fewer than any requested model's parameters + 2: not fitted", usable);
+    out.diagnostic = fmt::format(
+        "{} points: fewer than any requested model's parameters + 2: not fitted", usable);
     out.kept = kept;
     return out;
   }
   // Outlier screening: isolated spikes (a 3x time at 256 B from a congested sample) would
   // dominate a relative-error fit; drop them, at most outlier_max_share of the points, then refit.
-  const std::size_t max_drop = static_cast<std::size_t>(opt.outlier_max_share * static_cast<double>(usable));
+  const std::size_t max_drop =
+      static_cast<std::size_t>(opt.outlier_max_share * static_cast<double>(usable));
   std::vector<ExcludedPoint> outliers;
   for (int round = 0; opt.reject_outliers && round < 3 && outliers.size() < max_drop; ++round) {
     const CurveModel &m = ranked.front().model;
@@ -384,35 +426,45 @@ CurveFit fit_curve(std::span<const CurvePoint> points, const FitOptions &opt) {
     for (std::size_t i = 0; i < kept.size(); ++i)
       res[i] = std::log(m.time_us(kept[i].bytes)) - std::log(kept[i].time_us);
     std::vector<double> tmp = res;
-    std::nth_element(tmp.begin(), tmp.begin() + static_cast<std::ptrdiff_t>(tmp.size() / 2), tmp.end());
+    std::nth_element(tmp.begin(), tmp.begin() + static_cast<std::ptrdiff_t>(tmp.size() / 2),
+                     tmp.end());
     const double med = tmp[tmp.size() / 2];
-    for (std::size_t i = 0; i < res.size(); ++i) absdev[i] = std::abs(res[i] - med);
+    for (std::size_t i = 0; i < res.size(); ++i)
+      absdev[i] = std::abs(res[i] - med);
     tmp = absdev;
-    std::nth_element(tmp.begin(), tmp.begin() + static_cast<std::ptrdiff_t>(tmp.size() / 2), tmp.end());
-    const double thresh = std::max(std::log(opt.outlier_min_ratio), 5.0 * 1.4826 * tmp[tmp.size() / 2]);
+    std::nth_element(tmp.begin(), tmp.begin() + static_cast<std::ptrdiff_t>(tmp.size() / 2),
+                     tmp.end());
+    const double thresh =
+        std::max(std::log(opt.outlier_min_ratio), 5.0 * 1.4826 * tmp[tmp.size() / 2]);
     std::vector<std::size_t> order(kept.size());
     std::iota(order.begin(), order.end(), 0);
-    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return std::abs(res[a]) > std::abs(res[b]); });
+    std::sort(order.begin(), order.end(),
+              [&](std::size_t a, std::size_t b) { return std::abs(res[a]) > std::abs(res[b]); });
     std::vector<bool> drop(kept.size(), false);
     std::size_t dropped_now = 0;
     for (std::size_t i : order) {
-      if (std::abs(res[i]) <= thresh || outliers.size() >= max_drop) break;
+      if (std::abs(res[i]) <= thresh || outliers.size() >= max_drop)
+        break;
       drop[i] = true;
       ++dropped_now;
       outliers.push_back({kept[i].bytes, kept[i].time_us,
                           fmt::format("outlier: measured {:.3g}x the fit (threshold {:.3g}x)",
                                       std::exp(-res[i]), std::exp(thresh))});
     }
-    if (dropped_now == 0) break;
+    if (dropped_now == 0)
+      break;
     std::vector<CurvePoint> next;
     for (std::size_t i = 0; i < kept.size(); ++i)
-      if (!drop[i]) next.push_back(kept[i]);
+      if (!drop[i])
+        next.push_back(kept[i]);
     kept.swap(next);
     std::vector<CandidateFit> again = select(kept, opt, out.regime_trials);
-    if (again.empty()) break;
+    if (again.empty())
+      break;
     ranked.swap(again);
   }
-  for (const ExcludedPoint &e : outliers) out.excluded.push_back(e);
+  for (const ExcludedPoint &e : outliers)
+    out.excluded.push_back(e);
 
   const CandidateFit &best = ranked.front();
   out.ok = true;
@@ -434,13 +486,15 @@ CurveFit fit_curve(std::span<const CurvePoint> points, const FitOptions &opt) {
   out.quality.rmse_log = std::sqrt(best.rss_log / static_cast<double>(kept.size()));
   {
     std::vector<CurvePoint> all = kept;
-    for (const ExcludedPoint &e : outliers) all.push_back({e.bytes, e.time_us});
+    for (const ExcludedPoint &e : outliers)
+      all.push_back({e.bytes, e.time_us});
     out.quality.mape_all_pct = mape_pct(all, out.model);
   }
-  if (opt.leave_one_out) out.quality.loo_mape_pct = leave_one_out_mape_pct(kept, out.model);
+  if (opt.leave_one_out)
+    out.quality.loo_mape_pct = leave_one_out_mape_pct(kept, out.model);
   out.stderrs = parameter_stderrs(kept, out.model);
   out.kept = std::move(kept);
   return out;
 }
 
-}  // namespace scalefit::fitting
+} // namespace scalefit::fitting

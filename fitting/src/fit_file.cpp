@@ -24,8 +24,10 @@ std::string shape_id(const GroupShape &g) {
 
 // ---------------------------------------------------------------- emitter helpers
 void emit_num(YAML::Emitter &out, double v) {
-  if (std::isfinite(v)) out << v;
-  else out << YAML::Null;
+  if (std::isfinite(v))
+    out << v;
+  else
+    out << YAML::Null;
 }
 
 void emit_param(YAML::Emitter &out, const std::string &name, double value, double se) {
@@ -51,21 +53,26 @@ void emit_trend(YAML::Emitter &out, const char *name, const LogLinearTrend &t) {
 /// Reads fields of one YAML node, naming file, line, entry and field on error.
 struct Reader {
   const std::string &file;
-  std::string entry;  // entry id or index, for messages
+  std::string entry; // entry id or index, for messages
 
-  [[noreturn]] void fail(const YAML::Node &at, const std::string &field, const std::string &why) const {
+  [[noreturn]] void fail(const YAML::Node &at, const std::string &field,
+                         const std::string &why) const {
     const long line = at.IsDefined() && at.Mark().line >= 0 ? at.Mark().line + 1 : 0;
     throw InputError(entry.empty() ? why : why + " (entry " + entry + ")", file, line, field);
   }
   YAML::Node need(const YAML::Node &parent, const std::string &key, const std::string &path) const {
-    if (!parent.IsMap()) fail(parent, path, "expected a mapping");
+    if (!parent.IsMap())
+      fail(parent, path, "expected a mapping");
     YAML::Node n = parent[key];
-    if (!n || n.IsNull()) fail(parent, path + key, "missing");
+    if (!n || n.IsNull())
+      fail(parent, path + key, "missing");
     return n;
   }
   double num(const YAML::Node &n, const std::string &field) const {
-    if (n.IsNull()) return kNaN;
-    if (!n.IsScalar()) fail(n, field, "expected a number");
+    if (n.IsNull())
+      return kNaN;
+    if (!n.IsScalar())
+      fail(n, field, "expected a number");
     try {
       return n.as<double>();
     } catch (const YAML::Exception &) {
@@ -77,7 +84,8 @@ struct Reader {
   }
   long integer(const YAML::Node &parent, const std::string &key, const std::string &path) const {
     YAML::Node n = need(parent, key, path);
-    if (!n.IsScalar()) fail(n, path + key, "expected an integer");
+    if (!n.IsScalar())
+      fail(n, path + key, "expected an integer");
     try {
       return n.as<long>();
     } catch (const YAML::Exception &) {
@@ -86,16 +94,19 @@ struct Reader {
   }
   std::string str(const YAML::Node &parent, const std::string &key, const std::string &path) const {
     YAML::Node n = need(parent, key, path);
-    if (!n.IsScalar()) fail(n, path + key, "expected a string");
+    if (!n.IsScalar())
+      fail(n, path + key, "expected a string");
     return n.Scalar();
   }
   /// {value, stderr} pair; stderr optional.
   std::pair<double, double> param(const YAML::Node &parent, const std::string &key,
                                   const std::string &path) const {
     YAML::Node n = need(parent, key, path);
-    if (n.IsScalar()) return {num(n, path + key), kNaN};
+    if (n.IsScalar())
+      return {num(n, path + key), kNaN};
     const double v = num(n, "value", path + key + ".");
-    if (!std::isfinite(v)) fail(n, path + key + ".value", "expected a finite number");
+    if (!std::isfinite(v))
+      fail(n, path + key + ".value", "expected a finite number");
     YAML::Node se = n["stderr"];
     return {v, se ? num(se, path + key + ".stderr") : kNaN};
   }
@@ -116,18 +127,21 @@ LogLinearTrend read_trend(const Reader &r, const YAML::Node &parent, const std::
   return t;
 }
 
-}  // namespace
+} // namespace
 
 const FitEntry *FitFile::find(const std::string &id) const {
   for (const FitEntry &e : entries)
-    if (e.id == id) return &e;
+    if (e.id == id)
+      return &e;
   return nullptr;
 }
 
 std::string entry_id(const MeasurementRecord &m) {
   std::string id = fmt::format("{}:{}:{}", op_name(m.op), shape_id(m.group), dtype_name(m.dtype));
-  if (op_has_redop(m.op)) id += fmt::format(":{}", redop_name(m.redop));
-  if (op_has_root(m.op) && m.root >= 0) id += fmt::format(":root{}", m.root);
+  if (op_has_redop(m.op))
+    id += fmt::format(":{}", redop_name(m.redop));
+  if (op_has_root(m.op) && m.root >= 0)
+    id += fmt::format(":root{}", m.root);
   id += fmt::format(":{}", placement_name(m.placement));
   return id;
 }
@@ -156,8 +170,10 @@ FitFile fit_records(const std::vector<RecordSet> &sets, const std::vector<std::s
         fit.system["nranks"] = std::to_string(c.nranks);
         fit.system["nnodes"] = std::to_string(c.nnodes);
         fit.system["ranks_per_node"] = std::to_string(c.ranks_per_node);
-        if (!c.devices.empty()) fit.system["device"] = c.devices.front();
-        for (const auto &[k, v] : c.versions) fit.system["version." + k] = v;
+        if (!c.devices.empty())
+          fit.system["device"] = c.devices.front();
+        for (const auto &[k, v] : c.versions)
+          fit.system["version." + k] = v;
       }
     }
     for (std::size_t i = 0; i < rs.measurements.size(); ++i) {
@@ -186,7 +202,8 @@ FitFile fit_records(const std::vector<RecordSet> &sets, const std::vector<std::s
     }
     FitEntry e;
     e.id = entry_id(m);
-    if (fit.find(e.id)) e.id += "@" + g.system;
+    if (fit.find(e.id))
+      e.id += "@" + g.system;
     e.system = g.system;
     e.op = m.op;
     e.group = m.group;
@@ -223,19 +240,26 @@ std::vector<ScalingSeries> build_scaling(const std::vector<FitEntry> &entries) {
   std::map<std::string, std::vector<const FitEntry *>> members;
   std::vector<std::string> order;
   for (const FitEntry &e : entries) {
-    const std::string key = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}", e.system, op_name(e.op), dtype_name(e.dtype),
-                                        placement_name(e.placement), redop_name(e.redop), e.root,
-                                        e.group.kind, e.group.ranks_per_node);
+    const std::string key =
+        fmt::format("{}|{}|{}|{}|{}|{}|{}|{}", e.system, op_name(e.op), dtype_name(e.dtype),
+                    placement_name(e.placement), redop_name(e.redop), e.root, e.group.kind,
+                    e.group.ranks_per_node);
     auto &v = members[key];
-    if (v.empty()) order.push_back(key);
-    const bool dup = std::any_of(v.begin(), v.end(), [&](const FitEntry *o) { return o->group.nnodes == e.group.nnodes; });
-    if (!dup) v.push_back(&e);
+    if (v.empty())
+      order.push_back(key);
+    const bool dup = std::any_of(
+        v.begin(), v.end(), [&](const FitEntry *o) { return o->group.nnodes == e.group.nnodes; });
+    if (!dup)
+      v.push_back(&e);
   }
   std::vector<ScalingSeries> out;
   for (const std::string &key : order) {
     auto v = members[key];
-    if (v.size() < 2) continue;
-    std::sort(v.begin(), v.end(), [](const FitEntry *a, const FitEntry *b) { return a->group.nnodes < b->group.nnodes; });
+    if (v.size() < 2)
+      continue;
+    std::sort(v.begin(), v.end(), [](const FitEntry *a, const FitEntry *b) {
+      return a->group.nnodes < b->group.nnodes;
+    });
     ScalingSeries s;
     s.system = v[0]->system;
     s.op = v[0]->op;
@@ -276,13 +300,16 @@ std::string to_yaml(const FitFile &fit) {
   out << YAML::Key << "tool" << YAML::Value << fit.tool;
   out << YAML::Key << "created" << YAML::Value << fit.created;
   out << YAML::Key << "system" << YAML::Value << YAML::BeginMap;
-  for (const auto &[k, v] : fit.system) out << YAML::Key << k << YAML::Value << v;
+  for (const auto &[k, v] : fit.system)
+    out << YAML::Key << k << YAML::Value << v;
   out << YAML::EndMap;
   out << YAML::Key << "sources" << YAML::Value << YAML::BeginSeq;
   for (const FitSource &s : fit.sources) {
     out << YAML::Flow << YAML::BeginMap << YAML::Key << "file" << YAML::Value << s.file;
-    out << YAML::Key << "system" << YAML::Value << s.system << YAML::Key << "backend" << YAML::Value << s.backend;
-    out << YAML::Key << "nranks" << YAML::Value << s.nranks << YAML::Key << "nnodes" << YAML::Value << s.nnodes;
+    out << YAML::Key << "system" << YAML::Value << s.system << YAML::Key << "backend" << YAML::Value
+        << s.backend;
+    out << YAML::Key << "nranks" << YAML::Value << s.nranks << YAML::Key << "nnodes" << YAML::Value
+        << s.nnodes;
     out << YAML::Key << "measurements" << YAML::Value << s.measurements << YAML::EndMap;
   }
   out << YAML::EndSeq;
@@ -291,7 +318,8 @@ std::string to_yaml(const FitFile &fit) {
       << "Eigen Levenberg-Marquardt on residuals ln t_model - ln t_measured (relative error), "
          "several deterministic starts; model and number of regimes chosen by BIC; isolated "
          "outliers (> 1.25x and > 5 robust sigma off) excluded";
-  out << YAML::Key << "below_min_bytes" << YAML::Value << "latency floor: t(s) = t_model(min_bytes)";
+  out << YAML::Key << "below_min_bytes" << YAML::Value
+      << "latency floor: t(s) = t_model(min_bytes)";
   out << YAML::Key << "above_max_bytes" << YAML::Value
       << "asymptotic bandwidth: t(s) = t_model(max_bytes) + (s - max_bytes) / B(max_bytes)";
   out << YAML::EndMap;
@@ -358,7 +386,8 @@ std::string to_yaml(const FitFile &fit) {
     out << YAML::Key << "criterion" << YAML::Value << "BIC";
     out << YAML::Key << "reason" << YAML::Value << e.selection;
     out << YAML::Key << "bic" << YAML::Value << YAML::Flow << YAML::BeginMap;
-    for (const auto &[k, v] : e.candidate_bic) out << YAML::Key << k << YAML::Value << v;
+    for (const auto &[k, v] : e.candidate_bic)
+      out << YAML::Key << k << YAML::Value << v;
     out << YAML::EndMap << YAML::EndMap;
     if (!e.excluded.empty()) {
       out << YAML::Key << "excluded" << YAML::Value << YAML::BeginSeq;
@@ -368,7 +397,8 @@ std::string to_yaml(const FitFile &fit) {
             << YAML::Value << x.reason << YAML::EndMap;
       out << YAML::EndSeq;
     }
-    if (!e.diagnostic.empty()) out << YAML::Key << "diagnostic" << YAML::Value << e.diagnostic;
+    if (!e.diagnostic.empty())
+      out << YAML::Key << "diagnostic" << YAML::Value << e.diagnostic;
     out << YAML::EndMap;
   }
   out << YAML::EndSeq;
@@ -411,7 +441,8 @@ std::string to_yaml(const FitFile &fit) {
     out << YAML::EndSeq;
     out << YAML::Key << "trend" << YAML::Value << YAML::BeginMap;
     out << YAML::Key << "rule" << YAML::Value
-        << "y(n) = max(floor, intercept + slope * clamp(log2(n), log2(lo_nnodes), log2(hi_nnodes))); "
+        << "y(n) = max(floor, intercept + slope * clamp(log2(n), log2(lo_nnodes), "
+           "log2(hi_nnodes))); "
            "alpha_us is the latency floor t(min_bytes); busbw_gbps is the fitted bandwidth term at "
            "each entry's largest size times the busbw factor; a curve at n nodes = alpha(n) + "
            "(t_ref(s) - alpha_ref) * algbw_ref / algbw(n), ref = nearest measured node count";
@@ -427,9 +458,11 @@ std::string to_yaml(const FitFile &fit) {
 
 void write_fit_file(const FitFile &fit, const std::string &path) {
   std::ofstream os(path);
-  if (!os) throw InputError("cannot write the fit file", path);
+  if (!os)
+    throw InputError("cannot write the fit file", path);
   os << to_yaml(fit);
-  if (!os) throw InputError("write failed", path);
+  if (!os)
+    throw InputError("write failed", path);
 }
 
 FitFile parse_fit_file(const std::string &text, const std::string &name) {
@@ -440,20 +473,25 @@ FitFile parse_fit_file(const std::string &text, const std::string &name) {
     throw InputError("invalid YAML: " + e.msg, name, e.mark.line >= 0 ? e.mark.line + 1 : 0);
   }
   Reader r{name, ""};
-  if (!root.IsMap()) r.fail(root, "", "expected a mapping at the top level");
+  if (!root.IsMap())
+    r.fail(root, "", "expected a mapping at the top level");
   FitFile fit;
   fit.path = name;
   fit.schema = r.str(root, "schema", "");
   if (fit.schema != kFitSchema)
     r.fail(root["schema"], "schema",
            "unsupported schema '" + fit.schema + "' (this version reads '" + kFitSchema + "')");
-  if (YAML::Node t = root["tool"]; t && t.IsScalar()) fit.tool = t.Scalar();
-  if (YAML::Node t = root["created"]; t && t.IsScalar()) fit.created = t.Scalar();
+  if (YAML::Node t = root["tool"]; t && t.IsScalar())
+    fit.tool = t.Scalar();
+  if (YAML::Node t = root["created"]; t && t.IsScalar())
+    fit.created = t.Scalar();
   if (YAML::Node sys = root["system"]; sys && sys.IsMap())
     for (auto it = sys.begin(); it != sys.end(); ++it)
-      if (it->second.IsScalar()) fit.system[it->first.as<std::string>()] = it->second.Scalar();
+      if (it->second.IsScalar())
+        fit.system[it->first.as<std::string>()] = it->second.Scalar();
   YAML::Node entries = r.need(root, "entries", "");
-  if (!entries.IsSequence()) r.fail(entries, "entries", "expected a list");
+  if (!entries.IsSequence())
+    r.fail(entries, "entries", "expected a list");
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const YAML::Node n = entries[i];
     const std::string path = fmt::format("entries[{}].", i);
@@ -461,10 +499,13 @@ FitFile parse_fit_file(const std::string &text, const std::string &name) {
     FitEntry e;
     e.id = r.str(n, "id", path);
     r.entry = "'" + e.id + "'";
-    if (YAML::Node sys = n["system"]; sys && sys.IsScalar()) e.system = sys.Scalar();
+    if (YAML::Node sys = n["system"]; sys && sys.IsScalar())
+      e.system = sys.Scalar();
     const std::string op = r.str(n, "op", path);
-    if (auto o = parse_op(op)) e.op = *o;
-    else r.fail(n["op"], path + "op", "unknown operation '" + op + "'");
+    if (auto o = parse_op(op))
+      e.op = *o;
+    else
+      r.fail(n["op"], path + "op", "unknown operation '" + op + "'");
     YAML::Node g = r.need(n, "group", path);
     e.group.kind = r.str(g, "kind", path + "group.");
     e.group.nranks = static_cast<int>(r.integer(g, "nranks", path + "group."));
@@ -473,18 +514,26 @@ FitFile parse_fit_file(const std::string &text, const std::string &name) {
     if (e.group.nranks < 1 || e.group.nnodes < 1 || e.group.ranks_per_node < 1)
       r.fail(g, path + "group", "nranks, nnodes and ranks_per_node must be >= 1");
     const std::string dt = r.str(n, "dtype", path);
-    if (auto d = parse_dtype(dt)) e.dtype = *d;
-    else r.fail(n["dtype"], path + "dtype", "unknown dtype '" + dt + "'");
+    if (auto d = parse_dtype(dt))
+      e.dtype = *d;
+    else
+      r.fail(n["dtype"], path + "dtype", "unknown dtype '" + dt + "'");
     if (n["redop"]) {
       const std::string ro = r.str(n, "redop", path);
-      if (auto x = parse_redop(ro)) e.redop = *x;
-      else r.fail(n["redop"], path + "redop", "unknown redop '" + ro + "'");
+      if (auto x = parse_redop(ro))
+        e.redop = *x;
+      else
+        r.fail(n["redop"], path + "redop", "unknown redop '" + ro + "'");
     }
-    if (n["root"]) e.root = static_cast<int>(r.integer(n, "root", path));
+    if (n["root"])
+      e.root = static_cast<int>(r.integer(n, "root", path));
     const std::string pl = r.str(n, "placement", path);
-    if (auto p = parse_placement(pl)) e.placement = *p;
-    else r.fail(n["placement"], path + "placement", "unknown placement '" + pl + "'");
-    if (n["points"]) e.points = static_cast<int>(r.integer(n, "points", path));
+    if (auto p = parse_placement(pl))
+      e.placement = *p;
+    else
+      r.fail(n["placement"], path + "placement", "unknown placement '" + pl + "'");
+    if (n["points"])
+      e.points = static_cast<int>(r.integer(n, "points", path));
     YAML::Node range = r.need(n, "size_range_bytes", path);
     if (!range.IsSequence() || range.size() != 2)
       r.fail(range, path + "size_range_bytes", "expected [min_bytes, max_bytes]");
@@ -492,7 +541,8 @@ FitFile parse_fit_file(const std::string &text, const std::string &name) {
     e.max_bytes = r.num(range[1], path + "size_range_bytes[1]");
     if (!(e.min_bytes > 0) || !(e.max_bytes >= e.min_bytes))
       r.fail(range, path + "size_range_bytes", "expected 0 < min_bytes <= max_bytes");
-    if (n["peak_busbw_gbps"]) e.peak_busbw_gbps = r.num(n, "peak_busbw_gbps", path);
+    if (n["peak_busbw_gbps"])
+      e.peak_busbw_gbps = r.num(n, "peak_busbw_gbps", path);
     const std::string model = r.str(n, "model", path);
     const auto kind = parse_model(model);
     if (!kind)
@@ -502,12 +552,14 @@ FitFile parse_fit_file(const std::string &text, const std::string &name) {
     YAML::Node params = r.need(n, "parameters", path);
     const std::string pp = path + "parameters.";
     auto [alpha, alpha_se] = r.param(params, "alpha_us", pp);
-    if (!(alpha >= 0)) r.fail(params["alpha_us"], pp + "alpha_us", "expected >= 0");
+    if (!(alpha >= 0))
+      r.fail(params["alpha_us"], pp + "alpha_us", "expected >= 0");
     e.model.alpha_us = alpha;
     e.stderrs.push_back(alpha_se);
     if (*kind == ModelKind::alpha_beta) {
       auto [beta, beta_se] = r.param(params, "beta_gbps", pp);
-      if (!(beta > 0)) r.fail(params["beta_gbps"], pp + "beta_gbps", "expected > 0");
+      if (!(beta > 0))
+        r.fail(params["beta_gbps"], pp + "beta_gbps", "expected > 0");
       e.model.beta_gbps = beta;
       e.stderrs.push_back(beta_se);
     } else {
@@ -524,9 +576,12 @@ FitFile parse_fit_file(const std::string &text, const std::string &name) {
         auto [b, bse] = r.param(steps[j], "bmax_gbps", sp);
         auto [k, kse] = r.param(steps[j], "k", sp);
         auto [h, hse] = r.param(steps[j], "s_half_bytes", sp);
-        if (!(b > 0)) r.fail(steps[j]["bmax_gbps"], sp + "bmax_gbps", "expected > 0");
-        if (!(k > 0)) r.fail(steps[j]["k"], sp + "k", "expected > 0");
-        if (!(h > 0)) r.fail(steps[j]["s_half_bytes"], sp + "s_half_bytes", "expected > 0");
+        if (!(b > 0))
+          r.fail(steps[j]["bmax_gbps"], sp + "bmax_gbps", "expected > 0");
+        if (!(k > 0))
+          r.fail(steps[j]["k"], sp + "k", "expected > 0");
+        if (!(h > 0))
+          r.fail(steps[j]["s_half_bytes"], sp + "s_half_bytes", "expected > 0");
         e.model.steps.push_back({b, k, h});
         e.stderrs.insert(e.stderrs.end(), {bse, kse, hse});
       }
@@ -543,52 +598,68 @@ FitFile parse_fit_file(const std::string &text, const std::string &name) {
       e.quality.rmse_log = opt("rmse_log", kNaN);
     }
     if (YAML::Node lm = n["lm"]; lm && lm.IsMap()) {
-      if (lm["status"]) e.status = static_cast<int>(r.integer(lm, "status", path + "lm."));
-      if (lm["info"]) e.info = static_cast<int>(r.integer(lm, "info", path + "lm."));
+      if (lm["status"])
+        e.status = static_cast<int>(r.integer(lm, "status", path + "lm."));
+      if (lm["info"])
+        e.info = static_cast<int>(r.integer(lm, "info", path + "lm."));
     }
     if (YAML::Node s = n["selection"]; s && s.IsMap() && s["reason"] && s["reason"].IsScalar())
       e.selection = s["reason"].Scalar();
-    if (YAML::Node d = n["diagnostic"]; d && d.IsScalar()) e.diagnostic = d.Scalar();
+    if (YAML::Node d = n["diagnostic"]; d && d.IsScalar())
+      e.diagnostic = d.Scalar();
     if (YAML::Node x = n["excluded"]; x && x.IsSequence())
       for (std::size_t j = 0; j < x.size(); ++j) {
         const std::string xp = fmt::format("{}excluded[{}].", path, j);
-        e.excluded.push_back({r.num(x[j], "bytes", xp), r.num(x[j], "time_us", xp),
-                              r.str(x[j], "reason", xp)});
+        e.excluded.push_back(
+            {r.num(x[j], "bytes", xp), r.num(x[j], "time_us", xp), r.str(x[j], "reason", xp)});
       }
-    if (fit.find(e.id)) r.fail(n["id"], path + "id", "duplicate entry id");
+    if (fit.find(e.id))
+      r.fail(n["id"], path + "id", "duplicate entry id");
     fit.entries.push_back(std::move(e));
   }
   r.entry.clear();
   if (YAML::Node u = root["unfitted"]; u && u.IsSequence())
     for (std::size_t i = 0; i < u.size(); ++i) {
       const std::string up = fmt::format("unfitted[{}].", i);
-      fit.unfitted.push_back({r.str(u[i], "id", up), u[i]["points"] ? static_cast<int>(r.integer(u[i], "points", up)) : 0,
+      fit.unfitted.push_back({r.str(u[i], "id", up),
+                              u[i]["points"] ? static_cast<int>(r.integer(u[i], "points", up)) : 0,
                               u[i]["reason"] ? r.str(u[i], "reason", up) : ""});
     }
   if (YAML::Node sc = root["scaling"]; sc) {
-    if (!sc.IsSequence()) r.fail(sc, "scaling", "expected a list");
+    if (!sc.IsSequence())
+      r.fail(sc, "scaling", "expected a list");
     for (std::size_t i = 0; i < sc.size(); ++i) {
       const YAML::Node n = sc[i];
       const std::string path = fmt::format("scaling[{}].", i);
       ScalingSeries s;
-      if (YAML::Node sys = n["system"]; sys && sys.IsScalar()) s.system = sys.Scalar();
+      if (YAML::Node sys = n["system"]; sys && sys.IsScalar())
+        s.system = sys.Scalar();
       const std::string op = r.str(n, "op", path);
-      if (auto o = parse_op(op)) s.op = *o;
-      else r.fail(n["op"], path + "op", "unknown operation '" + op + "'");
+      if (auto o = parse_op(op))
+        s.op = *o;
+      else
+        r.fail(n["op"], path + "op", "unknown operation '" + op + "'");
       const std::string dt = r.str(n, "dtype", path);
-      if (auto d = parse_dtype(dt)) s.dtype = *d;
-      else r.fail(n["dtype"], path + "dtype", "unknown dtype '" + dt + "'");
+      if (auto d = parse_dtype(dt))
+        s.dtype = *d;
+      else
+        r.fail(n["dtype"], path + "dtype", "unknown dtype '" + dt + "'");
       const std::string pl = r.str(n, "placement", path);
-      if (auto p = parse_placement(pl)) s.placement = *p;
-      else r.fail(n["placement"], path + "placement", "unknown placement '" + pl + "'");
+      if (auto p = parse_placement(pl))
+        s.placement = *p;
+      else
+        r.fail(n["placement"], path + "placement", "unknown placement '" + pl + "'");
       if (n["redop"])
-        if (auto x = parse_redop(r.str(n, "redop", path))) s.redop = *x;
-      if (n["root"]) s.root = static_cast<int>(r.integer(n, "root", path));
+        if (auto x = parse_redop(r.str(n, "redop", path)))
+          s.redop = *x;
+      if (n["root"])
+        s.root = static_cast<int>(r.integer(n, "root", path));
       s.kind = r.str(n, "kind", path);
       s.ranks_per_node = static_cast<int>(r.integer(n, "ranks_per_node", path));
       YAML::Node nn = r.need(n, "nnodes", path), ids = r.need(n, "entries", path);
       if (!nn.IsSequence() || !ids.IsSequence() || nn.size() != ids.size() || nn.size() < 2)
-        r.fail(nn, path + "nnodes", "expected two equal-length lists (nnodes, entries) of >= 2 items");
+        r.fail(nn, path + "nnodes",
+               "expected two equal-length lists (nnodes, entries) of >= 2 items");
       for (std::size_t j = 0; j < nn.size(); ++j) {
         s.nnodes.push_back(static_cast<int>(r.num(nn[j], fmt::format("{}nnodes[{}]", path, j))));
         if (!ids[j].IsScalar() || !fit.find(ids[j].Scalar()))
@@ -606,10 +677,11 @@ FitFile parse_fit_file(const std::string &text, const std::string &name) {
 
 FitFilePtr load_fit_file(const std::string &path) {
   std::ifstream in(path);
-  if (!in) throw InputError("cannot open the fit file", path);
+  if (!in)
+    throw InputError("cannot open the fit file", path);
   std::stringstream ss;
   ss << in.rdbuf();
   return std::make_shared<const FitFile>(parse_fit_file(ss.str(), path));
 }
 
-}  // namespace scalefit::fitting
+} // namespace scalefit::fitting

@@ -9,13 +9,14 @@
 namespace scalefit::fitting {
 namespace {
 
-constexpr double kBperusPerGbps = 1e3;  // 1 GB/s = 1e9 B/s = 1e3 B/us
-constexpr double kZClamp = 300.0;       // keeps exp() finite for absurd steps during LM
+constexpr double kBperusPerGbps = 1e3; // 1 GB/s = 1e9 B/s = 1e3 B/us
+constexpr double kZClamp = 300.0;      // keeps exp() finite for absurd steps during LM
 
 /// Logistic σ(z) = 1/(1+e^{-z}), stable for large |z|.
 inline double sigmoid(double z) {
   z = std::clamp(z, -kZClamp, kZClamp);
-  if (z >= 0) return 1.0 / (1.0 + std::exp(-z));
+  if (z >= 0)
+    return 1.0 / (1.0 + std::exp(-z));
   const double e = std::exp(z);
   return e / (1.0 + e);
 }
@@ -23,35 +24,40 @@ inline double sigmoid(double z) {
 // Bounds on the internal (log) parameters: beyond them a parameter is held at the bound with a
 // zero derivative, so that LM cannot drive a step to k = inf or s_half = inf (which makes
 // 0 * inf = NaN) and the model stays finite everywhere.
-constexpr double kLogAlphaLo = -30, kLogAlphaHi = 30;   // alpha in [1e-13, 1e13] us
-constexpr double kLogBLo = -30, kLogBHi = 40;           // B in B/us
-constexpr double kLogKLo = -5, kLogKHi = 5;             // k in [0.0067, 148]
-constexpr double kLogHLo = -10, kLogHHi = 60;           // s_half in [4.5e-5, 1.1e26] B
+constexpr double kLogAlphaLo = -30, kLogAlphaHi = 30; // alpha in [1e-13, 1e13] us
+constexpr double kLogBLo = -30, kLogBHi = 40;         // B in B/us
+constexpr double kLogKLo = -5, kLogKHi = 5;           // k in [0.0067, 148]
+constexpr double kLogHLo = -10, kLogHHi = 60;         // s_half in [4.5e-5, 1.1e26] B
 
 inline double clamp_to(double v, double lo, double hi, bool &held) {
   held = v < lo || v > hi;
   return std::clamp(v, lo, hi);
 }
 
-}  // namespace
+} // namespace
 
 std::string_view model_name(ModelKind kind) {
   switch (kind) {
-  case ModelKind::alpha_beta: return "alpha_beta";
-  case ModelKind::logistic: return "logistic";
-  case ModelKind::regimes: return "regimes";
+  case ModelKind::alpha_beta:
+    return "alpha_beta";
+  case ModelKind::logistic:
+    return "logistic";
+  case ModelKind::regimes:
+    return "regimes";
   }
   return "?";
 }
 
 std::optional<ModelKind> parse_model(std::string_view name) {
   for (ModelKind k : {ModelKind::alpha_beta, ModelKind::logistic, ModelKind::regimes})
-    if (model_name(k) == name) return k;
+    if (model_name(k) == name)
+      return k;
   return std::nullopt;
 }
 
 double CurveModel::bandwidth_gbps(double bytes) const {
-  if (kind == ModelKind::alpha_beta) return beta_gbps;
+  if (kind == ModelKind::alpha_beta)
+    return beta_gbps;
   const double u = std::log(bytes);
   double b = 0;
   for (const LogisticStep &st : steps)
@@ -61,14 +67,17 @@ double CurveModel::bandwidth_gbps(double bytes) const {
 
 double CurveModel::time_us(double bytes) const {
   const double b = bandwidth_gbps(bytes) * kBperusPerGbps;
-  if (b <= 0) return std::numeric_limits<double>::infinity();
+  if (b <= 0)
+    return std::numeric_limits<double>::infinity();
   return alpha_us + bytes / b;
 }
 
 double CurveModel::asymptotic_algbw_gbps() const {
-  if (kind == ModelKind::alpha_beta) return beta_gbps;
+  if (kind == ModelKind::alpha_beta)
+    return beta_gbps;
   double b = 0;
-  for (const LogisticStep &st : steps) b += st.bmax_gbps;
+  for (const LogisticStep &st : steps)
+    b += st.bmax_gbps;
   return b;
 }
 
@@ -101,7 +110,8 @@ CurveModel from_internal(ModelKind kind, const Eigen::VectorXd &x) {
   m.kind = kind;
   m.alpha_us = std::exp(std::clamp(x[0], kLogAlphaLo, kLogAlphaHi));
   if (kind == ModelKind::alpha_beta) {
-    if (x.size() != 2) throw std::invalid_argument("alpha_beta takes 2 parameters");
+    if (x.size() != 2)
+      throw std::invalid_argument("alpha_beta takes 2 parameters");
     m.beta_gbps = std::exp(std::clamp(x[1], kLogBLo, kLogBHi)) / kBperusPerGbps;
     return m;
   }
@@ -112,8 +122,9 @@ CurveModel from_internal(ModelKind kind, const Eigen::VectorXd &x) {
     m.steps.push_back({std::exp(std::clamp(x[1 + 3 * j], kLogBLo, kLogBHi)) / kBperusPerGbps,
                        std::exp(std::clamp(x[2 + 3 * j], kLogKLo, kLogKHi)),
                        std::exp(std::clamp(x[3 + 3 * j], kLogHLo, kLogHHi))});
-  std::sort(m.steps.begin(), m.steps.end(),
-            [](const LogisticStep &a, const LogisticStep &b) { return a.s_half_bytes < b.s_half_bytes; });
+  std::sort(m.steps.begin(), m.steps.end(), [](const LogisticStep &a, const LogisticStep &b) {
+    return a.s_half_bytes < b.s_half_bytes;
+  });
   return m;
 }
 
@@ -144,11 +155,13 @@ int AlphaBetaFunctor::df(const InputType &x, JacobianType &fjac) const {
 }
 
 // ---------------------------------------------------------------------------------------------
-LogisticStepsFunctor::LogisticStepsFunctor(int nsteps, Eigen::VectorXd bytes, Eigen::VectorXd time_us)
+LogisticStepsFunctor::LogisticStepsFunctor(int nsteps, Eigen::VectorXd bytes,
+                                           Eigen::VectorXd time_us)
     : DenseFunctor<double>(1 + 3 * nsteps, static_cast<int>(bytes.size())), m_nsteps(nsteps),
       m_bytes(std::move(bytes)), m_log_bytes(m_bytes.array().log()),
       m_log_time(time_us.array().log()) {
-  if (nsteps < 1 || nsteps > 8) throw std::invalid_argument("1 to 8 logistic steps");
+  if (nsteps < 1 || nsteps > 8)
+    throw std::invalid_argument("1 to 8 logistic steps");
 }
 
 int LogisticStepsFunctor::operator()(const InputType &x, ValueType &fvec) const {
@@ -184,8 +197,8 @@ int LogisticStepsFunctor::df(const InputType &x, JacobianType &fjac) const {
     kj[j] = std::exp(clamp_to(x[2 + 3 * j], kLogKLo, kLogKHi, hk[j]));
     hj[j] = clamp_to(x[3 + 3 * j], kLogHLo, kLogHHi, hh[j]);
   }
-  const bool cached = m_cache_x.size() == x.size() && m_cache_x == x &&
-                      m_cache_sigmoid.rows() == m_bytes.size();
+  const bool cached =
+      m_cache_x.size() == x.size() && m_cache_x == x && m_cache_sigmoid.rows() == m_bytes.size();
   for (Eigen::Index i = 0; i < m_bytes.size(); ++i) {
     const double u = m_log_bytes[i];
     double b = 0;
@@ -199,9 +212,9 @@ int LogisticStepsFunctor::df(const InputType &x, JacobianType &fjac) const {
     }
     const double q = m_bytes[i] / b, t = a + q;
     fjac(i, 0) = ha ? 0.0 : a / t;
-    const double g = -q / (b * t);  // d ln t / d B
+    const double g = -q / (b * t); // d ln t / d B
     for (int j = 0; j < m_nsteps; ++j) {
-      const double dz = bj[j] * sj[j] * (1 - sj[j]);  // d B / d z_j
+      const double dz = bj[j] * sj[j] * (1 - sj[j]); // d B / d z_j
       fjac(i, 1 + 3 * j) = hb[j] ? 0.0 : g * bj[j] * sj[j];
       fjac(i, 2 + 3 * j) = hk[j] ? 0.0 : g * dz * kz[j] * (u - hj[j]);
       fjac(i, 3 + 3 * j) = hh[j] ? 0.0 : -g * dz * kz[j];
@@ -210,4 +223,4 @@ int LogisticStepsFunctor::df(const InputType &x, JacobianType &fjac) const {
   return 0;
 }
 
-}  // namespace scalefit::fitting
+} // namespace scalefit::fitting

@@ -14,9 +14,12 @@ namespace {
 /// Preference among entries of equal shape: dtype match, then out-of-place, then world groups.
 int score(const CommQuery &q, DType dtype, Placement placement, const std::string &kind) {
   int s = 0;
-  if (q.dtype && *q.dtype == dtype) s += 4;
-  if (placement == Placement::out_of_place) s += 2;
-  if (kind == "world") s += 1;
+  if (q.dtype && *q.dtype == dtype)
+    s += 4;
+  if (placement == Placement::out_of_place)
+    s += 2;
+  if (kind == "world")
+    s += 1;
   return s;
 }
 
@@ -28,7 +31,7 @@ CommPrediction finish(double bytes, double time_us, Op op, int nranks) {
   return p;
 }
 
-}  // namespace
+} // namespace
 
 double entry_time_us(const FitEntry &e, double bytes, bool &extrapolated) {
   extrapolated = false;
@@ -49,9 +52,11 @@ std::optional<CommPrediction> predict(const FitFile &fit, const CommQuery &q, do
   const FitEntry *best = nullptr;
   int best_score = -1;
   for (const FitEntry &e : fit.entries) {
-    if (e.op != q.op || e.group.nranks != q.nranks || e.group.nnodes != q.nnodes) continue;
+    if (e.op != q.op || e.group.nranks != q.nranks || e.group.nnodes != q.nnodes)
+      continue;
     const int s = score(q, e.dtype, e.placement, e.group.kind);
-    if (s > best_score) best = &e, best_score = s;
+    if (s > best_score)
+      best = &e, best_score = s;
   }
   if (best) {
     bool extrap = false;
@@ -59,22 +64,28 @@ std::optional<CommPrediction> predict(const FitFile &fit, const CommQuery &q, do
     CommPrediction p = finish(bytes, t, q.op, q.nranks);
     p.extrapolated = extrap;
     p.entry = best->id;
-    p.note = !extrap ? "fitted " + std::string(model_name(best->model.kind))
-             : bytes < best->min_bytes ? fmt::format("below measured sizes ({} B): latency floor", best->min_bytes)
-                                       : fmt::format("above measured sizes ({} B): asymptotic bandwidth", best->max_bytes);
+    p.note =
+        !extrap ? "fitted " + std::string(model_name(best->model.kind))
+        : bytes < best->min_bytes
+            ? fmt::format("below measured sizes ({} B): latency floor", best->min_bytes)
+            : fmt::format("above measured sizes ({} B): asymptotic bandwidth", best->max_bytes);
     return p;
   }
   // 2. A scaling series of this op with the same ranks per node: the trend in log2(nnodes).
-  if (q.nnodes < 1 || q.nranks % q.nnodes != 0) return std::nullopt;
+  if (q.nnodes < 1 || q.nranks % q.nnodes != 0)
+    return std::nullopt;
   const int rpn = q.nranks / q.nnodes;
   const ScalingSeries *series = nullptr;
   best_score = -1;
   for (const ScalingSeries &s : fit.scaling) {
-    if (s.op != q.op || s.ranks_per_node != rpn) continue;
+    if (s.op != q.op || s.ranks_per_node != rpn)
+      continue;
     const int sc = score(q, s.dtype, s.placement, s.kind);
-    if (sc > best_score) series = &s, best_score = sc;
+    if (sc > best_score)
+      series = &s, best_score = sc;
   }
-  if (!series) return std::nullopt;
+  if (!series)
+    return std::nullopt;
   // Reference: the measured count nearest to the query in log2(nnodes).
   std::size_t ref = 0;
   for (std::size_t i = 1; i < series->nnodes.size(); ++i)
@@ -82,7 +93,8 @@ std::optional<CommPrediction> predict(const FitFile &fit, const CommQuery &q, do
         std::abs(std::log2(series->nnodes[ref]) - std::log2(q.nnodes)))
       ref = i;
   const FitEntry *e = fit.find(series->entries[ref]);
-  if (!e) return std::nullopt;
+  if (!e)
+    return std::nullopt;
   bool extrap = false;
   const double t_ref = entry_time_us(*e, bytes, extrap);
   const double alpha_n = series->alpha_us.at(q.nnodes);
@@ -94,13 +106,14 @@ std::optional<CommPrediction> predict(const FitFile &fit, const CommQuery &q, do
   p.extrapolated = true;
   p.entry = e->id;
   std::string counts;
-  for (int n : series->nnodes) counts += (counts.empty() ? "" : ",") + std::to_string(n);
-  p.note = fmt::format("scaling trend from {} nodes (reference {} nodes){}", counts,
-                       series->nnodes[ref],
-                       q.nnodes > series->busbw_gbps.hi_nnodes || q.nnodes < series->busbw_gbps.lo_nnodes
-                           ? "; node count outside the trend's valid range: clamped"
-                           : "");
+  for (int n : series->nnodes)
+    counts += (counts.empty() ? "" : ",") + std::to_string(n);
+  p.note =
+      fmt::format("scaling trend from {} nodes (reference {} nodes){}", counts, series->nnodes[ref],
+                  q.nnodes > series->busbw_gbps.hi_nnodes || q.nnodes < series->busbw_gbps.lo_nnodes
+                      ? "; node count outside the trend's valid range: clamped"
+                      : "");
   return p;
 }
 
-}  // namespace scalefit::fitting
+} // namespace scalefit::fitting

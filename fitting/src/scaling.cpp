@@ -23,7 +23,8 @@ ScalingEfficiency scaling_efficiency(const CurveModel &g, double g_lo, double g_
   std::vector<double> sizes;
   for (double s = std::exp2(std::ceil(std::log2(std::max(lo, 1.0)))); s <= hi * (1 + 1e-12); s *= 2)
     sizes.push_back(s);
-  if (sizes.empty()) throw std::invalid_argument("measured size ranges share no power of two");
+  if (sizes.empty())
+    throw std::invalid_argument("measured size ranges share no power of two");
   ScalingEfficiency out;
   out.from_nnodes = g_nnodes;
   out.to_nnodes = n_nnodes;
@@ -47,7 +48,8 @@ ScalingEfficiency scaling_efficiency(const CurveModel &g, double g_lo, double g_
 }
 
 double LogLinearTrend::at(double nnodes) const {
-  const double x = std::clamp(std::log2(std::max(nnodes, 1.0)), std::log2(lo_nnodes), std::log2(hi_nnodes));
+  const double x =
+      std::clamp(std::log2(std::max(nnodes, 1.0)), std::log2(lo_nnodes), std::log2(hi_nnodes));
   return std::max(intercept + slope * x, floor);
 }
 
@@ -71,9 +73,11 @@ LogLinearTrend fit_log_linear_trend(const std::vector<int> &nnodes, const std::v
 }
 
 double speedup_from_shares(double r_cp, double r_cm, double eff) {
-  if (r_cp < 0 || r_cm < 0 || r_cp + r_cm <= 0) throw std::invalid_argument("shares must be >= 0 and not both 0");
-  if (!(eff > 0)) throw std::invalid_argument("efficiency must be > 0");
+  if (r_cp < 0 || r_cm < 0 || r_cp + r_cm <= 0)
+    throw std::invalid_argument("shares must be >= 0 and not both 0");
+  if (!(eff > 0))
+    throw std::invalid_argument("efficiency must be > 0");
   return (r_cp + r_cm) / (r_cp + r_cm / eff);
 }
 
-}  // namespace scalefit::fitting
+} // namespace scalefit::fitting

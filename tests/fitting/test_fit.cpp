@@ -10,15 +10,17 @@ using namespace scalefit::fitting;
 
 namespace {
 
-/// NIST StRD Misra1a: y = b1 (1 - exp(-b2 x)), as in Eigen's unsupported/test/levenberg_marquardt.cpp.
+/// NIST StRD Misra1a: y = b1 (1 - exp(-b2 x)), as in Eigen's
+/// unsupported/test/levenberg_marquardt.cpp.
 struct Misra1a : Eigen::DenseFunctor<double> {
   Misra1a() : DenseFunctor<double>(2, 14) {}
-  static constexpr double x[14] = {77.6, 114.9, 141.1, 190.8, 239.9, 289.0, 332.8,
+  static constexpr double x[14] = {77.6,  114.9, 141.1, 190.8, 239.9, 289.0, 332.8,
                                    378.4, 434.8, 477.3, 536.8, 593.1, 689.1, 760.0};
   static constexpr double y[14] = {10.07, 14.73, 17.94, 23.93, 29.61, 35.18, 40.02,
                                    44.82, 50.76, 55.05, 61.01, 66.40, 75.47, 81.78};
   int operator()(const InputType &b, ValueType &f) const {
-    for (int i = 0; i < 14; ++i) f[i] = b[0] * (1 - std::exp(-b[1] * x[i])) - y[i];
+    for (int i = 0; i < 14; ++i)
+      f[i] = b[0] * (1 - std::exp(-b[1] * x[i])) - y[i];
     return 0;
   }
   int df(const InputType &b, JacobianType &J) const {
@@ -35,7 +37,8 @@ std::vector<CurvePoint> synth(const CurveModel &m, double noise, unsigned seed) 
   std::mt19937 rng(seed);
   std::normal_distribution<double> n(0.0, noise);
   std::vector<CurvePoint> pts;
-  for (double s = 8; s <= 1073741824.0; s *= 2) pts.push_back({s, m.time_us(s) * std::exp(n(rng))});
+  for (double s = 8; s <= 1073741824.0; s *= 2)
+    pts.push_back({s, m.time_us(s) * std::exp(n(rng))});
   return pts;
 }
 
@@ -55,10 +58,11 @@ CurveModel two_regime_model() {
   return m;
 }
 
-}  // namespace
+} // namespace
 
 TEST(Lm, Misra1aCertifiedFromTwoStarts) {
-  // Certified values (NIST StRD): b1 = 2.3894212918E+02, b2 = 5.5015643181E-04, RSS = 1.2455138894E-01.
+  // Certified values (NIST StRD): b1 = 2.3894212918E+02, b2 = 5.5015643181E-04, RSS
+  // = 1.2455138894E-01.
   for (auto start : {std::pair{500.0, 1e-4}, std::pair{250.0, 5e-4}}) {
     Misra1a f;
     Eigen::VectorXd b(2);
@@ -92,7 +96,8 @@ TEST(Fit, RecoversFromTwoStartingPoints) {
   const CandidateFit fa = fit_from(pts, a), fb = fit_from(pts, b);
   for (const CandidateFit *c : {&fa, &fb}) {
     EXPECT_EQ(c->info, 0);
-    EXPECT_NEAR(c->model.alpha_us, 20, 0.15 * 20);  // noise-limited (1% per point, α and Bmax correlate)
+    EXPECT_NEAR(c->model.alpha_us, 20,
+                0.15 * 20); // noise-limited (1% per point, α and Bmax correlate)
     EXPECT_NEAR(c->model.steps[0].bmax_gbps, 100, 0.15 * 100);
   }
   // Both starts reach the same optimum.
@@ -113,7 +118,7 @@ TEST(Fit, RecoversAlphaBeta) {
   const auto se = parameter_stderrs(pts, c.model);
   ASSERT_EQ(se.size(), 2u);
   EXPECT_GT(se[0], 0);
-  EXPECT_LT(std::abs(c.model.alpha_us - 3) / se[0], 4.0);  // truth within 4 standard errors
+  EXPECT_LT(std::abs(c.model.alpha_us - 3) / se[0], 4.0); // truth within 4 standard errors
   EXPECT_LT(std::abs(c.model.beta_gbps - 12) / se[1], 4.0);
 }
 
@@ -138,11 +143,12 @@ TEST(Fit, QualityMetricsByHand) {
   CurveModel m;
   m.kind = ModelKind::alpha_beta;
   m.alpha_us = 1;
-  m.beta_gbps = 1;  // t = 1 + s/1000 us
+  m.beta_gbps = 1; // t = 1 + s/1000 us
   const std::vector<CurvePoint> pts{{1000, 2.2}, {2000, 3.0}, {3000, 5.0}};
   EXPECT_NEAR(mape_pct(pts, m), 100.0 * (0.2 / 2.2 + 0.0 + 1.0 / 5.0) / 3.0, 1e-9);
   EXPECT_NEAR(max_ape_pct(pts, m), 20.0, 1e-9);
-  const double l1 = std::log(2.2), l2 = std::log(3.0), l3 = std::log(5.0), mean = (l1 + l2 + l3) / 3;
+  const double l1 = std::log(2.2), l2 = std::log(3.0), l3 = std::log(5.0),
+               mean = (l1 + l2 + l3) / 3;
   const double rss = std::pow(std::log(2.0) - l1, 2) + std::pow(std::log(4.0) - l3, 2);
   const double tss = std::pow(l1 - mean, 2) + std::pow(l2 - mean, 2) + std::pow(l3 - mean, 2);
   EXPECT_NEAR(r2_log_time(pts, m), 1 - rss / tss, 1e-12);
@@ -169,7 +175,8 @@ TEST(Fit, TooFewPointsIsADiagnosticNotAFit) {
 
 TEST(Fit, AllZeroTimesAreExcludedAndNotFitted) {
   std::vector<CurvePoint> pts;
-  for (double s = 8; s < 1e6; s *= 2) pts.push_back({s, 0.0});
+  for (double s = 8; s < 1e6; s *= 2)
+    pts.push_back({s, 0.0});
   const CurveFit f = fit_curve(pts);
   EXPECT_FALSE(f.ok);
   ASSERT_EQ(f.excluded.size(), pts.size());
@@ -193,11 +200,12 @@ TEST(Fit, NonFiniteAndZeroSizePointsAreExcludedWithANote) {
 
 TEST(Fit, IsolatedSpikeIsExcludedAsOutlier) {
   auto pts = synth(sigmoid_model(), 0.005, 4);
-  pts[5].time_us *= 3.0;  // a congested sample at 256 B
+  pts[5].time_us *= 3.0; // a congested sample at 256 B
   const CurveFit f = fit_curve(pts);
   ASSERT_TRUE(f.ok);
   bool found = false;
-  for (const auto &e : f.excluded) found = found || (e.bytes == pts[5].bytes && e.reason.find("outlier") == 0);
+  for (const auto &e : f.excluded)
+    found = found || (e.bytes == pts[5].bytes && e.reason.find("outlier") == 0);
   EXPECT_TRUE(found);
   EXPECT_LT(f.quality.mape_pct, 1.0);
   EXPECT_GT(f.quality.mape_all_pct, f.quality.mape_pct);

@@ -15,7 +15,8 @@ using namespace scalefit::fitting;
 
 namespace {
 
-/// Allreduce curves on `nnodes` x 8 ranks: latency 20 + 5 log2(nnodes) us, bandwidth 200/nnodes^0.5 GB/s.
+/// Allreduce curves on `nnodes` x 8 ranks: latency 20 + 5 log2(nnodes) us, bandwidth 200/nnodes^0.5
+/// GB/s.
 RecordSet synthetic_set(int nnodes, unsigned seed) {
   RecordSet rs;
   ContextRecord c;
@@ -44,12 +45,15 @@ RecordSet synthetic_set(int nnodes, unsigned seed) {
   return rs;
 }
 
-FitFile synthetic_fit() { return fit_records({synthetic_set(2, 1), synthetic_set(4, 2)}, {"a.jsonl", "b.jsonl"}); }
+FitFile synthetic_fit() {
+  return fit_records({synthetic_set(2, 1), synthetic_set(4, 2)}, {"a.jsonl", "b.jsonl"});
+}
 
 std::string replace(std::string s, const std::string &from, const std::string &to) {
   const auto pos = s.find(from);
   EXPECT_NE(pos, std::string::npos) << from;
-  if (pos != std::string::npos) s.replace(pos, from.size(), to);
+  if (pos != std::string::npos)
+    s.replace(pos, from.size(), to);
   return s;
 }
 
@@ -63,7 +67,7 @@ InputError parse_error(const std::string &text) {
   return InputError("none");
 }
 
-}  // namespace
+} // namespace
 
 TEST(FitFile, BuildsEntriesAndScalingSeries) {
   const FitFile f = synthetic_fit();
@@ -72,7 +76,7 @@ TEST(FitFile, BuildsEntriesAndScalingSeries) {
   ASSERT_EQ(f.scaling.size(), 1u);
   EXPECT_EQ(f.scaling[0].nnodes, (std::vector<int>{2, 4}));
   ASSERT_EQ(f.scaling[0].efficiency.size(), 1u);
-  EXPECT_LT(f.scaling[0].efficiency[0].size_weighted, 1.0);  // 4 nodes are slower
+  EXPECT_LT(f.scaling[0].efficiency[0].size_weighted, 1.0); // 4 nodes are slower
   EXPECT_GT(f.scaling[0].alpha_us.slope, 0);
   EXPECT_LT(f.scaling[0].busbw_gbps.slope, 0 + 1e9);
 }
@@ -111,7 +115,8 @@ TEST(FitFile, LoadFromDiskNamesThePath) {
 TEST(FitFile, LoaderErrors) {
   const std::string good = to_yaml(synthetic_fit());
   {
-    const InputError e = parse_error(replace(good, "schema: scalefit.fit/1", "schema: scalefit.fit/2"));
+    const InputError e =
+        parse_error(replace(good, "schema: scalefit.fit/1", "schema: scalefit.fit/2"));
     EXPECT_EQ(e.field(), "schema");
     EXPECT_EQ(e.line(), 1);
     EXPECT_EQ(e.file(), "bad.yaml");
@@ -153,12 +158,13 @@ TEST(Predict, ExactEntryInsideAndOutsideTheRange) {
   const auto below = predict(f, q, 2);
   ASSERT_TRUE(below);
   EXPECT_TRUE(below->extrapolated);
-  EXPECT_NEAR(below->time_us, e.model.time_us(e.min_bytes), 1e-9);  // latency floor
+  EXPECT_NEAR(below->time_us, e.model.time_us(e.min_bytes), 1e-9); // latency floor
   const auto above = predict(f, q, 4.0 * e.max_bytes);
   ASSERT_TRUE(above);
   EXPECT_TRUE(above->extrapolated);
   const double b = e.model.bandwidth_gbps(e.max_bytes) * 1e3;
-  EXPECT_NEAR(above->time_us, e.model.time_us(e.max_bytes) + 3.0 * e.max_bytes / b, 1e-6 * above->time_us);
+  EXPECT_NEAR(above->time_us, e.model.time_us(e.max_bytes) + 3.0 * e.max_bytes / b,
+              1e-6 * above->time_us);
 }
 
 TEST(Predict, ScalingTrendForUnmeasuredNodeCounts) {
@@ -168,7 +174,28 @@ TEST(Predict, ScalingTrendForUnmeasuredNodeCounts) {
   ASSERT_TRUE(p8 && p4);
   EXPECT_TRUE(p8->extrapolated);
   EXPECT_NE(p8->note.find("scaling trend"), std::string::npos);
-  EXPECT_GT(p8->time_us, p4->time_us);  // bandwidth falls with nodes in the synthetic data
+  EXPECT_GT(p8->time_us, p4->time_us); // bandwidth falls with nodes in the synthetic data
   EXPECT_FALSE(predict(f, CommQuery{Op::allgather, 16, 2, std::nullopt}, 1024));
-  EXPECT_FALSE(predict(f, CommQuery{Op::allreduce, 12, 3, std::nullopt}, 1024));  // 4 ranks/node: no series
+  EXPECT_FALSE(
+      predict(f, CommQuery{Op::allreduce, 12, 3, std::nullopt}, 1024)); // 4 ranks/node: no series
+}
+
+TEST(FitFile, UnfittableCurveIsListedWithItsId) {
+  RecordSet rs = synthetic_set(2, 3);
+  MeasurementRecord r = rs.measurements.front();
+  r.op = Op::broadcast;
+  r.root = 0;
+  for (std::uint64_t b : {8u, 16u}) { // two points: fewer than any model needs
+    r.bytes = b;
+    rs.measurements.push_back(r);
+    rs.context_of.push_back(0);
+  }
+  const FitFile f = fit_records({rs}, {"c.jsonl"});
+  ASSERT_EQ(f.unfitted.size(), 1u);
+  EXPECT_EQ(f.unfitted[0].id, "broadcast:world:16=2x8:float:root0:out-of-place@synthetic");
+  EXPECT_EQ(f.unfitted[0].points, 2);
+  EXPECT_NE(f.unfitted[0].reason.find("usable points"), std::string::npos);
+  const FitFile g = parse_fit_file(to_yaml(f), "mem.yaml");
+  ASSERT_EQ(g.unfitted.size(), 1u);
+  EXPECT_EQ(g.unfitted[0].id, f.unfitted[0].id);
 }

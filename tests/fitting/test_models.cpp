@@ -11,7 +11,8 @@ namespace {
 
 Eigen::VectorXd sizes() {
   Eigen::VectorXd s(12);
-  for (int i = 0; i < 12; ++i) s[i] = std::pow(4.0, i) * 8;  // 8 B .. 32 MiB
+  for (int i = 0; i < 12; ++i)
+    s[i] = std::pow(4.0, i) * 8; // 8 B .. 32 MiB
   return s;
 }
 
@@ -30,13 +31,13 @@ template <class F> Eigen::MatrixXd numeric_jacobian(const F &f, const Eigen::Vec
   return J;
 }
 
-}  // namespace
+} // namespace
 
 TEST(Models, AlphaBetaTimeByHand) {
   CurveModel m;
   m.kind = ModelKind::alpha_beta;
   m.alpha_us = 10;
-  m.beta_gbps = 1;  // 1e3 B/us
+  m.beta_gbps = 1; // 1e3 B/us
   EXPECT_DOUBLE_EQ(m.time_us(1e6), 10 + 1e6 / 1e3);
   EXPECT_DOUBLE_EQ(m.asymptotic_algbw_gbps(), 1);
   EXPECT_EQ(m.num_parameters(), 2);

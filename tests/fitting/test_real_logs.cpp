@@ -34,45 +34,56 @@ const char *kLogs[] = {
 ingest::IngestResult read_log(const std::string &name) {
   ingest::IngestOptions opt;
   // The H100 logs omit their '# Rank' lines; the node count is in the source's description.
-  if (name.find("_2node_") != std::string::npos) opt.nnodes = 2;
-  if (name.find("_4node_") != std::string::npos) opt.nnodes = 4;
-  if (name.rfind("h100", 0) == 0) opt.system = "h100-hgx-xe9680";
-  return ingest::read_nccl_tests(std::string(SCALEFIT_TEST_DATA_DIR) + "/nccl-tests/" + name + ".txt", opt);
+  if (name.find("_2node_") != std::string::npos)
+    opt.nnodes = 2;
+  if (name.find("_4node_") != std::string::npos)
+    opt.nnodes = 4;
+  if (name.rfind("h100", 0) == 0)
+    opt.system = "h100-hgx-xe9680";
+  return ingest::read_nccl_tests(
+      std::string(SCALEFIT_TEST_DATA_DIR) + "/nccl-tests/" + name + ".txt", opt);
 }
 
 std::vector<CurvePoint> curve(const ingest::IngestResult &r, Placement p) {
   std::vector<CurvePoint> pts;
   for (const MeasurementRecord &m : r.measurements)
-    if (m.placement == p) pts.push_back({static_cast<double>(m.bytes), m.time_us});
+    if (m.placement == p)
+      pts.push_back({static_cast<double>(m.bytes), m.time_us});
   return pts;
 }
 
-}  // namespace
+} // namespace
 
 TEST(RealLogs, FourteenLogsMeetTheQualityBounds) {
   double sum_mape = 0, sum_loo = 0, worst = 0;
-  std::printf("%-52s %6s %-12s %6s %6s %7s | %-12s %6s %6s\n", "log (out-of-place)", "points", "model",
-              "MAPE%", "LOO%", "maxAPE%", "in-place", "MAPE%", "LOO%");
+  std::printf("%-52s %6s %-12s %6s %6s %7s | %-12s %6s %6s\n", "log (out-of-place)", "points",
+              "model", "MAPE%", "LOO%", "maxAPE%", "in-place", "MAPE%", "LOO%");
   for (const char *name : kLogs) {
     const ingest::IngestResult r = read_log(name);
     const CurveFit out = fit_curve(curve(r, Placement::out_of_place));
     const CurveFit in = fit_curve(curve(r, Placement::in_place));
     ASSERT_TRUE(out.ok) << name << ": " << out.diagnostic;
     ASSERT_TRUE(in.ok) << name << ": " << in.diagnostic;
-    const std::string model = std::string(model_name(out.model.kind)) +
-                              (out.model.kind == ModelKind::regimes ? "(" + std::to_string(out.model.num_regimes()) + ")" : "");
-    const std::string imodel = std::string(model_name(in.model.kind)) +
-                               (in.model.kind == ModelKind::regimes ? "(" + std::to_string(in.model.num_regimes()) + ")" : "");
+    const std::string model =
+        std::string(model_name(out.model.kind)) +
+        (out.model.kind == ModelKind::regimes ? "(" + std::to_string(out.model.num_regimes()) + ")"
+                                              : "");
+    const std::string imodel =
+        std::string(model_name(in.model.kind)) +
+        (in.model.kind == ModelKind::regimes ? "(" + std::to_string(in.model.num_regimes()) + ")"
+                                             : "");
     std::printf("%-52s %6zu %-12s %6.2f %6.2f %7.2f | %-12s %6.2f %6.2f\n", name, out.kept.size(),
-                model.c_str(), out.quality.mape_pct, out.quality.loo_mape_pct, out.quality.max_ape_pct,
-                imodel.c_str(), in.quality.mape_pct, in.quality.loo_mape_pct);
+                model.c_str(), out.quality.mape_pct, out.quality.loo_mape_pct,
+                out.quality.max_ape_pct, imodel.c_str(), in.quality.mape_pct,
+                in.quality.loo_mape_pct);
     sum_mape += out.quality.mape_pct;
     sum_loo += out.quality.loo_mape_pct;
     worst = std::max(worst, out.quality.mape_pct);
     EXPECT_LE(out.quality.mape_pct, 8.0) << name;
   }
   const double n = std::size(kLogs);
-  std::printf("mean MAPE %.2f%%  mean LOO MAPE %.2f%%  worst MAPE %.2f%%\n", sum_mape / n, sum_loo / n, worst);
+  std::printf("mean MAPE %.2f%%  mean LOO MAPE %.2f%%  worst MAPE %.2f%%\n", sum_mape / n,
+              sum_loo / n, worst);
   EXPECT_LE(sum_mape / n, 3.0);
   EXPECT_LE(sum_loo / n, 5.0);
 }
@@ -80,7 +91,8 @@ TEST(RealLogs, FourteenLogsMeetTheQualityBounds) {
 TEST(RealLogs, H100ScalingSeriesFromTwoAndFourNodes) {
   std::vector<RecordSet> sets;
   std::vector<std::string> files;
-  for (const char *name : {"h100-hgx-xe9680_ib-8x400G_2node_16gpu_allreduce", "h100-hgx-xe9680_ib-8x400G_4node_32gpu_allreduce"}) {
+  for (const char *name : {"h100-hgx-xe9680_ib-8x400G_2node_16gpu_allreduce",
+                           "h100-hgx-xe9680_ib-8x400G_4node_32gpu_allreduce"}) {
     const ingest::IngestResult r = read_log(name);
     RecordSet rs;
     rs.contexts.push_back(r.context);
@@ -95,10 +107,12 @@ TEST(RealLogs, H100ScalingSeriesFromTwoAndFourNodes) {
   EXPECT_EQ(s.nnodes, (std::vector<int>{2, 4}));
   ASSERT_EQ(s.efficiency.size(), 1u);
   std::printf("H100 allreduce eff(2->4 nodes): size-weighted %.3f;", s.efficiency[0].size_weighted);
-  for (const auto &b : s.efficiency[0].bands) std::printf(" %s %.3f", b.band.name.c_str(), b.efficiency);
+  for (const auto &b : s.efficiency[0].bands)
+    std::printf(" %s %.3f", b.band.name.c_str(), b.efficiency);
   std::printf("\n");
   // 4 nodes are slower than 2 at every band (measured: 25 vs 35 us latency, 469 vs 366 GB/s busbw).
-  for (const auto &b : s.efficiency[0].bands) EXPECT_LT(b.efficiency, 1.0) << b.band.name;
+  for (const auto &b : s.efficiency[0].bands)
+    EXPECT_LT(b.efficiency, 1.0) << b.band.name;
   EXPECT_GT(s.efficiency[0].size_weighted, 0.5);
   // 8 nodes are priced through the trend, and are slower than 4.
   const auto p8 = predict(f, CommQuery{Op::allreduce, 64, 8, DType::float32}, 1 << 28);
@@ -109,5 +123,7 @@ TEST(RealLogs, H100ScalingSeriesFromTwoAndFourNodes) {
 }
 
 #else
-TEST(RealLogs, SkippedWithoutIngest) { GTEST_SKIP() << "scalefit::ingest not built"; }
+TEST(RealLogs, SkippedWithoutIngest) {
+  GTEST_SKIP() << "scalefit::ingest not built";
+}
 #endif

@@ -15,7 +15,7 @@ CurveModel ab(double alpha_us, double beta_gbps) {
   m.beta_gbps = beta_gbps;
   return m;
 }
-}  // namespace
+} // namespace
 
 TEST(Scaling, EfficiencyPerBandOnSyntheticCurves) {
   const CurveModel g = ab(10, 100), n = ab(20, 25);
@@ -27,17 +27,20 @@ TEST(Scaling, EfficiencyPerBandOnSyntheticCurves) {
   double small = 0, ws = 0, w = 0;
   int nsmall = 0;
   for (double s = 1024; s <= (1 << 28); s *= 2) {
-    if (s < 65536) small += eff(s), ++nsmall;
+    if (s < 65536)
+      small += eff(s), ++nsmall;
     ws += s * eff(s), w += s;
   }
-  EXPECT_EQ(e.bands[0].sizes, nsmall);  // 1K..32K: 6 sizes
+  EXPECT_EQ(e.bands[0].sizes, nsmall); // 1K..32K: 6 sizes
   EXPECT_NEAR(e.bands[0].efficiency, small / nsmall, 1e-12);
   EXPECT_NEAR(e.size_weighted, ws / w, 1e-12);
-  EXPECT_LT(e.bands[2].efficiency, e.bands[0].efficiency);  // quartering bandwidth hurts large messages most
+  EXPECT_LT(e.bands[2].efficiency,
+            e.bands[0].efficiency); // quartering bandwidth hurts large messages most
 }
 
 TEST(Scaling, DisjointRangesThrow) {
-  EXPECT_THROW(scaling_efficiency(ab(1, 1), 8, 64, 1, ab(1, 1), 1024, 4096, 2), std::invalid_argument);
+  EXPECT_THROW(scaling_efficiency(ab(1, 1), 8, 64, 1, ab(1, 1), 1024, 4096, 2),
+               std::invalid_argument);
 }
 
 TEST(Scaling, LogLinearTrendIsClampedToItsValidRange) {
@@ -45,11 +48,11 @@ TEST(Scaling, LogLinearTrendIsClampedToItsValidRange) {
   EXPECT_NEAR(t.slope, 10, 1e-12);
   EXPECT_NEAR(t.intercept, 0, 1e-12);
   EXPECT_NEAR(t.at(8), 30, 1e-12);
-  EXPECT_NEAR(t.at(16), 40, 1e-12);    // hi_nnodes = 4 x 4
-  EXPECT_NEAR(t.at(1024), 40, 1e-12);  // clamped above
-  EXPECT_NEAR(t.at(1), 10, 1e-12);     // clamped below at lo_nnodes = 2
+  EXPECT_NEAR(t.at(16), 40, 1e-12);   // hi_nnodes = 4 x 4
+  EXPECT_NEAR(t.at(1024), 40, 1e-12); // clamped above
+  EXPECT_NEAR(t.at(1), 10, 1e-12);    // clamped below at lo_nnodes = 2
   const LogLinearTrend down = fit_log_linear_trend({1, 2, 4}, {100, 60, 20});
-  EXPECT_NEAR(down.at(16), 5, 1e-12);  // floor 0.25 * min = 5 keeps it positive
+  EXPECT_NEAR(down.at(16), 5, 1e-12); // floor 0.25 * min = 5 keeps it positive
 }
 
 TEST(Scaling, SpeedupFromShares) {

@@ -16,10 +16,10 @@ namespace scalefit::fitting {
 
 /// Outcome of one Levenberg–Marquardt run.
 struct LmResult {
-  int status = 0;     ///< Eigen::LevenbergMarquardtSpace::Status
-  int info = 0;       ///< Eigen::ComputationInfo (0 Success)
+  int status = 0; ///< Eigen::LevenbergMarquardtSpace::Status
+  int info = 0;   ///< Eigen::ComputationInfo (0 Success)
   int evaluations = 0;
-  double rss = 0;     ///< Σ r_i² at the end (inf when not finite)
+  double rss = 0; ///< Σ r_i² at the end (inf when not finite)
 };
 
 /// The fitter's single use of Eigen's LevenbergMarquardt (analytic Jacobian from functor.df):
@@ -45,12 +45,12 @@ LmResult minimize_lm(Functor &functor, Eigen::VectorXd &x, int max_evaluations =
 /// What fit_curve may do.
 struct FitOptions {
   std::vector<ModelKind> models{ModelKind::alpha_beta, ModelKind::logistic, ModelKind::regimes};
-  int max_regimes = 3;          ///< largest R tried for the regimes model (2..8)
-  std::size_t min_points = 4;   ///< fewer usable points than this: the curve is not fitted
-  bool reject_outliers = true;  ///< screen isolated spikes (see fit_curve)
-  double outlier_min_ratio = 1.25;   ///< a point is an outlier only if off by more than this factor
-  double outlier_max_share = 0.10;   ///< at most this share of the points is rejected
-  bool leave_one_out = true;    ///< compute the leave-one-out MAPE of the chosen model
+  int max_regimes = 3;             ///< largest R tried for the regimes model (2..8)
+  std::size_t min_points = 4;      ///< fewer usable points than this: the curve is not fitted
+  bool reject_outliers = true;     ///< screen isolated spikes (see fit_curve)
+  double outlier_min_ratio = 1.25; ///< a point is an outlier only if off by more than this factor
+  double outlier_max_share = 0.10; ///< at most this share of the points is rejected
+  bool leave_one_out = true;       ///< compute the leave-one-out MAPE of the chosen model
   /// A model with more parameters is chosen over a simpler one only if it lowers BIC by more than
   /// this (6: "strong evidence", Kass & Raftery 1995), so noise does not buy extra regimes.
   double bic_margin = 6.0;
@@ -58,52 +58,54 @@ struct FitOptions {
 
 /// One measured point of a curve.
 struct CurvePoint {
-  double bytes = 0;    ///< message size [B]
-  double time_us = 0;  ///< time per operation [us]
+  double bytes = 0;   ///< message size [B]
+  double time_us = 0; ///< time per operation [us]
 };
 
 /// A point left out of the fit, and why.
 struct ExcludedPoint {
   double bytes = 0;
   double time_us = 0;
-  std::string reason;  ///< "zero size", "zero time", "non-finite", "outlier: 3.77x the fit"
+  std::string reason; ///< "zero size", "zero time", "non-finite", "outlier: 3.77x the fit"
 };
 
 /// Result of fitting one model family (with its best R for regimes) to the kept points.
 struct CandidateFit {
   CurveModel model;
-  double rss_log = 0;        ///< Σ (ln t_model − ln t_meas)² over kept points
-  double bic = 0;            ///< n ln(rss/n) + p ln n (Schwarz 1978)
-  int status = 0;            ///< Eigen LevenbergMarquardtSpace::Status of the best start
-  int info = 0;              ///< Eigen ComputationInfo (0 Success, 1 NumericalIssue, 2 NoConvergence, 3 InvalidInput)
-  int starts = 0;            ///< starting points tried
-  int evaluations = 0;       ///< function evaluations of all starts
+  double rss_log = 0; ///< Σ (ln t_model − ln t_meas)² over kept points
+  double bic = 0;     ///< n ln(rss/n) + p ln n (Schwarz 1978)
+  int status = 0;     ///< Eigen LevenbergMarquardtSpace::Status of the best start
+  int info =
+      0; ///< Eigen ComputationInfo (0 Success, 1 NumericalIssue, 2 NoConvergence, 3 InvalidInput)
+  int starts = 0;      ///< starting points tried
+  int evaluations = 0; ///< function evaluations of all starts
 };
 
 /// Quality of the chosen fit over the kept points. APE_i = |t_model − t_meas| / t_meas.
 struct FitQuality {
-  double r2_log_time = 0;     ///< 1 − RSS/TSS of ln t (R² in log-time, not in time)
-  double mape_pct = 0;        ///< mean APE of time [%]
-  double max_ape_pct = 0;     ///< largest APE of time [%]
-  double loo_mape_pct = -1;   ///< leave-one-out MAPE [%] (−1 when not computed)
-  double mape_all_pct = 0;    ///< MAPE over kept and outlier points [%]
-  double rmse_log = 0;        ///< sqrt(RSS/n) of ln t
+  double r2_log_time = 0;   ///< 1 − RSS/TSS of ln t (R² in log-time, not in time)
+  double mape_pct = 0;      ///< mean APE of time [%]
+  double max_ape_pct = 0;   ///< largest APE of time [%]
+  double loo_mape_pct = -1; ///< leave-one-out MAPE [%] (−1 when not computed)
+  double mape_all_pct = 0;  ///< MAPE over kept and outlier points [%]
+  double rmse_log = 0;      ///< sqrt(RSS/n) of ln t
 };
 
 /// The full result of fit_curve.
 struct CurveFit {
-  bool ok = false;                          ///< false: not fitted, see diagnostic
-  std::string diagnostic;                   ///< why not fitted, or warnings (LM status...)
-  CurveModel model;                         ///< the chosen model
-  std::vector<double> stderrs;              ///< standard error per physical parameter (parameter_names order); NaN when singular
+  bool ok = false;        ///< false: not fitted, see diagnostic
+  std::string diagnostic; ///< why not fitted, or warnings (LM status...)
+  CurveModel model;       ///< the chosen model
+  std::vector<double>
+      stderrs; ///< standard error per physical parameter (parameter_names order); NaN when singular
   FitQuality quality;
-  std::vector<CandidateFit> candidates;     ///< every family tried (regimes: best R), for the record
-  std::vector<CandidateFit> regime_trials;  ///< regimes: each R tried
-  std::string selection;                    ///< "BIC: regimes(2) -123.4 < logistic -98.1 < ..."
-  std::vector<CurvePoint> kept;             ///< points fitted, ascending size
-  std::vector<ExcludedPoint> excluded;      ///< points left out, with reasons
-  int status = 0;                           ///< Eigen LM status of the chosen fit
-  int info = 0;                             ///< Eigen ComputationInfo of the chosen fit
+  std::vector<CandidateFit> candidates;    ///< every family tried (regimes: best R), for the record
+  std::vector<CandidateFit> regime_trials; ///< regimes: each R tried
+  std::string selection;                   ///< "BIC: regimes(2) -123.4 < logistic -98.1 < ..."
+  std::vector<CurvePoint> kept;            ///< points fitted, ascending size
+  std::vector<ExcludedPoint> excluded;     ///< points left out, with reasons
+  int status = 0;                          ///< Eigen LM status of the chosen fit
+  int info = 0;                            ///< Eigen ComputationInfo of the chosen fit
 };
 
 /// Names of a model's physical parameters in CurveModel order: alpha_us, beta_gbps; or alpha_us,
@@ -116,10 +118,10 @@ std::vector<std::string> parameter_names(const CurveModel &model);
 /// deterministic starts (regimes: R = 2..max_regimes, each R seeded from the best R−1 fit plus a
 /// new step at 4 positions, and from evenly spaced steps); going from the simplest candidate
 /// (alpha_beta, logistic, regimes R=2, R=3, ...) a more complex one replaces the current choice
-/// when its BIC is lower by more than options.bic_margin (n must exceed p + 1). With reject_outliers, points
-/// whose residual exceeds max(ln outlier_min_ratio, 5 × 1.4826 MAD) are dropped (largest first, at
-/// most outlier_max_share of the points) and the selection is redone once.
-/// Never throws for bad data: returns ok = false with a diagnostic instead.
+/// when its BIC is lower by more than options.bic_margin (n must exceed p + 1). With
+/// reject_outliers, points whose residual exceeds max(ln outlier_min_ratio, 5 × 1.4826 MAD) are
+/// dropped (largest first, at most outlier_max_share of the points) and the selection is redone
+/// once. Never throws for bad data: returns ok = false with a diagnostic instead.
 CurveFit fit_curve(std::span<const CurvePoint> points, const FitOptions &options = {});
 
 /// Fits one family with R regimes (R ignored for alpha_beta/logistic) to the given points from the
@@ -127,7 +129,8 @@ CurveFit fit_curve(std::span<const CurvePoint> points, const FitOptions &options
 CandidateFit fit_model(std::span<const CurvePoint> points, ModelKind kind, int regimes = 1);
 
 /// Runs LM from `start` on the points. \returns the candidate (status, info, rss, bic).
-CandidateFit fit_from(std::span<const CurvePoint> points, const CurveModel &start, int max_evaluations = 400);
+CandidateFit fit_from(std::span<const CurvePoint> points, const CurveModel &start,
+                      int max_evaluations = 400);
 
 /// Leave-one-out MAPE [%]: refit `model` without point i (warm-started from `model`), predict i.
 double leave_one_out_mape_pct(std::span<const CurvePoint> points, const CurveModel &model);
@@ -141,10 +144,11 @@ std::vector<double> parameter_stderrs(std::span<const CurvePoint> points, const 
 double mape_pct(std::span<const CurvePoint> points, const CurveModel &model);
 /// Largest absolute percentage error of time [%].
 double max_ape_pct(std::span<const CurvePoint> points, const CurveModel &model);
-/// R² of log-time: 1 − Σ(ln t_model − ln t)² / Σ(ln t − mean ln t)²; 1 when all times equal and fitted.
+/// R² of log-time: 1 − Σ(ln t_model − ln t)² / Σ(ln t − mean ln t)²; 1 when all times equal and
+/// fitted.
 double r2_log_time(std::span<const CurvePoint> points, const CurveModel &model);
 
 /// Human-readable Eigen LevenbergMarquardtSpace::Status name ("RelativeReductionTooSmall", ...).
 std::string lm_status_name(int status);
 
-}  // namespace scalefit::fitting
+} // namespace scalefit::fitting

@@ -22,8 +22,9 @@ inline constexpr const char *kFitSchema = "scalefit.fit/1";
 
 /// One fitted curve.
 struct FitEntry {
-  std::string id;                      ///< "allreduce:world:16=2x8:float:sum:out-of-place" (+ "@system" when ids collide)
-  std::string system;                  ///< the context's system name of the records fitted
+  std::string
+      id; ///< "allreduce:world:16=2x8:float:sum:out-of-place" (+ "@system" when ids collide)
+  std::string system; ///< the context's system name of the records fitted
   Op op = Op::allreduce;
   GroupShape group;
   DType dtype = DType::float32;
@@ -38,11 +39,11 @@ struct FitEntry {
   CurveModel model;                    ///< the chosen model
   std::vector<double> stderrs;         ///< per parameter_names(model); NaN when unknown
   FitQuality quality;
-  int status = 0;                      ///< Eigen LevenbergMarquardtSpace::Status of the chosen fit
-  int info = 0;                        ///< Eigen ComputationInfo of the chosen fit
-  std::string selection;               ///< why this model: "BIC regimes(R=2) -123.4 < logistic -98.1"
-  std::map<std::string, double> candidate_bic;  ///< "alpha_beta", "logistic", "regimes(R=2)" → BIC
-  std::string diagnostic;              ///< LM warnings; empty when clean
+  int status = 0;        ///< Eigen LevenbergMarquardtSpace::Status of the chosen fit
+  int info = 0;          ///< Eigen ComputationInfo of the chosen fit
+  std::string selection; ///< why this model: "BIC regimes(R=2) -123.4 < logistic -98.1"
+  std::map<std::string, double> candidate_bic; ///< "alpha_beta", "logistic", "regimes(R=2)" → BIC
+  std::string diagnostic;                      ///< LM warnings; empty when clean
 
   /// The curve's bandwidth term at the largest measured size [GB/s algbw]: the bandwidth the fit
   /// file calls asymptotic and extrapolates with (a fitted Σ bmax may lie far beyond the data).
@@ -63,7 +64,7 @@ struct UnfittedEntry {
 /// Entries of one op (and dtype, placement, group kind, ranks per node, redop, root) at several
 /// node counts, with eff(g→n) between consecutive counts and parameter trends in log2(nnodes).
 struct ScalingSeries {
-  std::string system;                  ///< entries of one system only
+  std::string system; ///< entries of one system only
   Op op = Op::allreduce;
   DType dtype = DType::float32;
   Placement placement = Placement::out_of_place;
@@ -71,11 +72,11 @@ struct ScalingSeries {
   int root = -1;
   std::string kind = "world";
   int ranks_per_node = 1;
-  std::vector<int> nnodes;             ///< measured node counts, ascending
-  std::vector<std::string> entries;    ///< entry id per node count
-  std::vector<ScalingEfficiency> efficiency;  ///< first count → each other count
-  LogLinearTrend alpha_us;             ///< latency floor t(min_bytes) [us] against log2(nnodes)
-  LogLinearTrend busbw_gbps;           ///< asymptotic busbw [GB/s] against log2(nnodes)
+  std::vector<int> nnodes;                   ///< measured node counts, ascending
+  std::vector<std::string> entries;          ///< entry id per node count
+  std::vector<ScalingEfficiency> efficiency; ///< first count → each other count
+  LogLinearTrend alpha_us;   ///< latency floor t(min_bytes) [us] against log2(nnodes)
+  LogLinearTrend busbw_gbps; ///< asymptotic busbw [GB/s] against log2(nnodes)
 };
 
 /// Where the records came from.
@@ -91,10 +92,11 @@ struct FitSource {
 class FitFile {
 public:
   std::string schema = kFitSchema;
-  std::string path;                          ///< file it was loaded from ("" when built)
-  std::map<std::string, std::string> system; ///< name, backend, devices, hosts... of the first source
-  std::string tool = "scalefit 0.1.0";       ///< generator
-  std::string created;                       ///< ISO 8601 UTC
+  std::string path; ///< file it was loaded from ("" when built)
+  std::map<std::string, std::string>
+      system;                          ///< name, backend, devices, hosts... of the first source
+  std::string tool = "scalefit 0.1.0"; ///< generator
+  std::string created;                 ///< ISO 8601 UTC
   std::vector<FitSource> sources;
   std::vector<FitEntry> entries;
   std::vector<UnfittedEntry> unfitted;
@@ -107,9 +109,9 @@ public:
 /// The id of the curve a record belongs to.
 std::string entry_id(const MeasurementRecord &m);
 
-/// Groups the records by (context system, MeasurementRecord::key(false)), fits each group with fit_curve, and builds
-/// the scaling series. Curves that cannot be fitted go to `unfitted` with the reason.
-/// \param sets record sets (one per file) and their file names (same length)
+/// Groups the records by (context system, MeasurementRecord::key(false)), fits each group with
+/// fit_curve, and builds the scaling series. Curves that cannot be fitted go to `unfitted` with the
+/// reason. \param sets record sets (one per file) and their file names (same length)
 FitFile fit_records(const std::vector<RecordSet> &sets, const std::vector<std::string> &files,
                     const FitOptions &options = {});
 
@@ -131,4 +133,4 @@ double entry_time_us(const FitEntry &entry, double bytes, bool &extrapolated);
 /// \throws InputError naming file, line (yaml-cpp Mark), entry and field.
 FitFile parse_fit_file(const std::string &text, const std::string &name);
 
-}  // namespace scalefit::fitting
+} // namespace scalefit::fitting

@@ -20,9 +20,9 @@ namespace scalefit::fitting {
 
 /// The model families the fitter knows.
 enum class ModelKind {
-  alpha_beta,  ///< Hockney: t = α + s/β
-  logistic,    ///< latency + logistic bandwidth (Lu et al.): t = α + s/B(s), one sigmoid step
-  regimes,     ///< latency + a sum of R >= 2 logistic bandwidth steps (protocol/algorithm regimes)
+  alpha_beta, ///< Hockney: t = α + s/β
+  logistic,   ///< latency + logistic bandwidth (Lu et al.): t = α + s/B(s), one sigmoid step
+  regimes,    ///< latency + a sum of R >= 2 logistic bandwidth steps (protocol/algorithm regimes)
 };
 
 /// "alpha_beta", "logistic", "regimes".
@@ -33,9 +33,9 @@ std::optional<ModelKind> parse_model(std::string_view name);
 /// One logistic step of bandwidth in ln s (Lu et al., sigmoid fit of nccl-tests bandwidth):
 /// B_j(s) = bmax / (1 + exp(−k (ln s − ln s_half))).
 struct LogisticStep {
-  double bmax_gbps = 0;     ///< height of the step (algbw) [GB/s]
-  double k = 1;             ///< steepness in ln s [1]
-  double s_half_bytes = 1;  ///< size at half height [B]
+  double bmax_gbps = 0;    ///< height of the step (algbw) [GB/s]
+  double k = 1;            ///< steepness in ln s [1]
+  double s_half_bytes = 1; ///< size at half height [B]
 };
 
 /// A fitted (or loaded) curve. time_us(s) is the model itself, without any range rule.
@@ -44,9 +44,9 @@ struct LogisticStep {
 ///    sigmoidal bandwidth fit; regimes sums R steps, one per NCCL protocol/algorithm regime)
 struct CurveModel {
   ModelKind kind = ModelKind::alpha_beta;
-  double alpha_us = 0;                 ///< latency [us]
-  double beta_gbps = 0;                ///< alpha_beta only: bandwidth (algbw) [GB/s]
-  std::vector<LogisticStep> steps;     ///< logistic: 1 step; regimes: >= 2 steps
+  double alpha_us = 0;             ///< latency [us]
+  double beta_gbps = 0;            ///< alpha_beta only: bandwidth (algbw) [GB/s]
+  std::vector<LogisticStep> steps; ///< logistic: 1 step; regimes: >= 2 steps
 
   /// Model time [us] of a message of `bytes` [B] (> 0).
   double time_us(double bytes) const;
@@ -92,7 +92,7 @@ struct LogisticStepsFunctor : Eigen::DenseFunctor<double> {
   // operator() keeps its sigmoids for df at the same x (Eigen's LM asks for both at each accepted
   // point): halves the exp() calls of a fit.
   mutable Eigen::VectorXd m_cache_x;
-  mutable Eigen::MatrixXd m_cache_sigmoid;  // values() x nsteps
+  mutable Eigen::MatrixXd m_cache_sigmoid; // values() x nsteps
 };
 
-}  // namespace scalefit::fitting
+} // namespace scalefit::fitting

@@ -13,7 +13,7 @@ namespace scalefit::fitting {
 
 /// A message-size band [lo_bytes, hi_bytes) of the efficiency table.
 struct SizeBand {
-  std::string name;   ///< "<64KiB", "64KiB-16MiB", ">16MiB"
+  std::string name; ///< "<64KiB", "64KiB-16MiB", ">16MiB"
   double lo_bytes = 0;
   double hi_bytes = 0;
 };
@@ -25,8 +25,8 @@ const std::vector<SizeBand> &default_size_bands();
 /// lie in both curves' measured ranges; NaN (and sizes = 0) when the band has none.
 struct BandEfficiency {
   SizeBand band;
-  double efficiency = 0;  ///< [1]; 1 = no slowdown from g to n nodes
-  int sizes = 0;          ///< power-of-two sizes averaged
+  double efficiency = 0; ///< [1]; 1 = no slowdown from g to n nodes
+  int sizes = 0;         ///< power-of-two sizes averaged
 };
 
 /// eff(g→n) between two fitted curves of the same op (Cheng et al.): t_g(s) / t_n(s) at equal
@@ -35,7 +35,7 @@ struct BandEfficiency {
 struct ScalingEfficiency {
   int from_nnodes = 0, to_nnodes = 0;
   std::vector<BandEfficiency> bands;
-  double size_weighted = 0;  ///< Σ s·eff(s) / Σ s [1]
+  double size_weighted = 0; ///< Σ s·eff(s) / Σ s [1]
 };
 
 /// Computes eff(g→n) from curve g (measured on [g_lo, g_hi] bytes) and curve n ([n_lo, n_hi]).
@@ -44,13 +44,14 @@ ScalingEfficiency scaling_efficiency(const CurveModel &g, double g_lo, double g_
                                      const CurveModel &n, double n_lo, double n_hi, int n_nnodes,
                                      const std::vector<SizeBand> &bands = default_size_bands());
 
-/// y = intercept + slope · log2(nnodes), with log2(nnodes) clamped to [log2(lo_nnodes), log2(hi_nnodes)].
+/// y = intercept + slope · log2(nnodes), with log2(nnodes) clamped to [log2(lo_nnodes),
+/// log2(hi_nnodes)].
 struct LogLinearTrend {
   double intercept = 0;
   double slope = 0;
-  double lo_nnodes = 1;  ///< smallest node count the rule is valid for (clamp below)
-  double hi_nnodes = 1;  ///< largest node count the rule is valid for (clamp above)
-  double floor = 0;      ///< the result never goes below this (keeps α and bandwidth positive)
+  double lo_nnodes = 1; ///< smallest node count the rule is valid for (clamp below)
+  double hi_nnodes = 1; ///< largest node count the rule is valid for (clamp above)
+  double floor = 0;     ///< the result never goes below this (keeps α and bandwidth positive)
   /// Evaluates the clamped rule at `nnodes` (>= 1).
   double at(double nnodes) const;
 };
@@ -62,9 +63,9 @@ LogLinearTrend fit_log_linear_trend(const std::vector<int> &nnodes, const std::v
 
 /// Speedup from compute and communication shares (Cheng et al.):
 /// speedup = (r_cp + r_cm) / (r_cp + r_cm / eff).
-/// \param r_cp, r_cm compute and communication shares of iteration time at g GPUs (>= 0, not both 0)
-/// \param eff network efficiency eff(g→n) in (0, ∞)
-/// \throws std::invalid_argument on negative shares, both zero, or eff <= 0.
+/// \param r_cp, r_cm compute and communication shares of iteration time at g GPUs (>= 0, not both
+/// 0) \param eff network efficiency eff(g→n) in (0, ∞) \throws std::invalid_argument on negative
+/// shares, both zero, or eff <= 0.
 double speedup_from_shares(double r_cp, double r_cm, double eff);
 
-}  // namespace scalefit::fitting
+} // namespace scalefit::fitting
