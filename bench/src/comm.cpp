@@ -236,7 +236,8 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
     throw InputError("scalefit-bench was not built with NCCL (configure with "
                      "-DSCALEFIT_ENABLE_CUDA=ON and NCCL_HOME); use --backend mpi",
                      "", 0, "--backend nccl");
-  int gpus = nccl_built() ? visible_gpu_count() : 0, min_gpus = 0;
+  // Only ask CUDA when a GPU backend may be chosen (no CUDA initialization for --backend mpi).
+  int gpus = (nccl_built() && o.backend != "mpi") ? visible_gpu_count() : 0, min_gpus = 0;
   SCALEFIT_MPI_CHECK(MPI_Allreduce(&gpus, &min_gpus, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
   if (o.backend == "nccl")
     agree_or_throw(gpus > 0
