@@ -14,7 +14,8 @@ namespace scalefit::fitting {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr int kScreenEvaluations = 15; // budget per start; the best start is then polished
+constexpr int kScreenEvaluations = 10;
+constexpr int kLmStarts = 5; // LM runs from the most promising starts of each model
 
 struct Data {
   Eigen::VectorXd bytes, time;
@@ -95,14 +96,36 @@ CandidateFit finish(std::span<const CurvePoint> pts, ModelKind kind, const Eigen
 }
 
 /// Tries every start with a screening budget, then polishes the best one.
+double initial_rss(const Data &d, ModelKind kind, const Eigen::VectorXd &x) {
+  Eigen::VectorXd r(d.bytes.size());
+  if (kind == ModelKind::alpha_beta) {
+    AlphaBetaFunctor f(d.bytes, d.time);
+    f(x, r);
+  } else {
+    LogisticStepsFunctor f(static_cast<int>((x.size() - 1) / 3), d.bytes, d.time);
+    f(x, r);
+  }
+  return r.allFinite() ? r.squaredNorm() : std::numeric_limits<double>::infinity();
+}
+
 CandidateFit best_of(std::span<const CurvePoint> pts, const Data &d, ModelKind kind,
                      const std::vector<CurveModel> &starts) {
   Eigen::VectorXd best_x;
   LmOutcome best;
   best.rss = std::numeric_limits<double>::infinity();
   int evals = 0;
-  for (const CurveModel &st : starts) {
-    Eigen::VectorXd x = to_internal(st);
+  // Run LM only from the kLmStarts starts with the lowest initial RSS (one evaluation each).
+  std::vector<std::pair<double, std::size_t>> order;
+  for (std::size_t i = 0; i < starts.size(); ++i) {
+    Eigen::VectorXd x = to_internal(starts[i]);
+    order.emplace_back(initial_rss(d, kind, x), i);
+    ++evals;
+  }
+  std::stable_sort(order.begin(), order.end());
+  if (order.size() > static_cast<std::size_t>(kLmStarts))
+    order.resize(static_cast<std::size_t>(kLmStarts));
+  for (const auto &[rss0, i] : order) {
+    Eigen::VectorXd x = to_internal(starts[i]);
     LmOutcome o = run_kind(d, kind, x, kScreenEvaluations);
     evals += o.nfev;
     if (o.rss < best.rss)
