@@ -14,8 +14,10 @@ namespace scalefit::fitting {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr int kScreenEvaluations = 10;
-constexpr int kLmStarts = 5; // LM runs from the most promising starts of each model
+constexpr int kScreenEvaluations = 15;
+constexpr int kLmStarts = 5;
+constexpr int kPolished = 1; // screened starts polished to convergence // LM runs from the most
+                             // promising starts of each model
 
 struct Data {
   Eigen::VectorXd bytes, time;
@@ -124,20 +126,28 @@ CandidateFit best_of(std::span<const CurvePoint> pts, const Data &d, ModelKind k
   std::stable_sort(order.begin(), order.end());
   if (order.size() > static_cast<std::size_t>(kLmStarts))
     order.resize(static_cast<std::size_t>(kLmStarts));
+  // Screen every start with a short budget, then polish the kPolished best screened ones.
+  std::vector<std::pair<LmOutcome, Eigen::VectorXd>> screened;
   for (const auto &[rss0, i] : order) {
     Eigen::VectorXd x = to_internal(starts[i]);
     LmOutcome o = run_kind(d, kind, x, kScreenEvaluations);
     evals += o.nfev;
+    screened.emplace_back(o, std::move(x));
+  }
+  std::stable_sort(screened.begin(), screened.end(),
+                   [](const auto &a, const auto &b) { return a.first.rss < b.first.rss; });
+  for (std::size_t k = 0; k < screened.size() && k < static_cast<std::size_t>(kPolished); ++k) {
+    auto &[o, x] = screened[k];
+    if (o.status == Eigen::LevenbergMarquardtSpace::TooManyFunctionEvaluation) {
+      const LmOutcome p = run_kind(d, kind, x, k == 0 ? 200 : 40);
+      evals += p.nfev;
+      o = p;
+    }
     if (o.rss < best.rss)
       best = o, best_x = x;
   }
   if (best_x.size() == 0)
     best_x = to_internal(starts.front());
-  if (best.status == Eigen::LevenbergMarquardtSpace::TooManyFunctionEvaluation) {
-    LmOutcome o = run_kind(d, kind, best_x, 200);
-    evals += o.nfev;
-    best = o;
-  }
   CandidateFit c = finish(pts, kind, best_x, best);
   c.starts = static_cast<int>(starts.size());
   c.evaluations = evals;

@@ -139,6 +139,14 @@ TEST(Fit, SelectsSeveralRegimesOnTwoRegimeCurve) {
   EXPECT_NE(f.selection.find("BIC"), std::string::npos);
 }
 
+TEST(Fit, TwoRegimeSelectionHoldsAcrossNoiseSeeds) {
+  for (unsigned seed = 1; seed <= 10; ++seed) {
+    const CurveFit f = fit_curve(synth(two_regime_model(), 0.005, 100 + seed));
+    EXPECT_EQ(f.model.kind, ModelKind::regimes) << "seed " << seed << ": " << f.selection;
+    EXPECT_LT(f.quality.mape_pct, 1.0) << "seed " << seed;
+  }
+}
+
 TEST(Fit, QualityMetricsByHand) {
   CurveModel m;
   m.kind = ModelKind::alpha_beta;
