@@ -460,7 +460,7 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
             m.root = a.root;
             m.placement = pl;
             m.bytes = pt.bytes;
-            m.count = pt.bytes / es;
+            m.count = pt.count;
             const std::string key = m.key();
             if (done_keys.count(key)) {
               if (rank == 0) {

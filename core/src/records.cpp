@@ -186,7 +186,9 @@ MeasurementRecord measurement_from_json(const json &j, const std::string &file, 
   const std::int64_t bytes = r.integer("bytes");
   if (bytes < 0) r.fail("bytes", "must be >= 0");
   m.bytes = static_cast<std::uint64_t>(bytes);
-  m.count = static_cast<std::uint64_t>(r.integer("count", false, bytes / static_cast<std::int64_t>(dtype_size(m.dtype))));
+  m.count = static_cast<std::uint64_t>(r.integer(
+      "count", false,
+      static_cast<std::int64_t>(count_per_rank(m.op, m.bytes, dtype_size(m.dtype), m.group.nranks))));
   m.time_us = r.num("time_us");
   if (!(m.time_us >= 0)) r.fail("time_us", "must be a finite number >= 0");
   m.algbw_gbps = r.num("algbw_gbps", false, gbps(static_cast<double>(m.bytes), m.time_us));

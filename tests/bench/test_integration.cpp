@@ -113,7 +113,9 @@ void expect_consistent(const RecordSet &set) {
     EXPECT_LE(m.stats->min, m.stats->median);
     EXPECT_LE(m.stats->median, m.stats->max);
     EXPECT_GE(m.iters_per_sample, 1);
-    EXPECT_EQ(m.count * dtype_size(m.dtype), m.bytes);
+    // nccl-tests' count column: elements per rank; the swept sizes divide exactly.
+    EXPECT_EQ(m.count, count_per_rank(m.op, m.bytes, dtype_size(m.dtype), m.group.nranks));
+    EXPECT_EQ(effective_bytes(m.op, m.bytes, dtype_size(m.dtype), m.group.nranks), m.bytes);
   }
 }
 

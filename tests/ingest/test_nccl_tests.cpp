@@ -76,7 +76,8 @@ TEST_P(SharedLogs, RowCountsOpRanksAndLargestRow) {
     EXPECT_EQ(m.group.nranks, c.nranks);
     EXPECT_EQ(m.group.nnodes, c.nnodes);
     EXPECT_EQ(m.dtype, DType::float32);
-    EXPECT_EQ(m.count, m.bytes / 4);
+    // nccl-tests' count column: elements per rank.
+    EXPECT_EQ(m.count, count_per_rank(m.op, m.bytes, 4, m.group.nranks));
     EXPECT_GT(m.time_us, 0);
   }
   const auto *oop = find(r, c.bytes, Placement::out_of_place);
@@ -404,7 +405,7 @@ TEST(NcclTestsSynthetic, CurrentFormatTwoTestsInOneLog) {
   ASSERT_NE(ag, nullptr);
   EXPECT_DOUBLE_EQ(ag->time_us, 340.00);
   EXPECT_DOUBLE_EQ(ag->busbw_gbps, 9.25);
-  EXPECT_EQ(ag->count, 4194304u / 4);
+  EXPECT_EQ(ag->count, 4194304u / (4 * 4)); // the count column: per rank, 4 ranks
   EXPECT_EQ(ag->group.ranks_per_node, 2);
   const auto *ar = find(r, 65536, Placement::out_of_place, Op::allreduce);
   ASSERT_NE(ar, nullptr);
@@ -421,7 +422,7 @@ TEST(NcclTestsSynthetic, CurrentFormatWithPerIterationColumns) {
   ASSERT_NE(m, nullptr);
   EXPECT_EQ(m->op, Op::alltoall);
   EXPECT_EQ(m->dtype, DType::half);
-  EXPECT_EQ(m->count, 16777216u / 2);
+  EXPECT_EQ(m->count, 16777216u / (2 * 8)); // the count column: per rank, 8 ranks
   EXPECT_DOUBLE_EQ(m->time_us, 300.00);
   EXPECT_EQ(m->wrong, 3);
   EXPECT_DOUBLE_EQ(m->extra.at("i_min_us").get<double>(), 270.00);

@@ -11,8 +11,8 @@
 //                  optional `timestamp` column, and `# Collective test concluded: <bin>`.
 //
 // nccl-tests prints `count` as the per-rank parameter count (nBytes / type size, which for
-// AllGather/ReduceScatter/AllToAll is size / (type size * nranks)); scalefit's record holds
-// core's `count` = bytes / type size and `bytes` = the `size` column.
+// AllGather/ReduceScatter/AllToAll is size / (type size * nranks)); scalefit's record holds the
+// same (core's count_per_rank) and `bytes` = the `size` column.
 #include "scalefit/ingest/ingest.hpp"
 
 #include "text.hpp"
@@ -562,7 +562,7 @@ void build_records(const Section &s, const Derived &d, const IngestOptions &opt,
       m.root = root;
       m.placement = pl;
       m.bytes = *size;
-      m.count = *size / dtype_size(*dtype);
+      m.count = count_per_rank(m.op, *size, dtype_size(*dtype), m.group.nranks);
       m.time_us = *time_us;
       m.extra = json::object();
       m.extra["source_line"] = line;

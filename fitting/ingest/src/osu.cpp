@@ -310,7 +310,7 @@ IngestResult read_osu(const std::string &path, const IngestOptions &opt) {
     m.root = op_has_root(m.op) ? 0 : -1;
     m.placement = Placement::out_of_place;
     m.bytes = tb.test.bytes_times_n ? size * static_cast<std::uint64_t>(nr) : size;
-    m.count = m.bytes / dtype_size(m.dtype);
+    m.count = count_per_rank(m.op, m.bytes, dtype_size(m.dtype), m.group.nranks);
     m.extra = json::object();
     m.extra["source_line"] = ln;
     m.extra["osu_size"] = size;

@@ -54,7 +54,7 @@ struct MeasurementRecord {
   int root = -1;                         ///< root rank for reduce/broadcast, else -1 (as nccl-tests)
   Placement placement = Placement::out_of_place;
   std::uint64_t bytes = 0;               ///< message size: the whole array (nccl-tests' "size") [B]
-  std::uint64_t count = 0;               ///< elements in the whole array, bytes / type size (nccl-tests' "count")
+  std::uint64_t count = 0;               ///< elements per rank, nccl-tests' "count" column: count_per_rank(op, bytes, type size, nranks)
   double time_us = 0;                    ///< time per operation [us] (mean over samples, as nccl-tests)
   double algbw_gbps = 0;                 ///< bytes / time [GB/s]
   double busbw_gbps = 0;                 ///< algbw * busbw_factor(op, nranks) [GB/s]
