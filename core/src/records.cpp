@@ -64,12 +64,11 @@ json summary_to_json(const Summary &s) {
 std::string MeasurementRecord::key(bool with_size) const {
   std::string k;
   k.append(op_name(op)).append("|").append(group.kind).append("|");
-  k += std::to_string(group.nranks) + "|" + std::to_string(group.nnodes) + "|" +
-       std::to_string(group.ranks_per_node) + "|";
+  k.append(std::to_string(group.nranks)).append("|").append(std::to_string(group.nnodes));
+  k.append("|").append(std::to_string(group.ranks_per_node)).append("|");
   k.append(dtype_name(dtype)).append("|").append(redop_name(redop)).append("|");
-  k += std::to_string(root) + "|";
-  k.append(placement_name(placement));
-  if (with_size) k += "|" + std::to_string(bytes);
+  k.append(std::to_string(root)).append("|").append(placement_name(placement));
+  if (with_size) k.append("|").append(std::to_string(bytes));
   return k;
 }
 

@@ -106,8 +106,10 @@ std::optional<CommPrediction> predict(const FitFile &fit, const CommQuery &q, do
   p.extrapolated = true;
   p.entry = e->id;
   std::string counts;
-  for (int n : series->nnodes)
-    counts += (counts.empty() ? "" : ",") + std::to_string(n);
+  for (int n : series->nnodes) {
+    if (!counts.empty()) counts.push_back(',');
+    counts.append(std::to_string(n));
+  }
   p.note =
       fmt::format("scaling trend from {} nodes (reference {} nodes){}", counts, series->nnodes[ref],
                   q.nnodes > series->busbw_gbps.hi_nnodes || q.nnodes < series->busbw_gbps.lo_nnodes
