@@ -28,13 +28,16 @@ public:
   virtual ~Comm() = default;
   virtual int rank() const = 0; ///< rank in this communicator
   virtual int size() const = 0; ///< ranks in this communicator
+  /// `count` elements per rank reduced with `r` into every rank's recv (send == recv: in place).
   virtual void allreduce(const void *send, void *recv, std::size_t count, DType t, RedOp r) = 0;
   /// `count` elements from each rank; recv holds size() * count.
   virtual void allgather(const void *send, void *recv, std::size_t count, DType t) = 0;
   /// send holds size() * count; each rank receives `count` reduced elements.
   virtual void reducescatter(const void *send, void *recv, std::size_t count, DType t, RedOp r) = 0;
+  /// `count` elements per rank reduced with `r` into rank `root`'s recv.
   virtual void reduce(const void *send, void *recv, std::size_t count, DType t, RedOp r,
                       int root) = 0;
+  /// `count` elements of rank `root`'s send copied into every rank's recv.
   virtual void broadcast(const void *send, void *recv, std::size_t count, DType t, int root) = 0;
   /// `count` elements to each peer; send and recv hold size() * count.
   virtual void alltoall(const void *send, void *recv, std::size_t count, DType t) = 0;
@@ -57,15 +60,17 @@ class Backend {
 public:
   virtual ~Backend() = default;
   virtual std::string_view name() const = 0; ///< "mpi" or "nccl"
-  virtual bool supports(DType t) const = 0;
-  virtual bool supports(RedOp r) const = 0;
+  virtual bool supports(DType t) const = 0;  ///< whether the library has this element type
+  virtual bool supports(RedOp r) const = 0;  ///< whether the library has this reduction
   /// Builds the communicator of the calling rank's instance. Collective over MPI_COMM_WORLD:
   /// every rank calls it, with `group` = its instance's MPI communicator (MPI_COMM_NULL and
   /// color -1 for ranks that sit the shape out; they get nullptr).
   virtual std::unique_ptr<Comm> make_comm(MPI_Comm group, int color, int key) = 0;
   virtual void *alloc(std::size_t bytes) = 0; ///< zero-filled buffer of `bytes`
-  virtual void release(void *buffer) = 0;
+  virtual void release(void *buffer) = 0; ///< frees a buffer from alloc()
+  /// Copies `bytes` from host memory into a buffer from alloc() (cudaMemcpy for nccl).
   virtual void copy_to_backend(void *dst, const void *host_src, std::size_t bytes) = 0;
+  /// Copies `bytes` from a buffer from alloc() into host memory.
   virtual void copy_to_host(void *host_dst, const void *src, std::size_t bytes) = 0;
   /// Where this rank runs: the GPU name (nccl) or the CPU model (mpi).
   virtual std::string device_name() const = 0;

@@ -53,8 +53,11 @@ void fill_inputs(DType t, void *buffer, std::size_t count, const CheckPattern &p
 
 /// IEEE binary16 bits of a float (round to nearest even); bfloat16 bits likewise.
 std::uint16_t float_to_half_bits(float f);
+/// The float value of IEEE binary16 bits (exact: every half is a float).
 float half_bits_to_float(std::uint16_t h);
+/// bfloat16 bits of a float: the upper 16 bits, rounded to nearest even.
 std::uint16_t float_to_bf16_bits(float f);
+/// The float value of bfloat16 bits (exact).
 float bf16_bits_to_float(std::uint16_t h);
 
 } // namespace scalefit::bench

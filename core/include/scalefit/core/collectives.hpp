@@ -57,7 +57,9 @@ std::size_t dtype_size(DType t);
 
 /// Reduction operators, named as nccl-tests prints them.
 enum class RedOp { sum, prod, max, min, avg };
+/// nccl-tests' name: "sum", "prod", "max", "min", "avg".
 std::string_view redop_name(RedOp r);
+/// Parses redop_name's output (case-insensitive). \returns std::nullopt when unknown.
 std::optional<RedOp> parse_redop(std::string_view name);
 /// Whether the operation takes a reduction operator (AllReduce, Reduce, ReduceScatter).
 bool op_has_redop(Op op);
@@ -67,6 +69,7 @@ bool op_has_root(Op op);
 /// Buffer placement: separate send and receive buffers, or the result in the send buffer.
 enum class Placement { out_of_place, in_place };
 std::string_view placement_name(Placement p);  ///< "out-of-place" / "in-place"
+/// Parses "out-of-place"/"in-place" (also "oop", "ip"). \returns std::nullopt when unknown.
 std::optional<Placement> parse_placement(std::string_view name);
 
 /// The shape of the communicator a measurement ran on.

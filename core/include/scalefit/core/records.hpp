@@ -69,7 +69,9 @@ struct MeasurementRecord {
   std::string key(bool with_size = true) const;
 };
 
+/// The JSONL object of a context record ("type": "context"; fields as ContextRecord, extra kept).
 nlohmann::json to_json(const ContextRecord &c);
+/// The JSONL object of a measurement ("type": "measurement"; units as MeasurementRecord).
 nlohmann::json to_json(const MeasurementRecord &m);
 /// \throws InputError naming `file`, `line` and the field when a field is missing or malformed.
 ContextRecord context_from_json(const nlohmann::json &j, const std::string &file = "", long line = 0);
