@@ -99,9 +99,7 @@ void run_fit(const FitArgs &a) {
       "{:<14} {:<22} {:<8} {:<12} {:>6} {:>10} {:>9} {:>9} {:>10} {:>10} {:<13} {:>7} {:>7}\n", "",
       "", "", "", "", "[GB/s]", "[us]", "[us]", "[GB/s]", "[GB/s]", "", "[%]", "[%]");
   for (const FitEntry &e : fit.entries) {
-    const std::string model = e.model.kind == ModelKind::regimes
-                                  ? fmt::format("regimes({})", e.model.steps.size())
-                                  : std::string(model_name(e.model.kind));
+    const std::string model = model_label(e.model);
     fmt::print("{:<14} {:<22} {:<8} {:<12} {:>6} {:>10.2f} {:>9.2f} {:>9.2f} {:>10.2f} {:>10.2f} "
                "{:<13} {:>7.2f} {:>7.2f}\n",
                op_name(e.op), e.group.label(), dtype_name(e.dtype), placement_name(e.placement),

@@ -40,13 +40,19 @@ template <class F> LmOutcome run_lm(F &functor, Eigen::VectorXd &x, int max_eval
   return {r.status, r.info, r.evaluations, r.rss};
 }
 
-/// Runs LM for `kind` from x (updated in place) on the data.
-LmOutcome run_kind(const Data &d, ModelKind kind, Eigen::VectorXd &x, int max_evaluations) {
+/// Steps of an internal vector of a logistic/regimes model with `ndrops` drops.
+int steps_of(const Eigen::VectorXd &x, int ndrops) {
+  return static_cast<int>((x.size() - 1) / 3) - ndrops;
+}
+
+/// Runs LM for `kind` (with `ndrops` drops) from x (updated in place) on the data.
+LmOutcome run_kind(const Data &d, ModelKind kind, Eigen::VectorXd &x, int max_evaluations,
+                   int ndrops = 0) {
   if (kind == ModelKind::alpha_beta) {
     AlphaBetaFunctor f(d.bytes, d.time);
     return run_lm(f, x, max_evaluations);
   }
-  LogisticStepsFunctor f(static_cast<int>((x.size() - 1) / 3), d.bytes, d.time);
+  LogisticStepsFunctor f(steps_of(x, ndrops), d.bytes, d.time, ndrops);
   return run_lm(f, x, max_evaluations);
 }
 
@@ -87,9 +93,9 @@ CurveModel logistic_start(const Shape &s, double k) {
 }
 
 CandidateFit finish(std::span<const CurvePoint> pts, ModelKind kind, const Eigen::VectorXd &x,
-                    const LmOutcome &o) {
+                    const LmOutcome &o, int ndrops = 0) {
   CandidateFit c;
-  c.model = from_internal(kind, x);
+  c.model = from_internal(kind, x, ndrops);
   c.rss_log = o.rss;
   c.bic = bic_of(o.rss, pts.size(), c.model.num_parameters());
   c.status = o.status;
@@ -98,13 +104,13 @@ CandidateFit finish(std::span<const CurvePoint> pts, ModelKind kind, const Eigen
 }
 
 /// Tries every start with a screening budget, then polishes the best one.
-double initial_rss(const Data &d, ModelKind kind, const Eigen::VectorXd &x) {
+double initial_rss(const Data &d, ModelKind kind, const Eigen::VectorXd &x, int ndrops) {
   Eigen::VectorXd r(d.bytes.size());
   if (kind == ModelKind::alpha_beta) {
     AlphaBetaFunctor f(d.bytes, d.time);
     f(x, r);
   } else {
-    LogisticStepsFunctor f(static_cast<int>((x.size() - 1) / 3), d.bytes, d.time);
+    LogisticStepsFunctor f(steps_of(x, ndrops), d.bytes, d.time, ndrops);
     f(x, r);
   }
   return r.allFinite() ? r.squaredNorm() : std::numeric_limits<double>::infinity();
@@ -116,11 +122,12 @@ CandidateFit best_of(std::span<const CurvePoint> pts, const Data &d, ModelKind k
   LmOutcome best;
   best.rss = std::numeric_limits<double>::infinity();
   int evals = 0;
+  const int ndrops = static_cast<int>(starts.front().drops.size());
   // Run LM only from the kLmStarts starts with the lowest initial RSS (one evaluation each).
   std::vector<std::pair<double, std::size_t>> order;
   for (std::size_t i = 0; i < starts.size(); ++i) {
     Eigen::VectorXd x = to_internal(starts[i]);
-    order.emplace_back(initial_rss(d, kind, x), i);
+    order.emplace_back(initial_rss(d, kind, x, ndrops), i);
     ++evals;
   }
   std::stable_sort(order.begin(), order.end());
@@ -130,7 +137,7 @@ CandidateFit best_of(std::span<const CurvePoint> pts, const Data &d, ModelKind k
   std::vector<std::pair<LmOutcome, Eigen::VectorXd>> screened;
   for (const auto &[rss0, i] : order) {
     Eigen::VectorXd x = to_internal(starts[i]);
-    LmOutcome o = run_kind(d, kind, x, kScreenEvaluations);
+    LmOutcome o = run_kind(d, kind, x, kScreenEvaluations, ndrops);
     evals += o.nfev;
     screened.emplace_back(o, std::move(x));
   }
@@ -139,7 +146,7 @@ CandidateFit best_of(std::span<const CurvePoint> pts, const Data &d, ModelKind k
   for (std::size_t k = 0; k < screened.size() && k < static_cast<std::size_t>(kPolished); ++k) {
     auto &[o, x] = screened[k];
     if (o.status == Eigen::LevenbergMarquardtSpace::TooManyFunctionEvaluation) {
-      const LmOutcome p = run_kind(d, kind, x, k == 0 ? 200 : 40);
+      const LmOutcome p = run_kind(d, kind, x, k == 0 ? 200 : 40, ndrops);
       evals += p.nfev;
       o = p;
     }
@@ -148,7 +155,7 @@ CandidateFit best_of(std::span<const CurvePoint> pts, const Data &d, ModelKind k
   }
   if (best_x.size() == 0)
     best_x = to_internal(starts.front());
-  CandidateFit c = finish(pts, kind, best_x, best);
+  CandidateFit c = finish(pts, kind, best_x, best, ndrops);
   c.starts = static_cast<int>(starts.size());
   c.evaluations = evals;
   return c;
@@ -197,6 +204,42 @@ std::vector<CurveModel> default_starts(const Shape &s, ModelKind kind, int regim
   return starts;
 }
 
+/// Starts that add one drop to `base`: at the kDropStarts size gaps where the measured time jumps
+/// most relative to the base fit (the bandwidth the base overestimates from there on), each with a
+/// fraction from the size of the jump, plus one broad drop over the upper half of the sizes.
+std::vector<CurveModel> drop_starts(std::span<const CurvePoint> pts, const Shape &s,
+                                    const CurveModel &base) {
+  constexpr std::size_t kDropStarts = 3;
+  std::vector<std::pair<double, std::size_t>> jumps; // (ln jump, gap index i: between i and i+1)
+  for (std::size_t i = 0; i + 1 < pts.size(); ++i) {
+    const double r0 = std::log(base.time_us(pts[i].bytes) / pts[i].time_us);
+    const double r1 = std::log(base.time_us(pts[i + 1].bytes) / pts[i + 1].time_us);
+    if (pts[i + 1].bytes > pts[i].bytes && std::isfinite(r0 - r1))
+      jumps.emplace_back(r0 - r1, i);
+  }
+  std::sort(jumps.begin(), jumps.end(), std::greater<>());
+  std::vector<CurveModel> starts;
+  CurveModel m = base;
+  m.kind = ModelKind::regimes;
+  for (std::size_t k = 0; k < jumps.size() && k < kDropStarts; ++k) {
+    const auto [jump, i] = jumps[k];
+    CurveModel st = m;
+    const double f = std::clamp(1.0 - std::exp(-2.0 * std::max(jump, 0.05)), 0.2, 0.9);
+    st.drops.push_back({f, 4.0, std::sqrt(pts[i].bytes * pts[i + 1].bytes)});
+    starts.push_back(st);
+  }
+  CurveModel broad = m;
+  broad.drops.push_back({0.5, 1.0, std::exp(s.u_min + 0.75 * (s.u_max - s.u_min))});
+  starts.push_back(broad);
+  if (!jumps.empty()) { // the base optimum itself, with a barely-there drop at the largest jump
+    CurveModel tiny = m;
+    const std::size_t i = jumps.front().second;
+    tiny.drops.push_back({0.02, 4.0, std::sqrt(pts[i].bytes * pts[i + 1].bytes)});
+    starts.push_back(tiny);
+  }
+  return starts;
+}
+
 /// All candidate families on the points; returns them sorted by BIC (best first).
 std::vector<CandidateFit> select(std::span<const CurvePoint> pts, const FitOptions &opt,
                                  std::vector<CandidateFit> &regime_trials) {
@@ -228,6 +271,29 @@ std::vector<CandidateFit> select(std::span<const CurvePoint> pts, const FitOptio
     }
     for (const CandidateFit &c : regime_trials)
       out.push_back(c);
+    // Falls of bandwidth: drops added one at a time to the best rising model (by BIC), while
+    // each lowers BIC by more than the margin.
+    const CandidateFit *base = logistic ? &*logistic : nullptr;
+    for (const CandidateFit &c : regime_trials)
+      if (!base || c.bic < base->bic - opt.bic_margin)
+        base = &c;
+    const int max_drops = std::clamp(opt.max_drops, 0, 8);
+    if (base && max_drops > 0 && max_ape_pct(pts, base->model) > 100.0 * (opt.drops_min_ratio - 1)) {
+      std::vector<CandidateFit> drop_trials;
+      drop_trials.reserve(static_cast<std::size_t>(max_drops));
+      CandidateFit current = *base;
+      for (int dn = 1; dn <= max_drops; ++dn) {
+        const int p = current.model.num_parameters() + 3;
+        if (!feasible(p))
+          break;
+        CandidateFit c =
+            best_of(pts, d, ModelKind::regimes, drop_starts(pts, s, current.model));
+        drop_trials.push_back(c);
+        current = c;
+      }
+      for (const CandidateFit &c : drop_trials)
+        out.push_back(c);
+    }
   }
   // Simplest first; a more complex candidate wins only by more than bic_margin.
   std::stable_sort(out.begin(), out.end(), [](const CandidateFit &a, const CandidateFit &b) {
@@ -247,13 +313,17 @@ std::vector<CandidateFit> select(std::span<const CurvePoint> pts, const FitOptio
 
 namespace {
 
-std::string candidate_label(const CandidateFit &c) {
-  if (c.model.kind == ModelKind::regimes)
-    return fmt::format("regimes(R={})", c.model.steps.size());
-  return std::string(model_name(c.model.kind));
-}
+std::string candidate_label(const CandidateFit &c) { return model_label(c.model); }
 
 } // namespace
+
+std::string model_label(const CurveModel &model) {
+  if (model.kind != ModelKind::regimes)
+    return std::string(model_name(model.kind));
+  if (model.drops.empty())
+    return fmt::format("regimes(R={})", model.steps.size());
+  return fmt::format("regimes(R={},D={})", model.steps.size(), model.drops.size());
+}
 
 std::vector<std::string> parameter_names(const CurveModel &model) {
   std::vector<std::string> names{"alpha_us"};
@@ -265,6 +335,11 @@ std::vector<std::string> parameter_names(const CurveModel &model) {
     names.push_back(fmt::format("bmax_gbps.{}", j));
     names.push_back(fmt::format("k.{}", j));
     names.push_back(fmt::format("s_half_bytes.{}", j));
+  }
+  for (std::size_t j = 0; j < model.drops.size(); ++j) {
+    names.push_back(fmt::format("drop_fraction.{}", j));
+    names.push_back(fmt::format("drop_k.{}", j));
+    names.push_back(fmt::format("drop_s_half_bytes.{}", j));
   }
   return names;
 }
@@ -337,8 +412,9 @@ CandidateFit fit_from(std::span<const CurvePoint> pts, const CurveModel &start,
                       int max_evaluations) {
   const Data d(pts);
   Eigen::VectorXd x = to_internal(start);
-  LmOutcome o = run_kind(d, start.kind, x, max_evaluations);
-  CandidateFit c = finish(pts, start.kind, x, o);
+  const int ndrops = static_cast<int>(start.drops.size());
+  LmOutcome o = run_kind(d, start.kind, x, max_evaluations, ndrops);
+  CandidateFit c = finish(pts, start.kind, x, o, ndrops);
   c.starts = 1;
   c.evaluations = o.nfev;
   return c;
@@ -388,7 +464,8 @@ std::vector<double> parameter_stderrs(std::span<const CurvePoint> pts, const Cur
     f(x, r);
     f.df(x, J);
   } else {
-    LogisticStepsFunctor f(static_cast<int>(model.steps.size()), d.bytes, d.time);
+    LogisticStepsFunctor f(static_cast<int>(model.steps.size()), d.bytes, d.time,
+                           static_cast<int>(model.drops.size()));
     f(x, r);
     f.df(x, J);
   }
@@ -411,9 +488,16 @@ std::vector<double> parameter_stderrs(std::span<const CurvePoint> pts, const Cur
     se[static_cast<std::size_t>(j)] =
         null_share <= 0.01 ? std::exp(x[j]) * std::sqrt(sigma2 * var) : kNaN;
   }
-  // Physical bmax is in GB/s while x holds ln(B/us): rescale those entries.
-  for (int j = 1; j < p && model.kind != ModelKind::alpha_beta; j += 3)
+  // Physical bmax is in GB/s while x holds ln(B/us): rescale those entries. A drop's fraction
+  // f = σ(x) has se(f) = f (1 − f) se(x), not e^x se(x).
+  const int nsteps = static_cast<int>(model.steps.size());
+  for (int j = 1; j < 1 + 3 * nsteps && model.kind != ModelKind::alpha_beta; j += 3)
     se[static_cast<std::size_t>(j)] *= 1e-3;
+  for (int m = 0; m < static_cast<int>(model.drops.size()); ++m) {
+    const int j = 1 + 3 * (nsteps + m);
+    const double f = 1.0 / (1.0 + std::exp(-x[j]));
+    se[static_cast<std::size_t>(j)] *= f * (1 - f) / std::exp(x[j]);
+  }
   if (model.kind == ModelKind::alpha_beta)
     se[1] *= 1e-3;
   return se;

@@ -223,10 +223,7 @@ FitFile fit_records(const std::vector<RecordSet> &sets, const std::vector<std::s
     e.info = cf.info;
     e.selection = cf.selection;
     for (const CandidateFit &c : cf.candidates) {
-      const std::string label = c.model.kind == ModelKind::regimes
-                                    ? fmt::format("regimes(R={})", c.model.steps.size())
-                                    : std::string(model_name(c.model.kind));
-      e.candidate_bic[label] = c.bic;
+      e.candidate_bic[model_label(c.model)] = c.bic;
     }
     e.diagnostic = cf.diagnostic;
     fit.entries.push_back(std::move(e));
@@ -362,6 +359,18 @@ std::string to_yaml(const FitFile &fit) {
         out << YAML::EndMap;
       }
       out << YAML::EndSeq;
+      if (!e.model.drops.empty()) {
+        const std::size_t o = 1 + 3 * e.model.steps.size();
+        out << YAML::Key << "drops" << YAML::Value << YAML::BeginSeq;
+        for (std::size_t j = 0; j < e.model.drops.size(); ++j) {
+          out << YAML::BeginMap;
+          emit_param(out, "fraction", e.model.drops[j].fraction, se(o + 3 * j));
+          emit_param(out, "k", e.model.drops[j].k, se(o + 1 + 3 * j));
+          emit_param(out, "s_half_bytes", e.model.drops[j].s_half_bytes, se(o + 2 + 3 * j));
+          out << YAML::EndMap;
+        }
+        out << YAML::EndSeq;
+      }
     }
     out << YAML::EndMap;
     out << YAML::Key << "asymptotic" << YAML::Value << YAML::Flow << YAML::BeginMap;
@@ -478,9 +487,11 @@ FitFile parse_fit_file(const std::string &text, const std::string &name) {
   FitFile fit;
   fit.path = name;
   fit.schema = r.str(root, "schema", "");
-  if (fit.schema != kFitSchema)
+  if (fit.schema != kFitSchema && fit.schema != kFitSchemaV1)
     r.fail(root["schema"], "schema",
-           "unsupported schema '" + fit.schema + "' (this version reads '" + kFitSchema + "')");
+           "unsupported schema '" + fit.schema + "' (this version reads '" + kFitSchema +
+               "' and '" + kFitSchemaV1 + "')");
+  const bool v1 = fit.schema == kFitSchemaV1;
   if (YAML::Node t = root["tool"]; t && t.IsScalar())
     fit.tool = t.Scalar();
   if (YAML::Node t = root["created"]; t && t.IsScalar())
@@ -568,8 +579,19 @@ FitFile parse_fit_file(const std::string &text, const std::string &name) {
         r.fail(steps, pp + "steps", "expected a non-empty list");
       if (*kind == ModelKind::logistic && steps.size() != 1)
         r.fail(steps, pp + "steps", "the logistic model has exactly 1 step");
-      if (*kind == ModelKind::regimes && steps.size() < 2)
-        r.fail(steps, pp + "steps", "the regimes model has at least 2 steps");
+      YAML::Node drops = params["drops"];
+      if (drops && *kind != ModelKind::regimes)
+        r.fail(drops, pp + "drops", "only the regimes model has drops");
+      if (drops && v1)
+        r.fail(drops, pp + "drops",
+               std::string("drops need schema '") + kFitSchema + "' (the file says '" +
+                   kFitSchemaV1 + "')");
+      if (drops && (!drops.IsSequence() || drops.size() == 0 || drops.size() > 8))
+        r.fail(drops, pp + "drops", "expected a list of 1 to 8 drops");
+      if (steps.size() > 8)
+        r.fail(steps, pp + "steps", "expected at most 8 steps");
+      if (*kind == ModelKind::regimes && steps.size() < 2 && !drops)
+        r.fail(steps, pp + "steps", "the regimes model has at least 2 steps, or 1 and drops");
       for (std::size_t j = 0; j < steps.size(); ++j) {
         const std::string sp = fmt::format("{}steps[{}].", pp, j);
         LogisticStep st;
@@ -584,6 +606,22 @@ FitFile parse_fit_file(const std::string &text, const std::string &name) {
           r.fail(steps[j]["s_half_bytes"], sp + "s_half_bytes", "expected > 0");
         e.model.steps.push_back({b, k, h});
         e.stderrs.insert(e.stderrs.end(), {bse, kse, hse});
+      }
+      for (std::size_t j = 0; drops && j < drops.size(); ++j) {
+        const std::string sp = fmt::format("{}drops[{}].", pp, j);
+        if (!drops[j].IsMap())
+          r.fail(drops[j], sp, "expected a mapping {fraction, k, s_half_bytes}");
+        auto [f, fse] = r.param(drops[j], "fraction", sp);
+        auto [k, kse] = r.param(drops[j], "k", sp);
+        auto [h, hse] = r.param(drops[j], "s_half_bytes", sp);
+        if (!(f > 0 && f < 1))
+          r.fail(drops[j]["fraction"], sp + "fraction", "expected 0 < fraction < 1");
+        if (!(k > 0))
+          r.fail(drops[j]["k"], sp + "k", "expected > 0");
+        if (!(h > 0))
+          r.fail(drops[j]["s_half_bytes"], sp + "s_half_bytes", "expected > 0");
+        e.model.drops.push_back({f, k, h});
+        e.stderrs.insert(e.stderrs.end(), {fse, kse, hse});
       }
     }
     if (YAML::Node q = n["quality"]; q && q.IsMap()) {

@@ -28,6 +28,7 @@ constexpr double kLogAlphaLo = -30, kLogAlphaHi = 30; // alpha in [1e-13, 1e13] 
 constexpr double kLogBLo = -30, kLogBHi = 40;         // B in B/us
 constexpr double kLogKLo = -5, kLogKHi = 5;           // k in [0.0067, 148]
 constexpr double kLogHLo = -10, kLogHHi = 60;         // s_half in [4.5e-5, 1.1e26] B
+constexpr double kLogitLo = -30, kLogitHi = 30;       // drop fraction in [9e-14, 1 - 9e-14]
 
 inline double clamp_to(double v, double lo, double hi, bool &held) {
   held = v < lo || v > hi;
@@ -62,6 +63,8 @@ double CurveModel::bandwidth_gbps(double bytes) const {
   double b = 0;
   for (const LogisticStep &st : steps)
     b += st.bmax_gbps * sigmoid(st.k * (u - std::log(st.s_half_bytes)));
+  for (const LogisticDrop &dr : drops)
+    b *= 1.0 - dr.fraction * sigmoid(dr.k * (u - std::log(dr.s_half_bytes)));
   return b;
 }
 
@@ -78,11 +81,15 @@ double CurveModel::asymptotic_algbw_gbps() const {
   double b = 0;
   for (const LogisticStep &st : steps)
     b += st.bmax_gbps;
+  for (const LogisticDrop &dr : drops)
+    b *= 1.0 - dr.fraction;
   return b;
 }
 
 int CurveModel::num_parameters() const {
-  return kind == ModelKind::alpha_beta ? 2 : 1 + 3 * static_cast<int>(steps.size());
+  return kind == ModelKind::alpha_beta
+             ? 2
+             : 1 + 3 * static_cast<int>(steps.size()) + 3 * static_cast<int>(drops.size());
 }
 
 int CurveModel::num_regimes() const {
@@ -95,17 +102,24 @@ Eigen::VectorXd to_internal(const CurveModel &m) {
     x << std::log(m.alpha_us), std::log(m.beta_gbps * kBperusPerGbps);
     return x;
   }
-  Eigen::VectorXd x(1 + 3 * m.steps.size());
+  const std::size_t r = m.steps.size();
+  Eigen::VectorXd x(1 + 3 * r + 3 * m.drops.size());
   x[0] = std::log(m.alpha_us);
-  for (std::size_t j = 0; j < m.steps.size(); ++j) {
+  for (std::size_t j = 0; j < r; ++j) {
     x[1 + 3 * j] = std::log(m.steps[j].bmax_gbps * kBperusPerGbps);
     x[2 + 3 * j] = std::log(m.steps[j].k);
     x[3 + 3 * j] = std::log(m.steps[j].s_half_bytes);
   }
+  for (std::size_t j = 0; j < m.drops.size(); ++j) {
+    const double f = m.drops[j].fraction;
+    x[1 + 3 * (r + j)] = std::log(f) - std::log1p(-f);
+    x[2 + 3 * (r + j)] = std::log(m.drops[j].k);
+    x[3 + 3 * (r + j)] = std::log(m.drops[j].s_half_bytes);
+  }
   return x;
 }
 
-CurveModel from_internal(ModelKind kind, const Eigen::VectorXd &x) {
+CurveModel from_internal(ModelKind kind, const Eigen::VectorXd &x, int ndrops) {
   CurveModel m;
   m.kind = kind;
   m.alpha_us = std::exp(std::clamp(x[0], kLogAlphaLo, kLogAlphaHi));
@@ -115,14 +129,21 @@ CurveModel from_internal(ModelKind kind, const Eigen::VectorXd &x) {
     m.beta_gbps = std::exp(std::clamp(x[1], kLogBLo, kLogBHi)) / kBperusPerGbps;
     return m;
   }
-  if (x.size() < 4 || (x.size() - 1) % 3 != 0)
-    throw std::invalid_argument("logistic models take 1 + 3 R parameters");
-  const int nsteps = static_cast<int>((x.size() - 1) / 3);
+  if (ndrops < 0 || x.size() < 4 + 3 * ndrops || (x.size() - 1) % 3 != 0)
+    throw std::invalid_argument("logistic models take 1 + 3 R + 3 D parameters with R >= 1");
+  const int nsteps = static_cast<int>((x.size() - 1) / 3) - ndrops;
   for (int j = 0; j < nsteps; ++j)
     m.steps.push_back({std::exp(std::clamp(x[1 + 3 * j], kLogBLo, kLogBHi)) / kBperusPerGbps,
                        std::exp(std::clamp(x[2 + 3 * j], kLogKLo, kLogKHi)),
                        std::exp(std::clamp(x[3 + 3 * j], kLogHLo, kLogHHi))});
+  for (int j = nsteps; j < nsteps + ndrops; ++j)
+    m.drops.push_back({sigmoid(std::clamp(x[1 + 3 * j], kLogitLo, kLogitHi)),
+                       std::exp(std::clamp(x[2 + 3 * j], kLogKLo, kLogKHi)),
+                       std::exp(std::clamp(x[3 + 3 * j], kLogHLo, kLogHHi))});
   std::sort(m.steps.begin(), m.steps.end(), [](const LogisticStep &a, const LogisticStep &b) {
+    return a.s_half_bytes < b.s_half_bytes;
+  });
+  std::sort(m.drops.begin(), m.drops.end(), [](const LogisticDrop &a, const LogisticDrop &b) {
     return a.s_half_bytes < b.s_half_bytes;
   });
   return m;
@@ -156,68 +177,105 @@ int AlphaBetaFunctor::df(const InputType &x, JacobianType &fjac) const {
 
 // ---------------------------------------------------------------------------------------------
 LogisticStepsFunctor::LogisticStepsFunctor(int nsteps, Eigen::VectorXd bytes,
-                                           Eigen::VectorXd time_us)
-    : DenseFunctor<double>(1 + 3 * nsteps, static_cast<int>(bytes.size())), m_nsteps(nsteps),
-      m_bytes(std::move(bytes)), m_log_bytes(m_bytes.array().log()),
-      m_log_time(time_us.array().log()) {
+                                           Eigen::VectorXd time_us, int ndrops)
+    : DenseFunctor<double>(1 + 3 * nsteps + 3 * ndrops, static_cast<int>(bytes.size())),
+      m_nsteps(nsteps), m_ndrops(ndrops), m_bytes(std::move(bytes)),
+      m_log_bytes(m_bytes.array().log()), m_log_time(time_us.array().log()) {
   if (nsteps < 1 || nsteps > 8)
     throw std::invalid_argument("1 to 8 logistic steps");
+  if (ndrops < 0 || ndrops > 8)
+    throw std::invalid_argument("0 to 8 logistic drops");
 }
 
-int LogisticStepsFunctor::operator()(const InputType &x, ValueType &fvec) const {
-  bool held;
-  const double a = std::exp(clamp_to(x[0], kLogAlphaLo, kLogAlphaHi, held));
-  double bj[8], kj[8], hj[8];
-  for (int j = 0; j < m_nsteps; ++j) {
-    bj[j] = std::exp(clamp_to(x[1 + 3 * j], kLogBLo, kLogBHi, held));
-    kj[j] = std::exp(clamp_to(x[2 + 3 * j], kLogKLo, kLogKHi, held));
-    hj[j] = clamp_to(x[3 + 3 * j], kLogHLo, kLogHHi, held);
+namespace {
+
+/// Physical parameters of a LogisticStepsFunctor point, with the "held at a bound" flags.
+struct StepParams {
+  double a = 0;
+  bool ha = false;
+  double v[16], k[16], h[16]; // v: Bmax [B/us] for steps, fraction f for drops
+  bool hv[16], hk[16], hh[16];
+  double fq[16]; // drops: f (1 - f) = d f / d logit f
+};
+
+void unpack(const Eigen::VectorXd &x, int nsteps, int ndrops, StepParams &p) {
+  p.a = std::exp(clamp_to(x[0], kLogAlphaLo, kLogAlphaHi, p.ha));
+  for (int j = 0; j < nsteps + ndrops; ++j) {
+    if (j < nsteps) {
+      p.v[j] = std::exp(clamp_to(x[1 + 3 * j], kLogBLo, kLogBHi, p.hv[j]));
+    } else {
+      p.v[j] = sigmoid(clamp_to(x[1 + 3 * j], kLogitLo, kLogitHi, p.hv[j]));
+      p.fq[j] = p.v[j] * (1 - p.v[j]);
+    }
+    p.k[j] = std::exp(clamp_to(x[2 + 3 * j], kLogKLo, kLogKHi, p.hk[j]));
+    p.h[j] = clamp_to(x[3 + 3 * j], kLogHLo, kLogHHi, p.hh[j]);
   }
-  m_cache_sigmoid.resize(m_bytes.size(), m_nsteps);
+}
+
+} // namespace
+
+int LogisticStepsFunctor::operator()(const InputType &x, ValueType &fvec) const {
+  StepParams p;
+  const int nt = m_nsteps + m_ndrops;
+  unpack(x, m_nsteps, m_ndrops, p);
+  m_cache_sigmoid.resize(m_bytes.size(), nt);
   for (Eigen::Index i = 0; i < m_bytes.size(); ++i) {
     const double u = m_log_bytes[i];
-    double b = 0;
+    double b = 0, d = 1;
     for (int j = 0; j < m_nsteps; ++j) {
-      const double sg = sigmoid(kj[j] * (u - hj[j]));
+      const double sg = sigmoid(p.k[j] * (u - p.h[j]));
       m_cache_sigmoid(i, j) = sg;
-      b += bj[j] * sg;
+      b += p.v[j] * sg;
     }
-    fvec[i] = std::log(a + m_bytes[i] / b) - m_log_time[i];
+    for (int j = m_nsteps; j < nt; ++j) {
+      const double sg = sigmoid(p.k[j] * (u - p.h[j]));
+      m_cache_sigmoid(i, j) = sg;
+      d *= 1.0 - p.v[j] * sg;
+    }
+    fvec[i] = std::log(p.a + m_bytes[i] / (b * d)) - m_log_time[i];
   }
   m_cache_x = x;
   return 0;
 }
 
 int LogisticStepsFunctor::df(const InputType &x, JacobianType &fjac) const {
-  bool ha, hb[8], hk[8], hh[8];
-  const double a = std::exp(clamp_to(x[0], kLogAlphaLo, kLogAlphaHi, ha));
-  double bj[8], sj[8], kj[8], hj[8];
-  for (int j = 0; j < m_nsteps; ++j) {
-    bj[j] = std::exp(clamp_to(x[1 + 3 * j], kLogBLo, kLogBHi, hb[j]));
-    kj[j] = std::exp(clamp_to(x[2 + 3 * j], kLogKLo, kLogKHi, hk[j]));
-    hj[j] = clamp_to(x[3 + 3 * j], kLogHLo, kLogHHi, hh[j]);
-  }
+  StepParams p;
+  const int nt = m_nsteps + m_ndrops;
+  unpack(x, m_nsteps, m_ndrops, p);
   const bool cached =
       m_cache_x.size() == x.size() && m_cache_x == x && m_cache_sigmoid.rows() == m_bytes.size();
+  double sj[16], kz[16], dm[16];
   for (Eigen::Index i = 0; i < m_bytes.size(); ++i) {
     const double u = m_log_bytes[i];
-    double b = 0;
-    double kz[8];
-    for (int j = 0; j < m_nsteps; ++j) {
-      const double z = kj[j] * (u - hj[j]);
+    double b = 0, d = 1;
+    for (int j = 0; j < nt; ++j) {
+      const double z = p.k[j] * (u - p.h[j]);
       sj[j] = cached ? m_cache_sigmoid(i, j) : sigmoid(z);
       // Outside the clamp the step is flat in z: its z-derivative is 0, as the value says.
-      kz[j] = std::abs(z) >= kZClamp ? 0.0 : kj[j];
-      b += bj[j] * sj[j];
+      kz[j] = std::abs(z) >= kZClamp ? 0.0 : p.k[j];
+      if (j < m_nsteps) {
+        b += p.v[j] * sj[j];
+      } else {
+        dm[j] = 1.0 - p.v[j] * sj[j];
+        d *= dm[j];
+      }
     }
-    const double q = m_bytes[i] / b, t = a + q;
-    fjac(i, 0) = ha ? 0.0 : a / t;
-    const double g = -q / (b * t); // d ln t / d B
+    const double q = m_bytes[i] / (b * d), t = p.a + q;
+    fjac(i, 0) = p.ha ? 0.0 : p.a / t;
+    const double g = -q / t; // d ln t / d ln B
     for (int j = 0; j < m_nsteps; ++j) {
-      const double dz = bj[j] * sj[j] * (1 - sj[j]); // d B / d z_j
-      fjac(i, 1 + 3 * j) = hb[j] ? 0.0 : g * bj[j] * sj[j];
-      fjac(i, 2 + 3 * j) = hk[j] ? 0.0 : g * dz * kz[j] * (u - hj[j]);
-      fjac(i, 3 + 3 * j) = hh[j] ? 0.0 : -g * dz * kz[j];
+      const double gb = g / b;                            // d ln t / d P
+      const double dz = p.v[j] * sj[j] * (1 - sj[j]);     // d P / d z_j
+      fjac(i, 1 + 3 * j) = p.hv[j] ? 0.0 : gb * p.v[j] * sj[j];
+      fjac(i, 2 + 3 * j) = p.hk[j] ? 0.0 : gb * dz * kz[j] * (u - p.h[j]);
+      fjac(i, 3 + 3 * j) = p.hh[j] ? 0.0 : -gb * dz * kz[j];
+    }
+    for (int j = m_nsteps; j < nt; ++j) {
+      const double gd = g / dm[j];                        // d ln t / d d_m
+      const double dz = -p.v[j] * sj[j] * (1 - sj[j]);    // d d_m / d z_m
+      fjac(i, 1 + 3 * j) = p.hv[j] ? 0.0 : -gd * sj[j] * p.fq[j];
+      fjac(i, 2 + 3 * j) = p.hk[j] ? 0.0 : gd * dz * kz[j] * (u - p.h[j]);
+      fjac(i, 3 + 3 * j) = p.hh[j] ? 0.0 : -gd * dz * kz[j];
     }
   }
   return 0;

@@ -14,7 +14,7 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
   --nnodes 4 --system h100 -o "$T/h100_4.jsonl"
 "$S" fit "$T" -o "$T/fit.yaml" > "$T/summary.txt"
 cat "$T/summary.txt"
-grep -q '^schema: scalefit.fit/1' "$T/fit.yaml" || fail "schema line"
+grep -q '^schema: scalefit.fit/2' "$T/fit.yaml" || fail "schema line"
 [ "$(grep -c '^allreduce ' "$T/summary.txt")" -eq 4 ] || fail "expected 4 summary rows"
 grep -q 'eff(2->4 nodes)' "$T/summary.txt" || fail "scaling efficiency line"
 
@@ -30,7 +30,7 @@ done
 cat "$T/p8.txt"
 grep -q 'scaling trend from 2,4 nodes' "$T/p8.txt" || fail "8 nodes must use the scaling trend"
 
-sed 's/^schema: scalefit.fit\/1/schema: scalefit.fit\/9/' "$T/fit.yaml" > "$T/bad.yaml"
+sed 's/^schema: scalefit.fit\/2/schema: scalefit.fit\/9/' "$T/fit.yaml" > "$T/bad.yaml"
 rc=0
 "$S" predict --fit "$T/bad.yaml" --op allreduce --nranks 16 --nnodes 2 --bytes 1M 2> "$T/err.txt" || rc=$?
 cat "$T/err.txt"

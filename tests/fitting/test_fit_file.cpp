@@ -116,7 +116,7 @@ TEST(FitFile, LoaderErrors) {
   const std::string good = to_yaml(synthetic_fit());
   {
     const InputError e =
-        parse_error(replace(good, "schema: scalefit.fit/1", "schema: scalefit.fit/2"));
+        parse_error(replace(good, "schema: scalefit.fit/2", "schema: scalefit.fit/3"));
     EXPECT_EQ(e.field(), "schema");
     EXPECT_EQ(e.line(), 1);
     EXPECT_EQ(e.file(), "bad.yaml");

@@ -64,14 +64,8 @@ TEST(RealLogs, FourteenLogsMeetTheQualityBounds) {
     const CurveFit in = fit_curve(curve(r, Placement::in_place));
     ASSERT_TRUE(out.ok) << name << ": " << out.diagnostic;
     ASSERT_TRUE(in.ok) << name << ": " << in.diagnostic;
-    const std::string model =
-        std::string(model_name(out.model.kind)) +
-        (out.model.kind == ModelKind::regimes ? "(" + std::to_string(out.model.num_regimes()) + ")"
-                                              : "");
-    const std::string imodel =
-        std::string(model_name(in.model.kind)) +
-        (in.model.kind == ModelKind::regimes ? "(" + std::to_string(in.model.num_regimes()) + ")"
-                                             : "");
+    const std::string model = model_label(out.model);
+    const std::string imodel = model_label(in.model);
     std::printf("%-52s %6zu %-12s %6.2f %6.2f %7.2f | %-12s %6.2f %6.2f\n", name, out.kept.size(),
                 model.c_str(), out.quality.mape_pct, out.quality.loo_mape_pct,
                 out.quality.max_ape_pct, imodel.c_str(), in.quality.mape_pct,

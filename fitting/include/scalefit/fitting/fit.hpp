@@ -46,6 +46,12 @@ LmResult minimize_lm(Functor &functor, Eigen::VectorXd &x, int max_evaluations =
 struct FitOptions {
   std::vector<ModelKind> models{ModelKind::alpha_beta, ModelKind::logistic, ModelKind::regimes};
   int max_regimes = 3;             ///< largest R tried for the regimes model (2..8)
+  /// Largest number D of bandwidth drops (LogisticDrop) tried on top of the best rising model
+  /// (0..8; 0: bandwidth can only rise).
+  int max_drops = 3;
+  /// Drops are tried only when the best rising model misses some point by more than this factor
+  /// (a curve fitted to within it has no fall worth 3 more parameters).
+  double drops_min_ratio = 1.10;
   std::size_t min_points = 4;      ///< fewer usable points than this: the curve is not fitted
   bool reject_outliers = true;     ///< screen isolated spikes (see fit_curve)
   double outlier_min_ratio = 1.25; ///< a point is an outlier only if off by more than this factor
@@ -108,8 +114,13 @@ struct CurveFit {
   int info = 0;                            ///< Eigen ComputationInfo of the chosen fit
 };
 
+/// Candidate label as in `selection.reason`: "alpha_beta", "logistic", "regimes(R=3)",
+/// "regimes(R=2,D=1)" (D: drops).
+std::string model_label(const CurveModel &model);
+
 /// Names of a model's physical parameters in CurveModel order: alpha_us, beta_gbps; or alpha_us,
-/// then bmax_gbps.j, k.j, s_half_bytes.j for each step j (0-based, ascending s_half).
+/// then bmax_gbps.j, k.j, s_half_bytes.j for each step j (0-based, ascending s_half), then
+/// drop_fraction.m, drop_k.m, drop_s_half_bytes.m for each drop m.
 std::vector<std::string> parameter_names(const CurveModel &model);
 
 /// Fits the points (any order; duplicates of a size are kept as separate points).

@@ -1,5 +1,5 @@
 /// \file fit_file.hpp
-/// The fit file (YAML, schema "scalefit.fit/1", documented in docs/fit-file.md): one entry per
+/// The fit file (YAML, schema "scalefit.fit/2", documented in docs/fit-file.md): one entry per
 /// fitted curve (op, group shape, dtype, redop, root, placement) with model, parameters and their
 /// standard errors, valid size range and quality; scaling series across node counts; provenance.
 /// Building it from measurement records, writing it, and loading it (load_fit_file in predict.hpp).
@@ -17,8 +17,12 @@
 
 namespace scalefit::fitting {
 
-/// Schema identifier of fit files this version writes and reads.
-inline constexpr const char *kFitSchema = "scalefit.fit/1";
+/// Schema identifier of fit files this version writes. /2 extends /1 with the regimes model's
+/// bandwidth drops (`parameters.drops`, docs/fit-file.md); the loader also reads /1 files
+/// (kFitSchemaV1), in which `drops` is an error.
+inline constexpr const char *kFitSchema = "scalefit.fit/2";
+/// The previous schema, still read: the same fields without `parameters.drops`.
+inline constexpr const char *kFitSchemaV1 = "scalefit.fit/1";
 
 /// One fitted curve.
 struct FitEntry {

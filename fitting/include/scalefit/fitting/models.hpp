@@ -22,7 +22,10 @@ namespace scalefit::fitting {
 enum class ModelKind {
   alpha_beta, ///< Hockney: t = α + s/β
   logistic,   ///< latency + logistic bandwidth (Lu et al.): t = α + s/B(s), one sigmoid step
-  regimes,    ///< latency + a sum of R >= 2 logistic bandwidth steps (protocol/algorithm regimes)
+  /// latency + a sum of R logistic bandwidth steps (protocol/algorithm regimes), times D >= 0
+  /// multiplicative logistic drops (bandwidth falls: eager→rendezvous, buffers leaving cache);
+  /// R >= 2, or R >= 1 with D >= 1
+  regimes,
 };
 
 /// "alpha_beta", "logistic", "regimes".
@@ -38,33 +41,47 @@ struct LogisticStep {
   double s_half_bytes = 1; ///< size at half height [B]
 };
 
+/// One multiplicative logistic drop of bandwidth in ln s: d(s) = 1 − fraction σ(k (ln s − ln s_half)),
+/// with σ(z) = 1/(1 + e^{−z}). Bandwidth falls smoothly by the factor (1 − fraction) around
+/// s_half; d ∈ [1 − fraction, 1] ⊂ (0, 1], so B stays positive.
+struct LogisticDrop {
+  double fraction = 0.5;   ///< share of the bandwidth lost across the drop, in (0, 1) [1]
+  double k = 1;            ///< steepness in ln s [1]
+  double s_half_bytes = 1; ///< size at half the drop [B]
+};
+
 /// A fitted (or loaded) curve. time_us(s) is the model itself, without any range rule.
 ///  - alpha_beta: t(s) = alpha_us + s / beta  (Hockney 1994)
-///  - logistic / regimes: t(s) = alpha_us + s / B(s), B(s) = Σ_j steps[j] (Lu et al., Eq. of the
-///    sigmoidal bandwidth fit; regimes sums R steps, one per NCCL protocol/algorithm regime)
+///  - logistic / regimes: t(s) = alpha_us + s / B(s), B(s) = (Σ_j steps[j](s)) · Π_m drops[m](s)
+///    (Lu et al., sigmoidal bandwidth fit; regimes sums R steps, one per NCCL protocol/algorithm
+///    regime, and multiplies D >= 0 drops, each a fall of bandwidth; logistic has no drops)
 struct CurveModel {
   ModelKind kind = ModelKind::alpha_beta;
   double alpha_us = 0;             ///< latency [us]
   double beta_gbps = 0;            ///< alpha_beta only: bandwidth (algbw) [GB/s]
-  std::vector<LogisticStep> steps; ///< logistic: 1 step; regimes: >= 2 steps
+  std::vector<LogisticStep> steps; ///< logistic: 1 step; regimes: >= 1 step (>= 2 without drops)
+  std::vector<LogisticDrop> drops; ///< regimes only: D >= 0 drops, ascending s_half
 
   /// Model time [us] of a message of `bytes` [B] (> 0).
   double time_us(double bytes) const;
   /// Bandwidth term B(s) [GB/s] (beta for alpha_beta).
   double bandwidth_gbps(double bytes) const;
-  /// Asymptotic algbw as s → ∞ [GB/s]: beta, or Σ bmax.
+  /// Asymptotic algbw as s → ∞ [GB/s]: beta, or Σ bmax · Π (1 − fraction).
   double asymptotic_algbw_gbps() const;
-  /// Number of free parameters (2, or 1 + 3 R).
+  /// Number of free parameters (2, or 1 + 3 R + 3 D).
   int num_parameters() const;
   /// Regimes: 1 for alpha_beta and logistic, steps.size() for regimes.
   int num_regimes() const;
 };
 
 /// Internal parameter vector of a CurveModel: alpha_beta [ln α, ln β]; logistic/regimes
-/// [ln α, (ln Bmax_j, ln k_j, ln s_half_j) for each step j], with α [us], B [B/us].
+/// [ln α, (ln Bmax_j, ln k_j, ln s_half_j) for each step j, (logit fraction_m, ln k_m,
+/// ln s_half_m) for each drop m], with α [us], B [B/us]; size 1 + 3 R + 3 D.
 Eigen::VectorXd to_internal(const CurveModel &model);
-/// Inverse of to_internal for `kind` (the number of steps follows from x.size()).
-CurveModel from_internal(ModelKind kind, const Eigen::VectorXd &x);
+/// Inverse of to_internal for `kind` with `ndrops` drops (the number of steps follows from
+/// x.size()). Steps and drops are sorted by s_half. \throws std::invalid_argument on a size
+/// that does not match the kind.
+CurveModel from_internal(ModelKind kind, const Eigen::VectorXd &x, int ndrops = 0);
 
 /// Hockney alpha–beta model in log-time for Eigen's LevenbergMarquardt, analytic Jacobian.
 /// x = [ln α_us, ln β_Bperus]; r_i = ln(α + s_i/β) − ln t_i.
@@ -78,21 +95,24 @@ struct AlphaBetaFunctor : Eigen::DenseFunctor<double> {
   Eigen::VectorXd m_bytes, m_log_time;
 };
 
-/// Latency + sum of `nsteps` logistic bandwidth steps in log-time, analytic Jacobian.
-/// x = [ln α, (ln Bmax_j [B/us], ln k_j, ln s_half_j [ln B]) ...]; nsteps = 1 is Lu et al.'s model.
+/// Latency + sum of `nsteps` logistic bandwidth steps times `ndrops` logistic drops in log-time,
+/// analytic Jacobian. x = [ln α, (ln Bmax_j [B/us], ln k_j, ln s_half_j [ln B]) ...,
+/// (logit fraction_m, ln k_m, ln s_half_m) ...]; nsteps = 1, ndrops = 0 is Lu et al.'s model.
+/// With P = Σ_j Bmax_j σ_j and d_m = 1 − f_m σ_m, B = P Π d_m and r_i = ln(α + s_i/B) − ln t_i.
 struct LogisticStepsFunctor : Eigen::DenseFunctor<double> {
-  /// \param nsteps >= 1; bytes, time_us as for AlphaBetaFunctor
-  LogisticStepsFunctor(int nsteps, Eigen::VectorXd bytes, Eigen::VectorXd time_us);
+  /// \param nsteps 1..8, ndrops 0..8; bytes, time_us as for AlphaBetaFunctor
+  /// \throws std::invalid_argument outside those counts
+  LogisticStepsFunctor(int nsteps, Eigen::VectorXd bytes, Eigen::VectorXd time_us, int ndrops = 0);
   /// Residuals. \returns 0.
   int operator()(const InputType &x, ValueType &fvec) const;
-  /// Analytic Jacobian (values() × (1 + 3 nsteps)). \returns 0.
+  /// Analytic Jacobian (values() × (1 + 3 nsteps + 3 ndrops)). \returns 0.
   int df(const InputType &x, JacobianType &fjac) const;
-  int m_nsteps;
+  int m_nsteps, m_ndrops;
   Eigen::VectorXd m_bytes, m_log_bytes, m_log_time;
   // operator() keeps its sigmoids for df at the same x (Eigen's LM asks for both at each accepted
   // point): halves the exp() calls of a fit.
   mutable Eigen::VectorXd m_cache_x;
-  mutable Eigen::MatrixXd m_cache_sigmoid; // values() x nsteps
+  mutable Eigen::MatrixXd m_cache_sigmoid; // values() x (nsteps + ndrops)
 };
 
 } // namespace scalefit::fitting
