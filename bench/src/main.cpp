@@ -1,8 +1,10 @@
-// scalefit-bench: the MPI-launched measurement driver. `comm` times collectives (mpi or nccl).
+// scalefit-bench: the MPI-launched measurement driver. `comm` times collectives (mpi or nccl);
+// `kernels` times a transformer layer's GEMMs (cpu or cublas).
 // Only this file decides exit codes and calls MPI_Abort; everything else throws.
 #include "scalefit/bench/comm.hpp"
 #include "scalefit/bench/options.hpp"
 #include "scalefit/core/error.hpp"
+#include "scalefit/kernels/driver.hpp"
 
 #include <CLI/CLI.hpp>
 #include <mpi.h>
@@ -46,6 +48,10 @@ int run(int argc, char **argv, int rank) {
       "comm", "Time collectives like nccl-tests (mpi or nccl backend), over group shapes");
   scalefit::bench::RawCommArgs raw;
   scalefit::bench::add_comm_options(*comm, raw);
+  CLI::App *kernels = app.add_subcommand(
+      "kernels", "Time the GEMMs and softmax of a transformer layer (cpu or cublas engine)");
+  scalefit::kernels::RawKernelsArgs kraw;
+  scalefit::kernels::add_kernels_options(*kernels, kraw);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {
@@ -53,6 +59,9 @@ int run(int argc, char **argv, int rank) {
       return app.exit(e) == 0 ? scalefit::kExitOk : scalefit::kExitUsage;
     return e.get_exit_code() == 0 ? scalefit::kExitOk : scalefit::kExitUsage;
   }
+  if (kernels->parsed())
+    return scalefit::kernels::run_kernels(scalefit::kernels::validate_kernels_args(kraw),
+                                          command_line);
   const scalefit::bench::CommOptions opts = scalefit::bench::validate_comm_args(raw);
   return scalefit::bench::run_comm(opts, command_line);
 }

@@ -1,0 +1,109 @@
+/// \file engine.hpp
+/// One interface over the GEMM/softmax implementations that `scalefit-bench kernels` times:
+/// `cpu` (Eigen; fp32, fp64) and `cublas` (cuBLAS cublasGemmEx / cublasGemmStridedBatchedEx and a
+/// CUDA softmax kernel; fp32, tf32, fp16, bf16, fp64; built only with SCALEFIT_ENABLE_CUDA), plus
+/// naive references and the `-c` check.
+#pragma once
+
+#include "scalefit/kernels/shapes.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace scalefit::kernels {
+
+/// Arithmetic of a GEMM: storage type of A, B, C (and, for tf32, the tensor-core mode).
+/// Accumulation is fp32 for fp32/tf32/fp16/bf16 (Megatron-LM's choice) and fp64 for fp64.
+enum class Precision { fp64, fp32, tf32, fp16, bf16 };
+/// "fp64", "fp32", "tf32", "fp16", "bf16".
+std::string_view precision_name(Precision p);
+/// Parses precision_name's output and aliases (double, float, f32, half, bfloat16...),
+/// case-insensitively. \returns std::nullopt when unknown.
+std::optional<Precision> parse_precision(std::string_view name);
+/// Storage size of one element [bytes] (tf32 is stored as fp32: 4).
+std::size_t precision_bytes(Precision p);
+
+/// A GEMM/softmax implementation on one device. Not thread-safe; one shape prepared at a time.
+class GemmEngine {
+public:
+  virtual ~GemmEngine() = default;
+  /// "cpu" or "cublas".
+  virtual std::string_view name() const = 0;
+  /// The precision it computes in.
+  virtual Precision precision() const = 0;
+  /// The device, e.g. "NVIDIA H100 80GB HBM3" or the CPU model.
+  virtual std::string device() const = 0;
+  /// Library and version, e.g. "Eigen 3.4.0 (2 threads)" or "cuBLAS 12.4.5, CUDA runtime 12040".
+  virtual std::string library() const = 0;
+  /// Allocates and fills the operands of `shape`; run_us then times it.
+  /// \throws RuntimeError when the memory cannot be allocated.
+  virtual void prepare(const KernelShape &shape) = 0;
+  /// Runs the prepared kernel `reps` times back to back and returns the elapsed time of all of
+  /// them [us] (host steady clock on the CPU; CUDA events on the engine's stream on the GPU).
+  virtual double run_us(int reps) = 0;
+  /// Computes `shape` on given operands, converting them to the engine's precision, and returns
+  /// the result as double. GEMMs: a is batch x m x k, b is batch x k x n (row-major, batches
+  /// contiguous), result batch x m x n. Softmax: a is batch x m x n, b ignored, result the row
+  /// softmax of a. \throws InputError when the spans are too short.
+  virtual std::vector<double> evaluate(const KernelShape &shape, std::span<const double> a,
+                                       std::span<const double> b) = 0;
+};
+
+/// Whether this build has the cublas engine (SCALEFIT_ENABLE_CUDA).
+bool cuda_built();
+
+/// GPUs the CUDA runtime sees (0 in CPU-only builds or when cudaGetDeviceCount fails; then
+/// `why`, when given, gets the reason).
+int visible_gpus(std::string *why = nullptr);
+
+/// "cublas" when built with CUDA and a GPU is visible, else "cpu".
+std::string default_engine_name();
+
+/// The default precision of an engine: fp32 for cpu; the model's training dtype for cublas
+/// (fp16 for half, bf16 for bfloat16, tf32 for float).
+Precision default_precision(std::string_view engine, DType model_dtype);
+
+/// Creates an engine. \throws InputError (field "--engine" or "--dtype") for an unknown engine,
+/// "cublas" in a CPU-only build ("not built with CUDA ... use --engine cpu"), "cublas" with no
+/// GPU visible ("no GPU visible ... use --engine cpu"), or a precision the engine lacks (cpu:
+/// fp32, fp64).
+std::unique_ptr<GemmEngine> make_engine(std::string_view name, Precision precision);
+
+/// Reference GEMM in double with plain loops: c = a * b, batch x (m x k)(k x n), row-major.
+std::vector<double> naive_gemm(std::span<const double> a, std::span<const double> b,
+                               std::int64_t m, std::int64_t n, std::int64_t k,
+                               std::int64_t batch);
+
+/// Reference row softmax in double (max subtracted first): `rows` rows of `cols` values.
+std::vector<double> naive_softmax(std::span<const double> x, std::int64_t rows, std::int64_t cols);
+
+/// Reference attention in double: per batch, out = softmax(q k^T * scale) v with q, k, v of
+/// s x d (row-major, batches contiguous), result batch x s x d.
+std::vector<double> naive_attention(std::span<const double> q, std::span<const double> k,
+                                    std::span<const double> v, std::int64_t batch, std::int64_t s,
+                                    std::int64_t d, double scale);
+
+/// The outcome of checking one shape.
+struct CheckResult {
+  std::int64_t checked = 0;  ///< elements compared
+  std::int64_t wrong = 0;    ///< elements outside the tolerance
+  double max_abs_error = 0;  ///< largest |engine - reference|
+};
+
+/// A small slice of `shape` for `-c`: m, n <= 48, k <= 64, batch <= 2, same kind and name.
+KernelShape check_slice(const KernelShape &shape);
+
+/// Checks the engine on check_slice(shape) against the naive reference. GEMM operands are small
+/// integers in [-2, 2], so with k <= 64 every product sum is exact in all precisions (|C| <= 256,
+/// exact even in bf16): any difference is wrong. Softmax inputs are exact in every precision:
+/// k/8 in [-4, 4], and on odd rows multiples of 1000 up to +-2000 (an implementation that does not
+/// subtract the row max overflows there), compared with a relative
+/// tolerance of the precision (fp64 1e-12, fp32/tf32 1e-5, fp16 2e-3, bf16 1.6e-2) plus 1e-6.
+CheckResult check_shape(GemmEngine &engine, const KernelShape &shape, std::uint64_t seed = 1);
+
+} // namespace scalefit::kernels

@@ -1,0 +1,82 @@
+/// \file shapes.hpp
+/// The GEMMs (and the softmax) one transformer layer runs per micro-batch under tensor parallelism,
+/// in the Megatron-LM layout of Narayanan et al. 2021 ("Efficient Large-Scale Language Model
+/// Training on GPU Clusters Using Megatron-LM", SC'21), whose forward count is
+/// 24 b s h^2 + 4 b s^2 h FLOPs per layer (eq. 2's per-layer term, with ffn = 4h) plus
+/// 2 b s h V for the logits, all divided by the TP degree t on each GPU.
+///
+/// Conventions: every GEMM is row-major C[m x n] = A[m x k] * B[k x n], `batch` independent
+/// products; FLOPs = 2 m n k batch (a multiply-add counts 2). Tokens per micro-batch M = b s.
+/// For a linear Y[M x N] = X[M x K] W[K x N] the backward pass runs dgrad dX = dY W^T
+/// (m=M, n=K, k=N) and wgrad dW = X^T dY (m=K, n=N, k=M). The transposed operand layouts of the
+/// backward GEMMs are not modelled: the engines time the same m, n, k without transposes.
+#pragma once
+
+#include "scalefit/estimator/config.hpp"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace scalefit::kernels {
+
+/// Forward or backward pass.
+enum class Pass { fwd, bwd };
+/// "fwd" / "bwd".
+std::string_view pass_name(Pass p);
+
+/// What an entry of the shape list runs.
+enum class KernelKind {
+  gemm,         ///< one GEMM (batch = 1)
+  batched_gemm, ///< `batch` independent GEMMs of the same shape (strided)
+  softmax,      ///< row softmax over `batch` matrices of m rows x n columns (k = 0)
+};
+/// "gemm", "batched_gemm", "softmax".
+std::string_view kernel_kind_name(KernelKind k);
+
+/// One kernel of a layer's step.
+struct KernelShape {
+  std::string name;                    ///< "qkv.fwd", "attn_score.dgrad", "softmax.fwd", ...
+  KernelKind kind = KernelKind::gemm;  ///< what runs
+  Pass pass = Pass::fwd;               ///< forward or backward
+  std::int64_t m = 0;                  ///< rows of C (softmax: rows per matrix)
+  std::int64_t n = 0;                  ///< columns of C (softmax: columns)
+  std::int64_t k = 0;                  ///< inner dimension (softmax: 0)
+  std::int64_t batch = 1;              ///< independent products (softmax: matrices)
+  bool per_layer = true;               ///< false for the logits, which run once per model
+  /// 2 m n k batch for GEMMs [FLOP]; 0 for the softmax (not counted by Narayanan et al.).
+  double flops() const;
+};
+
+/// The kernels of one transformer layer (and the logits) for one micro-batch of `micro_batch`
+/// samples on one GPU of a TP group of `tp` (Megatron-LM column/row-parallel split):
+///   qkv          m=bs, n=3h/t,     k=h      (column parallel)
+///   attn_score   batch=b a/t of m=s, n=s, k=h/a          (Q K^T)
+///   softmax      batch=b a/t of s x s                    (forward only)
+///   attn_context batch=b a/t of m=s, n=h/a, k=s          (P V)
+///   attn_proj    m=bs, n=h,        k=h/t    (row parallel)
+///   mlp_up       m=bs, n=ffn/t,    k=h      (column parallel)
+///   mlp_down     m=bs, n=h,        k=ffn/t  (row parallel)
+///   logits       m=bs, n=ceil(V/t), k=h     (per_layer = false; only when include_logits)
+/// each GEMM as ".fwd" then, in backward order, ".dgrad" and ".wgrad" (attention: dgrad is the
+/// gradient of the first operand, wgrad of the second; both m=s, n, k as the chain rule gives).
+/// Sum of forward per-layer FLOPs * t = layer_forward_flops(model, b) exactly when t divides h,
+/// a and ffn. \throws InputError (field "--tp" / "--micro-batch") when tp < 1, tp does not divide
+/// heads or ffn, or micro_batch < 1; the model must have passed estimator::validate_model.
+std::vector<KernelShape> transformer_gemms(const estimator::ModelConfig &model, int tp,
+                                           int micro_batch, bool include_logits = true);
+
+/// Forward FLOPs of one whole layer (all t GPUs together) for b samples: 2bs(4h^2 + 2h ffn) +
+/// 4bs^2h, which is Narayanan et al.'s 24bsh^2 + 4bs^2h when ffn = 4h [FLOP].
+double layer_forward_flops(const estimator::ModelConfig &model, int micro_batch);
+
+/// Forward FLOPs of the logits GEMM (all t GPUs together): 2 b s h V [FLOP].
+double logits_forward_flops(const estimator::ModelConfig &model, int micro_batch);
+
+/// Shapes shrunk for quick runs: m, n, k each multiplied by `factor` and rounded to the nearest
+/// integer (at least 1; k stays 0 for the softmax); batch kept. FLOPs shrink by about factor^3.
+/// \throws InputError (field "--scale") unless 0 < factor <= 1.
+std::vector<KernelShape> scale_shapes(std::vector<KernelShape> shapes, double factor);
+
+} // namespace scalefit::kernels

@@ -1,0 +1,182 @@
+// The `cpu` engine: Eigen row-major maps over aligned buffers, host steady-clock timing.
+#include "scalefit/kernels/cpu_engine.hpp"
+
+#include "scalefit/core/error.hpp"
+
+#include <Eigen/Core>
+#include <sched.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <random>
+#include <thread>
+#include <vector>
+
+namespace scalefit::kernels {
+
+namespace {
+
+template <class T> using RowMat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+template <class T> using Buffer = std::vector<T, Eigen::aligned_allocator<T>>;
+
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("model name", 0) == 0) {
+      const auto colon = line.find(':');
+      if (colon != std::string::npos)
+        return line.substr(line.find_first_not_of(' ', colon + 1));
+    }
+  return "CPU";
+}
+
+template <class T> class CpuEngine final : public GemmEngine {
+public:
+  explicit CpuEngine(Precision p) : m_precision(p) {
+    // mpirun (and a singleton's orted) may bind the process to one core; more OpenMP threads than
+    // allowed cores make Eigen's GEMM stall for whole scheduler slices (10 ms for a 1 us GEMM).
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0 &&
+        CPU_COUNT(&set) < Eigen::nbThreads())
+      Eigen::setNbThreads(CPU_COUNT(&set));
+  }
+  std::string_view name() const override { return "cpu"; }
+  Precision precision() const override { return m_precision; }
+  std::string device() const override {
+    return cpu_model() + " (" + std::to_string(std::thread::hardware_concurrency()) + " cores)";
+  }
+  std::string library() const override {
+    return "Eigen " + std::to_string(EIGEN_WORLD_VERSION) + "." +
+           std::to_string(EIGEN_MAJOR_VERSION) + "." + std::to_string(EIGEN_MINOR_VERSION) + " (" +
+           std::to_string(Eigen::nbThreads()) + " threads)";
+  }
+
+  void prepare(const KernelShape &shape) override {
+    m_shape = shape;
+    std::mt19937_64 rng(12345);
+    std::uniform_real_distribution<double> dist(-1.0, 1.0);
+    auto fill = [&](Buffer<T> &buf, std::int64_t size) {
+      buf.resize(static_cast<std::size_t>(size));
+      for (T &x : buf)
+        x = static_cast<T>(dist(rng));
+    };
+    if (shape.kind == KernelKind::softmax) {
+      fill(m_a, shape.batch * shape.m * shape.n);
+      m_b.clear();
+      m_c.clear();
+    } else {
+      fill(m_a, shape.batch * shape.m * shape.k);
+      fill(m_b, shape.batch * shape.k * shape.n);
+      m_c.assign(static_cast<std::size_t>(shape.batch * shape.m * shape.n), T(0));
+    }
+  }
+
+  double run_us(int reps) override {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int r = 0; r < reps; ++r)
+      run_once();
+    const auto t1 = std::chrono::steady_clock::now();
+    return std::chrono::duration<double, std::micro>(t1 - t0).count();
+  }
+
+  std::vector<double> evaluate(const KernelShape &shape, std::span<const double> a,
+                               std::span<const double> b) override {
+    const bool sm = shape.kind == KernelKind::softmax;
+    const auto na = static_cast<std::size_t>(shape.batch * shape.m * (sm ? shape.n : shape.k));
+    const auto nb = sm ? 0 : static_cast<std::size_t>(shape.batch * shape.k * shape.n);
+    if (a.size() < na || b.size() < nb)
+      throw InputError("operands too short for shape " + shape.name);
+    Buffer<T> ta(a.begin(), a.begin() + static_cast<std::ptrdiff_t>(na));
+    if (sm) {
+      cpu_softmax_rows(ta.data(), shape.batch * shape.m, shape.n);
+      return {ta.begin(), ta.end()};
+    }
+    Buffer<T> tb(b.begin(), b.begin() + static_cast<std::ptrdiff_t>(nb));
+    Buffer<T> tc(static_cast<std::size_t>(shape.batch * shape.m * shape.n));
+    cpu_gemm(ta.data(), tb.data(), tc.data(), shape.m, shape.n, shape.k, shape.batch);
+    return {tc.begin(), tc.end()};
+  }
+
+private:
+  void run_once() {
+    const KernelShape &s = m_shape;
+    if (s.kind == KernelKind::softmax)
+      cpu_softmax_rows(m_a.data(), s.batch * s.m, s.n); // stays bounded when repeated
+    else
+      cpu_gemm(m_a.data(), m_b.data(), m_c.data(), s.m, s.n, s.k, s.batch);
+  }
+
+  Precision m_precision;
+  KernelShape m_shape;
+  Buffer<T> m_a, m_b, m_c;
+};
+
+} // namespace
+
+template <class T>
+void cpu_gemm(const T *a, const T *b, T *c, std::int64_t m, std::int64_t n, std::int64_t k,
+              std::int64_t batch) {
+  using Map = Eigen::Map<const RowMat<T>>;
+  for (std::int64_t i = 0; i < batch; ++i) {
+    Map ma(a + i * m * k, m, k);
+    Map mb(b + i * k * n, k, n);
+    Eigen::Map<RowMat<T>> mc(c + i * m * n, m, n);
+    mc.noalias() = ma * mb;
+  }
+}
+
+template <class T> void cpu_softmax_rows(T *x, std::int64_t rows, std::int64_t cols) {
+  using Rows = Eigen::Map<RowMat<T>>;
+  Rows mx(x, rows, cols);
+  for (std::int64_t r = 0; r < rows; ++r) {
+    auto row = mx.row(r);
+    const T max = row.maxCoeff(); // subtract the max: exp never overflows, the sum is >= 1
+    row = (row.array() - max).exp();
+    row /= row.sum();
+  }
+}
+
+template <class T>
+void cpu_attention(const T *q, const T *k, const T *v, T *out, std::int64_t batch, std::int64_t s,
+                   std::int64_t d, T scale) {
+  using CMap = Eigen::Map<const RowMat<T>>;
+  RowMat<T> scores(s, s);
+  for (std::int64_t i = 0; i < batch; ++i) {
+    CMap mq(q + i * s * d, s, d), mk(k + i * s * d, s, d), mv(v + i * s * d, s, d);
+    scores.noalias() = (mq * mk.transpose()) * scale;
+    cpu_softmax_rows(scores.data(), s, s);
+    Eigen::Map<RowMat<T>> mo(out + i * s * d, s, d);
+    mo.noalias() = scores * mv;
+  }
+}
+
+template void cpu_gemm<float>(const float *, const float *, float *, std::int64_t, std::int64_t,
+                              std::int64_t, std::int64_t);
+template void cpu_gemm<double>(const double *, const double *, double *, std::int64_t,
+                               std::int64_t, std::int64_t, std::int64_t);
+template void cpu_softmax_rows<float>(float *, std::int64_t, std::int64_t);
+template void cpu_softmax_rows<double>(double *, std::int64_t, std::int64_t);
+template void cpu_attention<float>(const float *, const float *, const float *, float *,
+                                   std::int64_t, std::int64_t, std::int64_t, float);
+template void cpu_attention<double>(const double *, const double *, const double *, double *,
+                                    std::int64_t, std::int64_t, std::int64_t, double);
+
+std::unique_ptr<GemmEngine> make_cpu_engine(Precision precision) {
+  switch (precision) {
+  case Precision::fp32:
+    return std::make_unique<CpuEngine<float>>(precision);
+  case Precision::fp64:
+    return std::make_unique<CpuEngine<double>>(precision);
+  default:
+    throw InputError("engine cpu computes fp32 or fp64, not " +
+                         std::string(precision_name(precision)) +
+                         " (fp16/bf16/tf32 need --engine cublas)",
+                     "", 0, "--dtype");
+  }
+}
+
+} // namespace scalefit::kernels

@@ -1,0 +1,288 @@
+// The `cublas` engine (host code): cublasGemmEx / cublasGemmStridedBatchedEx with fp32
+// accumulation (fp64 for fp64), the CUDA softmax kernel, CUDA-event timing on its own stream.
+// Row-major C = A B is computed as column-major C^T = B^T A^T: cuBLAS gets (n, m, k) with B first.
+#include "scalefit/bench/check.hpp"
+#include "scalefit/core/error.hpp"
+#include "scalefit/kernels/engine.hpp"
+#include "softmax_cuda.hpp"
+
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+namespace scalefit::kernels {
+
+namespace {
+
+#define SCALEFIT_CUBLAS_CHECK(expr)                                                                \
+  do {                                                                                             \
+    const cublasStatus_t scalefit_cublas_rc_ = (expr);                                             \
+    if (scalefit_cublas_rc_ != CUBLAS_STATUS_SUCCESS)                                              \
+      ::scalefit::bench::detail::throw_call_error(                                                 \
+          "cuBLAS", cublasGetStatusName(scalefit_cublas_rc_),                                      \
+          cublasGetStatusString(scalefit_cublas_rc_), #expr, __FILE__, __LINE__);                  \
+  } while (0)
+
+cudaDataType_t data_type(Precision p) {
+  switch (p) {
+  case Precision::fp64:
+    return CUDA_R_64F;
+  case Precision::fp16:
+    return CUDA_R_16F;
+  case Precision::bf16:
+    return CUDA_R_16BF;
+  default:
+    return CUDA_R_32F;
+  }
+}
+
+cublasComputeType_t compute_type(Precision p) {
+  switch (p) {
+  case Precision::fp64:
+    return CUBLAS_COMPUTE_64F;
+  case Precision::tf32:
+    return CUBLAS_COMPUTE_32F_FAST_TF32;
+  default:
+    return CUBLAS_COMPUTE_32F;
+  }
+}
+
+detail::SoftmaxType softmax_type(Precision p) {
+  switch (p) {
+  case Precision::fp64:
+    return detail::SoftmaxType::fp64;
+  case Precision::fp16:
+    return detail::SoftmaxType::fp16;
+  case Precision::bf16:
+    return detail::SoftmaxType::bf16;
+  default:
+    return detail::SoftmaxType::fp32;
+  }
+}
+
+/// Host bytes of `values` in precision p.
+std::vector<unsigned char> to_device_format(std::span<const double> values, Precision p) {
+  std::vector<unsigned char> out(values.size() * precision_bytes(p));
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    switch (p) {
+    case Precision::fp64:
+      reinterpret_cast<double *>(out.data())[i] = values[i];
+      break;
+    case Precision::fp16:
+      reinterpret_cast<__half *>(out.data())[i] = __float2half(static_cast<float>(values[i]));
+      break;
+    case Precision::bf16:
+      reinterpret_cast<__nv_bfloat16 *>(out.data())[i] =
+          __float2bfloat16(static_cast<float>(values[i]));
+      break;
+    default:
+      reinterpret_cast<float *>(out.data())[i] = static_cast<float>(values[i]);
+    }
+  }
+  return out;
+}
+
+std::vector<double> from_device_format(const std::vector<unsigned char> &bytes, Precision p) {
+  const std::size_t n = bytes.size() / precision_bytes(p);
+  std::vector<double> out(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    switch (p) {
+    case Precision::fp64:
+      out[i] = reinterpret_cast<const double *>(bytes.data())[i];
+      break;
+    case Precision::fp16:
+      out[i] = __half2float(reinterpret_cast<const __half *>(bytes.data())[i]);
+      break;
+    case Precision::bf16:
+      out[i] = __bfloat162float(reinterpret_cast<const __nv_bfloat16 *>(bytes.data())[i]);
+      break;
+    default:
+      out[i] = reinterpret_cast<const float *>(bytes.data())[i];
+    }
+  }
+  return out;
+}
+
+/// Device memory freed on destruction.
+struct DeviceBuffer {
+  void *ptr = nullptr;
+  std::size_t bytes = 0;
+  DeviceBuffer() = default;
+  DeviceBuffer(const DeviceBuffer &) = delete;
+  DeviceBuffer &operator=(const DeviceBuffer &) = delete;
+  ~DeviceBuffer() { release(); }
+  void release() {
+    if (ptr)
+      cudaFree(ptr);
+    ptr = nullptr;
+    bytes = 0;
+  }
+  void resize(std::size_t n) {
+    if (n <= bytes && ptr)
+      return;
+    release();
+    SCALEFIT_CUDA_CHECK(cudaMalloc(&ptr, n ? n : 1));
+    bytes = n;
+  }
+};
+
+class CublasEngine final : public GemmEngine {
+public:
+  explicit CublasEngine(Precision p) : m_precision(p) {
+    SCALEFIT_CUDA_CHECK(cudaGetDevice(&m_device));
+    SCALEFIT_CUDA_CHECK(cudaStreamCreateWithFlags(&m_stream, cudaStreamNonBlocking));
+    SCALEFIT_CUDA_CHECK(cudaEventCreate(&m_start));
+    SCALEFIT_CUDA_CHECK(cudaEventCreate(&m_stop));
+    SCALEFIT_CUBLAS_CHECK(cublasCreate(&m_handle));
+    SCALEFIT_CUBLAS_CHECK(cublasSetStream(m_handle, m_stream));
+    // A 32 MiB workspace, as cuBLAS recommends on Hopper for best kernels.
+    m_workspace.resize(32u << 20);
+    SCALEFIT_CUBLAS_CHECK(cublasSetWorkspace(m_handle, m_workspace.ptr, m_workspace.bytes));
+  }
+  ~CublasEngine() override {
+    cublasDestroy(m_handle);
+    cudaEventDestroy(m_start);
+    cudaEventDestroy(m_stop);
+    cudaStreamDestroy(m_stream);
+  }
+  std::string_view name() const override { return "cublas"; }
+  Precision precision() const override { return m_precision; }
+  std::string device() const override {
+    cudaDeviceProp prop{};
+    if (cudaGetDeviceProperties(&prop, m_device) != cudaSuccess)
+      return "GPU " + std::to_string(m_device);
+    return prop.name;
+  }
+  std::string library() const override {
+    int cublas_version = 0, runtime = 0;
+    cublasGetVersion(m_handle, &cublas_version);
+    cudaRuntimeGetVersion(&runtime);
+    return "cuBLAS " + std::to_string(cublas_version) + ", CUDA runtime " + std::to_string(runtime);
+  }
+
+  void prepare(const KernelShape &shape) override {
+    m_shape = shape;
+    const std::size_t es = precision_bytes(m_precision);
+    const bool sm = shape.kind == KernelKind::softmax;
+    const auto na = static_cast<std::size_t>(shape.batch * shape.m * (sm ? shape.n : shape.k));
+    const auto nb = sm ? 0 : static_cast<std::size_t>(shape.batch * shape.k * shape.n);
+    const auto nc = sm ? 0 : static_cast<std::size_t>(shape.batch * shape.m * shape.n);
+    // Random values in [-1, 1]: keeps tensor cores away from all-zero fast paths.
+    std::mt19937_64 rng(12345);
+    std::uniform_real_distribution<double> dist(-1.0, 1.0);
+    auto upload = [&](DeviceBuffer &buf, std::size_t n) {
+      buf.resize(n * es);
+      std::vector<double> host(n);
+      for (double &x : host)
+        x = dist(rng);
+      const auto bytes = to_device_format(host, m_precision);
+      SCALEFIT_CUDA_CHECK(cudaMemcpy(buf.ptr, bytes.data(), bytes.size(), cudaMemcpyHostToDevice));
+    };
+    upload(m_a, na);
+    if (!sm) {
+      upload(m_b, nb);
+      m_c.resize(nc * es);
+    }
+  }
+
+  double run_us(int reps) override {
+    SCALEFIT_CUDA_CHECK(cudaEventRecord(m_start, m_stream));
+    for (int r = 0; r < reps; ++r)
+      launch(m_shape, m_a.ptr, m_b.ptr, m_c.ptr);
+    SCALEFIT_CUDA_CHECK(cudaEventRecord(m_stop, m_stream));
+    SCALEFIT_CUDA_CHECK(cudaEventSynchronize(m_stop));
+    float ms = 0;
+    SCALEFIT_CUDA_CHECK(cudaEventElapsedTime(&ms, m_start, m_stop));
+    return static_cast<double>(ms) * 1e3;
+  }
+
+  std::vector<double> evaluate(const KernelShape &shape, std::span<const double> a,
+                               std::span<const double> b) override {
+    const bool sm = shape.kind == KernelKind::softmax;
+    const auto na = static_cast<std::size_t>(shape.batch * shape.m * (sm ? shape.n : shape.k));
+    const auto nb = sm ? 0 : static_cast<std::size_t>(shape.batch * shape.k * shape.n);
+    const auto nc = static_cast<std::size_t>(shape.batch * shape.m * shape.n);
+    if (a.size() < na || b.size() < nb)
+      throw InputError("operands too short for shape " + shape.name);
+    DeviceBuffer da, db, dc;
+    const auto ha = to_device_format(a.subspan(0, na), m_precision);
+    da.resize(ha.size());
+    SCALEFIT_CUDA_CHECK(cudaMemcpy(da.ptr, ha.data(), ha.size(), cudaMemcpyHostToDevice));
+    if (!sm) {
+      const auto hb = to_device_format(b.subspan(0, nb), m_precision);
+      db.resize(hb.size());
+      SCALEFIT_CUDA_CHECK(cudaMemcpy(db.ptr, hb.data(), hb.size(), cudaMemcpyHostToDevice));
+      dc.resize(nc * precision_bytes(m_precision));
+    }
+    launch(shape, da.ptr, db.ptr, dc.ptr);
+    SCALEFIT_CUDA_CHECK(cudaStreamSynchronize(m_stream));
+    std::vector<unsigned char> hc(nc * precision_bytes(m_precision));
+    SCALEFIT_CUDA_CHECK(
+        cudaMemcpy(hc.data(), sm ? da.ptr : dc.ptr, hc.size(), cudaMemcpyDeviceToHost));
+    return from_device_format(hc, m_precision);
+  }
+
+private:
+  void launch(const KernelShape &s, void *a, void *b, void *c) {
+    if (s.kind == KernelKind::softmax) {
+      SCALEFIT_CUDA_CHECK(detail::launch_softmax_rows(a, softmax_type(m_precision), s.batch * s.m,
+                                                      static_cast<int>(s.n), m_stream));
+      return;
+    }
+    const cudaDataType_t dt = data_type(m_precision);
+    const cublasComputeType_t ct = compute_type(m_precision);
+    const double alpha64 = 1.0, beta64 = 0.0;
+    const float alpha32 = 1.0f, beta32 = 0.0f;
+    const void *alpha = m_precision == Precision::fp64 ? static_cast<const void *>(&alpha64)
+                                                       : static_cast<const void *>(&alpha32);
+    const void *beta = m_precision == Precision::fp64 ? static_cast<const void *>(&beta64)
+                                                      : static_cast<const void *>(&beta32);
+    const int m = static_cast<int>(s.m), n = static_cast<int>(s.n), k = static_cast<int>(s.k);
+    // Column-major view: C^T (n x m) = B^T (n x k) * A^T (k x m); leading dims n, k, n.
+    if (s.batch == 1) {
+      SCALEFIT_CUBLAS_CHECK(cublasGemmEx(m_handle, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, alpha, b, dt,
+                                         n, a, dt, k, beta, c, dt, n, ct, CUBLAS_GEMM_DEFAULT));
+    } else {
+      SCALEFIT_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
+          m_handle, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, alpha, b, dt, n,
+          static_cast<long long>(k) * n, a, dt, k, static_cast<long long>(m) * k, beta, c, dt, n,
+          static_cast<long long>(m) * n, static_cast<int>(s.batch), ct, CUBLAS_GEMM_DEFAULT));
+    }
+  }
+
+  Precision m_precision;
+  int m_device = 0;
+  cudaStream_t m_stream = nullptr;
+  cudaEvent_t m_start = nullptr, m_stop = nullptr;
+  cublasHandle_t m_handle = nullptr;
+  DeviceBuffer m_workspace, m_a, m_b, m_c;
+  KernelShape m_shape;
+};
+
+} // namespace
+
+int cuda_device_count(std::string *why) {
+  int n = 0;
+  const cudaError_t rc = cudaGetDeviceCount(&n);
+  if (rc != cudaSuccess) {
+    if (why)
+      *why = std::string("cudaGetDeviceCount: ") + cudaGetErrorName(rc) + ", " +
+             cudaGetErrorString(rc);
+    cudaGetLastError(); // clear the sticky-free error so later calls start clean
+    return 0;
+  }
+  if (n == 0 && why)
+    *why = "cudaGetDeviceCount found 0 devices";
+  return n;
+}
+
+std::unique_ptr<GemmEngine> make_cublas_engine(Precision precision) {
+  return std::make_unique<CublasEngine>(precision);
+}
+
+} // namespace scalefit::kernels

@@ -1,0 +1,321 @@
+// `scalefit-bench kernels`: shape list x engine -> table, summary, JSONL.
+#include "scalefit/kernels/driver.hpp"
+
+#include "scalefit/bench/adaptive.hpp"
+#include "scalefit/bench/comm.hpp"
+#include "scalefit/core/error.hpp"
+#include "scalefit/core/records.hpp"
+#include "scalefit/core/stats.hpp"
+
+#include <mpi.h>
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+#include <cstdio>
+#include <memory>
+#include <optional>
+
+#ifndef SCALEFIT_VERSION
+#define SCALEFIT_VERSION "unknown"
+#endif
+
+namespace scalefit::kernels {
+
+void add_kernels_options(CLI::App &app, RawKernelsArgs &raw) {
+  app.add_option("--model", raw.model_path, "Model YAML (configs/models/*.yaml)");
+  app.add_option("--layers", raw.layers, "Transformer layers l (overrides --model)");
+  app.add_option("--hidden", raw.hidden, "Hidden size h");
+  app.add_option("--heads", raw.heads, "Attention heads a");
+  app.add_option("--seq,--sequence", raw.sequence, "Sequence length s");
+  app.add_option("--vocab,--vocabulary", raw.vocabulary, "Vocabulary size V");
+  app.add_option("--ffn", raw.ffn, "MLP inner size (default 4h)");
+  app.add_option("--tp", raw.tp, "Tensor-parallel degree t (divides heads)")->capture_default_str();
+  app.add_option("--micro-batch", raw.micro_batch, "Micro-batch b [samples]")
+      ->capture_default_str();
+  app.add_option("--engine", raw.engine,
+                 "cpu (Eigen), cublas, or auto (cublas if built and a GPU is visible)")
+      ->capture_default_str();
+  app.add_option("-d,--dtype", raw.dtype,
+                 "fp32|fp64 (cpu); fp32|tf32|fp16|bf16|fp64 (cublas); default fp32 on cpu, the "
+                 "model's dtype on cublas");
+  app.add_option("-w,--warmup", raw.warmup, "Warm-up runs per shape")->capture_default_str();
+  app.add_option("-n,--iters", raw.iters, "Samples per shape (0: adaptive, stop on noise/time)")
+      ->capture_default_str();
+  app.add_option("--max-time", raw.max_time_s, "Adaptive time budget per shape [s]")
+      ->capture_default_str();
+  app.add_option("--scale", raw.scale, "Shrink m, n, k by this factor in (0, 1] for quick runs")
+      ->capture_default_str();
+  app.add_option("--out", raw.out, "Append JSON Lines records to FILE");
+  app.add_flag("-c,--check", raw.check, "Check each kernel against a naive reference on a slice");
+  app.add_option("--peak-tflops", raw.peak_tflops, "Device peak [TFLOP/s] for the summary");
+  app.add_option("--system", raw.system, "System name for the context record");
+}
+
+KernelsOptions validate_kernels_args(const RawKernelsArgs &raw) {
+  KernelsOptions o;
+  std::string origin = "command line";
+  if (!raw.model_path.empty()) {
+    o.model = estimator::load_model(raw.model_path);
+    origin = raw.model_path;
+  } else {
+    const std::pair<int, const char *> need[] = {{raw.layers, "--layers"},
+                                                 {raw.hidden, "--hidden"},
+                                                 {raw.heads, "--heads"},
+                                                 {raw.sequence, "--seq"},
+                                                 {raw.vocabulary, "--vocab"}};
+    for (const auto &[v, flag] : need)
+      if (v == 0)
+        throw InputError(std::string("give --model FILE or all of --layers --hidden --heads "
+                                     "--seq --vocab (missing ") +
+                             flag + ")",
+                         "", 0, flag);
+    o.model.name = "cli";
+    o.model.dtype = DType::half;
+  }
+  if (raw.layers)
+    o.model.layers = raw.layers;
+  if (raw.hidden)
+    o.model.hidden = raw.hidden;
+  if (raw.heads)
+    o.model.heads = raw.heads;
+  if (raw.sequence)
+    o.model.sequence = raw.sequence;
+  if (raw.vocabulary)
+    o.model.vocabulary = raw.vocabulary;
+  if (raw.ffn)
+    o.model.ffn = raw.ffn;
+  estimator::validate_model(o.model, origin);
+  // transformer_gemms checks tp and the micro-batch; fail here, before any engine exists.
+  (void)transformer_gemms(o.model, raw.tp, raw.micro_batch);
+  o.tp = raw.tp;
+  o.micro_batch = raw.micro_batch;
+
+  if (raw.engine == "auto") {
+    o.engine = default_engine_name();
+    o.engine_defaulted = true;
+  } else if (raw.engine == "cpu" || raw.engine == "cublas") {
+    o.engine = raw.engine;
+  } else {
+    throw InputError("unknown engine '" + raw.engine + "' (expected cpu, cublas or auto)", "", 0,
+                     "--engine");
+  }
+  if (raw.dtype.empty()) {
+    o.precision = default_precision(o.engine, o.model.dtype);
+  } else {
+    const auto p = parse_precision(raw.dtype);
+    if (!p)
+      throw InputError("unknown dtype '" + raw.dtype + "' (expected fp32, tf32, fp16, bf16, fp64)",
+                       "", 0, "--dtype");
+    o.precision = *p;
+  }
+  if (o.engine == "cpu" && o.precision != Precision::fp32 && o.precision != Precision::fp64)
+    throw InputError("engine cpu computes fp32 or fp64, not " +
+                         std::string(precision_name(o.precision)),
+                     "", 0, "--dtype");
+  if (raw.warmup < 0)
+    throw InputError("expected a non-negative count", "", 0, "-w");
+  if (raw.iters < 0)
+    throw InputError("expected a non-negative count (0: adaptive)", "", 0, "-n");
+  if (!(raw.max_time_s > 0))
+    throw InputError("expected a positive time [s]", "", 0, "--max-time");
+  if (!(raw.scale > 0 && raw.scale <= 1))
+    throw InputError("expected a factor in (0, 1]", "", 0, "--scale");
+  if (raw.peak_tflops < 0)
+    throw InputError("expected a positive peak", "", 0, "--peak-tflops");
+  o.warmup = raw.warmup;
+  o.iters = raw.iters;
+  o.max_time_s = raw.max_time_s;
+  o.scale = raw.scale;
+  o.out = raw.out;
+  o.check = raw.check;
+  o.peak_tflops = raw.peak_tflops;
+  o.system = raw.system;
+  return o;
+}
+
+namespace {
+
+std::string host_name() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0)
+    return "unknown";
+  return buf;
+}
+
+double tflops_of(double flops, double time_us) {
+  return time_us > 0 ? flops / (time_us * 1e-6) / 1e12 : 0.0;
+}
+
+nlohmann::json stats_json(const Summary &s) {
+  return {{"n", s.n},       {"min", s.min}, {"median", s.median}, {"mean", s.mean},
+          {"max", s.max}, {"stddev", s.stddev}, {"p99", s.p99}};
+}
+
+/// Times one prepared shape: warm-up, then samples of `batch` back-to-back runs.
+Summary time_shape(GemmEngine &engine, const KernelsOptions &o, int &batch_out) {
+  if (o.warmup > 0)
+    engine.run_us(o.warmup);
+  bench::StopRule rule;
+  rule.max_time_s = o.max_time_s;
+  rule.min_time_s = std::min(0.02, o.max_time_s);
+  rule.fixed_samples = o.iters;
+  int batch = 1;
+  std::vector<double> samples;
+  double elapsed_s = 0;
+  if (o.iters == 0) {
+    // One probe run sets the batch so a sample lasts ~1 ms (host timer noise well under 1%).
+    const double probe_us = engine.run_us(1);
+    elapsed_s += probe_us * 1e-6;
+    batch = bench::calibrate_batch(probe_us, 1000.0, 1000);
+  }
+  while (!rule.should_stop(samples, elapsed_s)) {
+    const double us = engine.run_us(batch);
+    elapsed_s += us * 1e-6;
+    samples.push_back(us / batch);
+  }
+  batch_out = batch;
+  return summarize(samples);
+}
+
+} // namespace
+
+int run_kernels(const KernelsOptions &o, const std::string &command_line) {
+  int rank = 0, nranks = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+
+  std::vector<KernelShape> shapes = transformer_gemms(o.model, o.tp, o.micro_batch);
+  if (o.scale != 1.0)
+    shapes = scale_shapes(std::move(shapes), o.scale);
+
+  // Rank 0 alone creates the engine and opens the file; every rank agrees on failure.
+  std::unique_ptr<GemmEngine> engine;
+  std::unique_ptr<JsonlWriter> writer;
+  std::string error, field;
+  if (rank == 0) {
+    try {
+      engine = make_engine(o.engine, o.precision);
+      if (!o.out.empty())
+        writer = std::make_unique<JsonlWriter>(o.out);
+    } catch (const InputError &e) {
+      error = e.message();
+      field = e.field();
+    }
+  }
+  bench::agree_or_throw(error, field);
+  if (rank != 0) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    return kExitOk;
+  }
+
+  std::printf("# scalefit-bench kernels: engine %s%s, %s, %s on %s\n", o.engine.c_str(),
+              o.engine_defaulted
+                  ? (o.engine == "cpu" ? " (default: no GPU visible or not built with CUDA)"
+                                       : " (default: GPU visible)")
+                  : "",
+              std::string(precision_name(o.precision)).c_str(), engine->library().c_str(),
+              engine->device().c_str());
+  std::printf("# model %s: l=%d h=%d a=%d s=%d V=%d ffn=%d; tp %d micro-batch %d scale %g; "
+              "%s%s\n",
+              o.model.name.c_str(), o.model.layers, o.model.hidden, o.model.heads,
+              o.model.sequence, o.model.vocabulary, o.model.ffn_size(), o.tp, o.micro_batch,
+              o.scale, o.iters > 0 ? ("samples " + std::to_string(o.iters)).c_str() : "adaptive",
+              nranks > 1 ? ("; rank 0 of " + std::to_string(nranks) + " measures").c_str() : "");
+  std::printf("# %-18s %4s %7s %7s %7s %6s %12s %12s %9s%s\n", "shape", "pass", "m", "n", "k",
+              "batch", "time(us)", "median(us)", "TFLOP/s", o.check ? "  #wrong" : "");
+  std::fflush(stdout);
+
+  if (writer) {
+    nlohmann::json ctx = {{"type", "context"},
+                          {"schema", kKernelsSchema},
+                          {"tool", "scalefit-bench kernels"},
+                          {"system", o.system},
+                          {"host", host_name()},
+                          {"nranks", nranks},
+                          {"engine", o.engine},
+                          {"dtype", precision_name(o.precision)},
+                          {"device", engine->device()},
+                          {"library", engine->library()},
+                          {"model",
+                           {{"name", o.model.name},
+                            {"layers", o.model.layers},
+                            {"hidden", o.model.hidden},
+                            {"heads", o.model.heads},
+                            {"sequence", o.model.sequence},
+                            {"vocabulary", o.model.vocabulary},
+                            {"ffn", o.model.ffn_size()}}},
+                          {"tp", o.tp},
+                          {"micro_batch", o.micro_batch},
+                          {"scale", o.scale},
+                          {"versions", {{"scalefit", SCALEFIT_VERSION}}},
+                          {"command_line", command_line},
+                          {"start_time", utc_now_iso8601()}};
+    writer->write(ctx);
+  }
+
+  std::int64_t total_wrong = 0;
+  double fwd_us = 0, bwd_us = 0, fwd_flops = 0, bwd_flops = 0;
+  for (const KernelShape &s : shapes) {
+    std::optional<CheckResult> chk;
+    if (o.check)
+      chk = check_shape(*engine, s);
+    engine->prepare(s);
+    int batch = 1;
+    const Summary st = time_shape(*engine, o, batch);
+    const double tf = tflops_of(s.flops(), st.mean);
+    if (s.per_layer) {
+      (s.pass == Pass::fwd ? fwd_us : bwd_us) += st.mean;
+      (s.pass == Pass::fwd ? fwd_flops : bwd_flops) += s.flops();
+    }
+    std::printf("  %-18s %4s %7lld %7lld %7lld %6lld %12.2f %12.2f %9.4f", s.name.c_str(),
+                std::string(pass_name(s.pass)).c_str(), static_cast<long long>(s.m),
+                static_cast<long long>(s.n), static_cast<long long>(s.k),
+                static_cast<long long>(s.batch), st.mean, st.median, tf);
+    if (chk)
+      std::printf(" %7lld", static_cast<long long>(chk->wrong));
+    std::printf("\n");
+    std::fflush(stdout);
+    if (writer) {
+      nlohmann::json rec = {{"type", "kernel"},
+                            {"name", s.name},
+                            {"kind", kernel_kind_name(s.kind)},
+                            {"pass", pass_name(s.pass)},
+                            {"per_layer", s.per_layer},
+                            {"m", s.m},
+                            {"n", s.n},
+                            {"k", s.k},
+                            {"batch", s.batch},
+                            {"dtype", precision_name(o.precision)},
+                            {"engine", o.engine},
+                            {"flops", s.flops()},
+                            {"time_us", st.mean},
+                            {"tflops", tf},
+                            {"iters_per_sample", batch},
+                            {"stats", stats_json(st)}};
+      if (chk)
+        rec["wrong"] = chk->wrong;
+      writer->write(rec);
+    }
+    if (chk)
+      total_wrong += chk->wrong;
+  }
+
+  const double fwd_tf = tflops_of(fwd_flops, fwd_us), all_tf = tflops_of(fwd_flops + bwd_flops,
+                                                                         fwd_us + bwd_us);
+  std::printf("# per-layer forward %.2f us (%.4f TFLOP/s), backward %.2f us, fwd+bwd %.2f us "
+              "(%.4f TFLOP/s)",
+              fwd_us, fwd_tf, bwd_us, fwd_us + bwd_us, all_tf);
+  if (o.peak_tflops > 0)
+    std::printf("; %.1f%% of peak %.1f TFLOP/s", 100.0 * all_tf / o.peak_tflops, o.peak_tflops);
+  if (o.scale != 1.0)
+    std::printf("; shapes scaled by %g", o.scale);
+  std::printf("\n");
+  if (o.check)
+    std::printf("# check: %lld wrong element(s)%s\n", static_cast<long long>(total_wrong),
+                total_wrong ? " -- FAILED" : "");
+  std::fflush(stdout);
+  MPI_Barrier(MPI_COMM_WORLD);
+  return total_wrong > 0 ? kExitCheck : kExitOk;
+}
+
+} // namespace scalefit::kernels

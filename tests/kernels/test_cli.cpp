@@ -1,0 +1,180 @@
+// scalefit-bench kernels end to end: a tiny model run directly (singleton MPI) and under
+// mpiexec -np 2, the JSONL read back; bad input exits 2 with the message.
+#include "scalefit/kernels/engine.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Result {
+  int code = -1;
+  std::string out, err;
+};
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    char tmpl[] = "/tmp/scalefit_kernels_XXXXXX";
+    path = mkdtemp(tmpl);
+  }
+  ~TempDir() { fs::remove_all(path); }
+};
+
+std::string slurp(const fs::path &p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+/// Runs `[mpiexec -np N] scalefit-bench kernels ARGS` (np 0: directly), capturing output.
+Result run_kernels(const std::string &args, const TempDir &d, int np = 0) {
+  setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+  setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+  setenv("OMPI_MCA_rmaps_base_oversubscribe", "1", 1);
+  const fs::path out = d.path / "stdout.txt", err = d.path / "stderr.txt";
+  std::string cmd = np > 0 ? std::string(SCALEFIT_MPIEXEC) + " --oversubscribe -np " +
+                                 std::to_string(np) + " "
+                           : "";
+  cmd += std::string(SCALEFIT_BENCH_BIN) + " kernels " + args + " >" + out.string() + " 2>" +
+         err.string();
+  const int status = std::system(cmd.c_str());
+  Result r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = slurp(out);
+  r.err = slurp(err);
+  return r;
+}
+
+std::vector<nlohmann::json> read_jsonl(const fs::path &p) {
+  std::vector<nlohmann::json> v;
+  std::ifstream in(p);
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty())
+      v.push_back(nlohmann::json::parse(line));
+  return v;
+}
+
+const char *kTiny = "--layers 2 --hidden 64 --heads 4 --seq 32 --vocab 128";
+
+} // namespace
+
+TEST(Cli, TinyModelEndToEnd) {
+  TempDir d;
+  const fs::path jsonl = d.path / "tmp.jsonl";
+  const Result r = run_kernels(std::string(kTiny) + " -n 3 -c --out " + jsonl.string(), d);
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  const std::string first = r.out.substr(0, r.out.find('\n'));
+  EXPECT_NE(first.find("engine cpu"), std::string::npos) << first; // no GPU here
+  EXPECT_NE(r.out.find("per-layer forward"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("# check: 0 wrong"), std::string::npos) << r.out;
+
+  const auto recs = read_jsonl(jsonl);
+  ASSERT_EQ(recs.size(), 1u + 22u); // context + 7 forward + logits fwd/dgrad/wgrad + 12 backward
+  EXPECT_EQ(recs[0]["type"], "context");
+  EXPECT_EQ(recs[0]["schema"], "scalefit.kernels/1");
+  EXPECT_EQ(recs[0]["engine"], "cpu");
+  EXPECT_EQ(recs[0]["model"]["hidden"], 64);
+  EXPECT_EQ(recs[0]["tp"], 1);
+  std::set<std::string> names;
+  double fwd_layer_flops = 0;
+  for (std::size_t i = 1; i < recs.size(); ++i) {
+    const auto &k = recs[i];
+    EXPECT_EQ(k["type"], "kernel");
+    EXPECT_EQ(k["dtype"], "fp32");
+    EXPECT_EQ(k["stats"]["n"], 3);
+    EXPECT_EQ(k["wrong"], 0);
+    const double t = k["time_us"];
+    EXPECT_GT(t, 0.0);
+    EXPECT_LE(k["stats"]["min"].get<double>(), t);
+    const double flops = k["flops"];
+    if (k["kind"] != "softmax") {
+      EXPECT_DOUBLE_EQ(flops, 2.0 * k["m"].get<double>() * k["n"].get<double>() *
+                                  k["k"].get<double>() * k["batch"].get<double>());
+      EXPECT_NEAR(k["tflops"].get<double>(), flops / (t * 1e-6) / 1e12, 1e-9);
+    }
+    if (k["pass"] == "fwd" && k["per_layer"] == true)
+      fwd_layer_flops += flops;
+    names.insert(k["name"].get<std::string>());
+  }
+  EXPECT_EQ(names.size(), 22u);
+  EXPECT_TRUE(names.count("attn_score.fwd") && names.count("softmax.fwd") &&
+              names.count("mlp_down.wgrad"));
+  EXPECT_DOUBLE_EQ(fwd_layer_flops, 24.0 * 32 * 64 * 64 + 4.0 * 32 * 32 * 64);
+
+  // A second run appends: two context records.
+  const Result again = run_kernels(std::string(kTiny) + " --tp 2 --micro-batch 2 -n 1 -w 0 "
+                                   "--engine cpu -d fp64 --out " + jsonl.string(), d);
+  ASSERT_EQ(again.code, 0) << again.out << again.err;
+  const auto both = read_jsonl(jsonl);
+  ASSERT_EQ(both.size(), 2u * 23u);
+  EXPECT_EQ(both[23]["type"], "context");
+  EXPECT_EQ(both[23]["tp"], 2);
+  EXPECT_EQ(both[24]["dtype"], "fp64");
+  EXPECT_EQ(both[24]["m"], 64); // qkv.fwd: b s = 2 * 32
+  EXPECT_EQ(both[24]["n"], 96); // 3h / t
+}
+
+TEST(Cli, ModelFileScaledAndAdaptive) {
+  TempDir d;
+  const Result r = run_kernels(std::string("--model ") + SCALEFIT_MODELS_DIR +
+                                   "/gpt-125m.yaml --scale 0.05 --max-time 0.005 -w 1 "
+                                   "--peak-tflops 1",
+                               d);
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("model gpt-125m"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("of peak 1.0 TFLOP/s"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("scaled by 0.05"), std::string::npos) << r.out;
+}
+
+TEST(Cli, UnderMpiexecRankZeroMeasures) {
+  TempDir d;
+  const fs::path jsonl = d.path / "np2.jsonl";
+  const Result r =
+      run_kernels(std::string(kTiny) + " -n 2 -w 0 --out " + jsonl.string(), d, /*np=*/2);
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("rank 0 of 2 measures"), std::string::npos) << r.out;
+  const auto recs = read_jsonl(jsonl);
+  ASSERT_EQ(recs.size(), 23u); // written once, by rank 0
+  EXPECT_EQ(recs[0]["nranks"], 2);
+}
+
+TEST(Cli, BadInputExitsTwoWithMessage) {
+  TempDir d;
+  struct Case {
+    std::string args, message;
+  };
+  const std::vector<Case> cases = {
+      {std::string(kTiny) + " --engine tpu", "unknown engine 'tpu'"},
+      {std::string(kTiny) + " --tp 3", "tp (3) must divide heads (4)"},
+      {std::string(kTiny) + " --engine cpu -d bf16", "engine cpu computes fp32 or fp64"},
+      {"--layers 2 --hidden 64 --heads 4 --seq 32", "missing --vocab"},
+      {std::string(kTiny) + " --scale 2", "--scale"},
+      {"--model /nonexistent/model.yaml", "/nonexistent/model.yaml"},
+  };
+  for (const Case &c : cases) {
+    const Result r = run_kernels(c.args, d);
+    EXPECT_EQ(r.code, 2) << c.args << "\n" << r.out << r.err;
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << c.args << "\n" << r.err;
+  }
+  if (scalefit::kernels::visible_gpus() == 0) {
+    const Result r = run_kernels(std::string(kTiny) + " --engine cublas", d);
+    EXPECT_EQ(r.code, 2) << r.out << r.err;
+    EXPECT_NE(r.err.find(scalefit::kernels::cuda_built() ? "no GPU visible"
+                                                         : "not built with CUDA"),
+              std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find("use --engine cpu"), std::string::npos) << r.err;
+  }
+}
