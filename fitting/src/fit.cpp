@@ -40,19 +40,28 @@ template <class F> LmOutcome run_lm(F &functor, Eigen::VectorXd &x, int max_eval
   return {r.status, r.info, r.evaluations, r.rss};
 }
 
-/// Steps of an internal vector of a logistic/regimes model with `ndrops` drops.
-int steps_of(const Eigen::VectorXd &x, int ndrops) {
-  return static_cast<int>((x.size() - 1) / 3) - ndrops;
+/// Drops and latency steps of a model: with the internal vector's size they fix its layout.
+struct Blocks {
+  int drops = 0, lifts = 0;
+};
+
+Blocks blocks_of(const CurveModel &m) {
+  return {static_cast<int>(m.drops.size()), static_cast<int>(m.lifts.size())};
 }
 
-/// Runs LM for `kind` (with `ndrops` drops) from x (updated in place) on the data.
+/// Steps of an internal vector of a logistic/regimes model with these drops and lifts.
+int steps_of(const Eigen::VectorXd &x, Blocks b) {
+  return static_cast<int>((x.size() - 1) / 3) - b.drops - b.lifts;
+}
+
+/// Runs LM for `kind` (with drops and lifts `nb`) from x (updated in place) on the data.
 LmOutcome run_kind(const Data &d, ModelKind kind, Eigen::VectorXd &x, int max_evaluations,
-                   int ndrops = 0) {
+                   Blocks nb = {}) {
   if (kind == ModelKind::alpha_beta) {
     AlphaBetaFunctor f(d.bytes, d.time);
     return run_lm(f, x, max_evaluations);
   }
-  LogisticStepsFunctor f(steps_of(x, ndrops), d.bytes, d.time, ndrops);
+  LogisticStepsFunctor f(steps_of(x, nb), d.bytes, d.time, nb.drops, nb.lifts);
   return run_lm(f, x, max_evaluations);
 }
 
@@ -93,9 +102,9 @@ CurveModel logistic_start(const Shape &s, double k) {
 }
 
 CandidateFit finish(std::span<const CurvePoint> pts, ModelKind kind, const Eigen::VectorXd &x,
-                    const LmOutcome &o, int ndrops = 0) {
+                    const LmOutcome &o, Blocks nb = {}) {
   CandidateFit c;
-  c.model = from_internal(kind, x, ndrops);
+  c.model = from_internal(kind, x, nb.drops, nb.lifts);
   c.rss_log = o.rss;
   c.bic = bic_of(o.rss, pts.size(), c.model.num_parameters());
   c.status = o.status;
@@ -104,13 +113,13 @@ CandidateFit finish(std::span<const CurvePoint> pts, ModelKind kind, const Eigen
 }
 
 /// Tries every start with a screening budget, then polishes the best one.
-double initial_rss(const Data &d, ModelKind kind, const Eigen::VectorXd &x, int ndrops) {
+double initial_rss(const Data &d, ModelKind kind, const Eigen::VectorXd &x, Blocks nb) {
   Eigen::VectorXd r(d.bytes.size());
   if (kind == ModelKind::alpha_beta) {
     AlphaBetaFunctor f(d.bytes, d.time);
     f(x, r);
   } else {
-    LogisticStepsFunctor f(steps_of(x, ndrops), d.bytes, d.time, ndrops);
+    LogisticStepsFunctor f(steps_of(x, nb), d.bytes, d.time, nb.drops, nb.lifts);
     f(x, r);
   }
   return r.allFinite() ? r.squaredNorm() : std::numeric_limits<double>::infinity();
@@ -122,7 +131,7 @@ CandidateFit best_of(std::span<const CurvePoint> pts, const Data &d, ModelKind k
   LmOutcome best;
   best.rss = std::numeric_limits<double>::infinity();
   int evals = 0;
-  const int ndrops = static_cast<int>(starts.front().drops.size());
+  const Blocks ndrops = blocks_of(starts.front());
   // Run LM only from the kLmStarts starts with the lowest initial RSS (one evaluation each).
   std::vector<std::pair<double, std::size_t>> order;
   for (std::size_t i = 0; i < starts.size(); ++i) {
@@ -240,6 +249,40 @@ std::vector<CurveModel> drop_starts(std::span<const CurvePoint> pts, const Shape
   return starts;
 }
 
+/// Starts that add one latency step to `base`: at the kLiftStarts size gaps where the measured
+/// time jumps most relative to the base fit, each with the height of the jump, plus the base
+/// optimum with a barely-there step at the largest jump.
+std::vector<CurveModel> lift_starts(std::span<const CurvePoint> pts, const Shape &s,
+                                    const CurveModel &base) {
+  constexpr std::size_t kLiftStarts = 3;
+  std::vector<std::pair<double, std::size_t>> jumps; // (ln jump, gap index i: between i and i+1)
+  for (std::size_t i = 0; i + 1 < pts.size(); ++i) {
+    const double r0 = std::log(base.time_us(pts[i].bytes) / pts[i].time_us);
+    const double r1 = std::log(base.time_us(pts[i + 1].bytes) / pts[i + 1].time_us);
+    if (pts[i + 1].bytes > pts[i].bytes && std::isfinite(r0 - r1))
+      jumps.emplace_back(r0 - r1, i);
+  }
+  std::sort(jumps.begin(), jumps.end(), std::greater<>());
+  std::vector<CurveModel> starts;
+  CurveModel m = base;
+  m.kind = ModelKind::regimes;
+  for (std::size_t k = 0; k < jumps.size() && k < kLiftStarts; ++k) {
+    const auto [jump, i] = jumps[k];
+    CurveModel st = m;
+    const double delta = std::max(pts[i + 1].time_us * (1.0 - std::exp(-std::max(jump, 0.0))),
+                                  0.05 * s.t_min);
+    st.lifts.push_back({delta, 4.0, std::sqrt(pts[i].bytes * pts[i + 1].bytes)});
+    starts.push_back(st);
+  }
+  if (!jumps.empty()) {
+    CurveModel tiny = m;
+    const std::size_t i = jumps.front().second;
+    tiny.lifts.push_back({0.01 * s.t_min, 4.0, std::sqrt(pts[i].bytes * pts[i + 1].bytes)});
+    starts.push_back(tiny);
+  }
+  return starts;
+}
+
 /// All candidate families on the points; returns them sorted by BIC (best first).
 std::vector<CandidateFit> select(std::span<const CurvePoint> pts, const FitOptions &opt,
                                  std::vector<CandidateFit> &regime_trials) {
@@ -271,29 +314,38 @@ std::vector<CandidateFit> select(std::span<const CurvePoint> pts, const FitOptio
     }
     for (const CandidateFit &c : regime_trials)
       out.push_back(c);
-    // Falls of bandwidth: drops added one at a time to the best rising model (by BIC), while
-    // each lowers BIC by more than the margin.
-    const CandidateFit *base = logistic ? &*logistic : nullptr;
+    // Falls: to each rising model (logistic, regimes R = 2..) add, one at a time, a bandwidth
+    // drop or a latency step (whichever lowers RSS more), up to max_drops additions of which at
+    // most max_lifts latency steps; only when the best rising model misses a point by more than
+    // drops_min_ratio.
+    std::vector<const CandidateFit *> bases;
+    if (logistic)
+      bases.push_back(&*logistic);
     for (const CandidateFit &c : regime_trials)
-      if (!base || c.bic < base->bic - opt.bic_margin)
-        base = &c;
-    const int max_drops = std::clamp(opt.max_drops, 0, 8);
-    if (base && max_drops > 0 && max_ape_pct(pts, base->model) > 100.0 * (opt.drops_min_ratio - 1)) {
-      std::vector<CandidateFit> drop_trials;
-      drop_trials.reserve(static_cast<std::size_t>(max_drops));
-      CandidateFit current = *base;
-      for (int dn = 1; dn <= max_drops; ++dn) {
-        const int p = current.model.num_parameters() + 3;
-        if (!feasible(p))
-          break;
-        CandidateFit c =
-            best_of(pts, d, ModelKind::regimes, drop_starts(pts, s, current.model));
-        drop_trials.push_back(c);
-        current = c;
+      bases.push_back(&c);
+    double best_rising_ape = std::numeric_limits<double>::infinity();
+    for (const CandidateFit *c : bases)
+      best_rising_ape = std::min(best_rising_ape, max_ape_pct(pts, c->model));
+    const int max_add = std::clamp(opt.max_drops, 0, 8);
+    const int max_lifts = std::clamp(opt.max_lifts, 0, max_add);
+    std::vector<CandidateFit> drop_trials;
+    if (max_add > 0 && best_rising_ape > 100.0 * (opt.drops_min_ratio - 1)) {
+      for (const CandidateFit *base : bases) {
+        CandidateFit current = *base;
+        for (int a = 1; a <= max_add && feasible(current.model.num_parameters() + 3); ++a) {
+          std::optional<CandidateFit> next;
+          if (static_cast<int>(current.model.lifts.size()) < max_lifts)
+            next = best_of(pts, d, ModelKind::regimes, lift_starts(pts, s, current.model));
+          CandidateFit c = best_of(pts, d, ModelKind::regimes, drop_starts(pts, s, current.model));
+          if (!next || c.rss_log < next->rss_log)
+            next = c;
+          current = *next;
+          drop_trials.push_back(current);
+        }
       }
-      for (const CandidateFit &c : drop_trials)
-        out.push_back(c);
     }
+    for (const CandidateFit &c : drop_trials)
+      out.push_back(c);
   }
   // Simplest first; a more complex candidate wins only by more than bic_margin.
   std::stable_sort(out.begin(), out.end(), [](const CandidateFit &a, const CandidateFit &b) {
@@ -320,9 +372,12 @@ std::string candidate_label(const CandidateFit &c) { return model_label(c.model)
 std::string model_label(const CurveModel &model) {
   if (model.kind != ModelKind::regimes)
     return std::string(model_name(model.kind));
-  if (model.drops.empty())
-    return fmt::format("regimes(R={})", model.steps.size());
-  return fmt::format("regimes(R={},D={})", model.steps.size(), model.drops.size());
+  std::string label = fmt::format("regimes(R={}", model.steps.size());
+  if (!model.drops.empty())
+    label += fmt::format(",D={}", model.drops.size());
+  if (!model.lifts.empty())
+    label += fmt::format(",L={}", model.lifts.size());
+  return label + ")";
 }
 
 std::vector<std::string> parameter_names(const CurveModel &model) {
@@ -340,6 +395,11 @@ std::vector<std::string> parameter_names(const CurveModel &model) {
     names.push_back(fmt::format("drop_fraction.{}", j));
     names.push_back(fmt::format("drop_k.{}", j));
     names.push_back(fmt::format("drop_s_half_bytes.{}", j));
+  }
+  for (std::size_t j = 0; j < model.lifts.size(); ++j) {
+    names.push_back(fmt::format("lift_delta_us.{}", j));
+    names.push_back(fmt::format("lift_k.{}", j));
+    names.push_back(fmt::format("lift_s_half_bytes.{}", j));
   }
   return names;
 }
@@ -412,7 +472,7 @@ CandidateFit fit_from(std::span<const CurvePoint> pts, const CurveModel &start,
                       int max_evaluations) {
   const Data d(pts);
   Eigen::VectorXd x = to_internal(start);
-  const int ndrops = static_cast<int>(start.drops.size());
+  const Blocks ndrops = blocks_of(start);
   LmOutcome o = run_kind(d, start.kind, x, max_evaluations, ndrops);
   CandidateFit c = finish(pts, start.kind, x, o, ndrops);
   c.starts = 1;
@@ -465,7 +525,8 @@ std::vector<double> parameter_stderrs(std::span<const CurvePoint> pts, const Cur
     f.df(x, J);
   } else {
     LogisticStepsFunctor f(static_cast<int>(model.steps.size()), d.bytes, d.time,
-                           static_cast<int>(model.drops.size()));
+                           static_cast<int>(model.drops.size()),
+                           static_cast<int>(model.lifts.size()));
     f(x, r);
     f.df(x, J);
   }

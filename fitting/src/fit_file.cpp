@@ -371,6 +371,18 @@ std::string to_yaml(const FitFile &fit) {
         }
         out << YAML::EndSeq;
       }
+      if (!e.model.lifts.empty()) {
+        const std::size_t o = 1 + 3 * (e.model.steps.size() + e.model.drops.size());
+        out << YAML::Key << "lifts" << YAML::Value << YAML::BeginSeq;
+        for (std::size_t j = 0; j < e.model.lifts.size(); ++j) {
+          out << YAML::BeginMap;
+          emit_param(out, "delta_us", e.model.lifts[j].delta_us, se(o + 3 * j));
+          emit_param(out, "k", e.model.lifts[j].k, se(o + 1 + 3 * j));
+          emit_param(out, "s_half_bytes", e.model.lifts[j].s_half_bytes, se(o + 2 + 3 * j));
+          out << YAML::EndMap;
+        }
+        out << YAML::EndSeq;
+      }
     }
     out << YAML::EndMap;
     out << YAML::Key << "asymptotic" << YAML::Value << YAML::Flow << YAML::BeginMap;
@@ -579,19 +591,24 @@ FitFile parse_fit_file(const std::string &text, const std::string &name) {
         r.fail(steps, pp + "steps", "expected a non-empty list");
       if (*kind == ModelKind::logistic && steps.size() != 1)
         r.fail(steps, pp + "steps", "the logistic model has exactly 1 step");
-      YAML::Node drops = params["drops"];
-      if (drops && *kind != ModelKind::regimes)
-        r.fail(drops, pp + "drops", "only the regimes model has drops");
-      if (drops && v1)
-        r.fail(drops, pp + "drops",
-               std::string("drops need schema '") + kFitSchema + "' (the file says '" +
-                   kFitSchemaV1 + "')");
-      if (drops && (!drops.IsSequence() || drops.size() == 0 || drops.size() > 8))
-        r.fail(drops, pp + "drops", "expected a list of 1 to 8 drops");
+      YAML::Node drops = params["drops"], lifts = params["lifts"];
+      for (const auto &[node, key] : {std::pair{drops, "drops"}, std::pair{lifts, "lifts"}}) {
+        if (!node)
+          continue;
+        if (*kind != ModelKind::regimes)
+          r.fail(node, pp + key, std::string("only the regimes model has ") + key);
+        if (v1)
+          r.fail(node, pp + key,
+                 std::string(key) + " need schema '" + kFitSchema + "' (the file says '" +
+                     kFitSchemaV1 + "')");
+        if (!node.IsSequence() || node.size() == 0 || node.size() > 8)
+          r.fail(node, pp + key, "expected a list of 1 to 8 entries");
+      }
       if (steps.size() > 8)
         r.fail(steps, pp + "steps", "expected at most 8 steps");
-      if (*kind == ModelKind::regimes && steps.size() < 2 && !drops)
-        r.fail(steps, pp + "steps", "the regimes model has at least 2 steps, or 1 and drops");
+      if (*kind == ModelKind::regimes && steps.size() < 2 && !drops && !lifts)
+        r.fail(steps, pp + "steps",
+               "the regimes model has at least 2 steps, or 1 with drops or lifts");
       for (std::size_t j = 0; j < steps.size(); ++j) {
         const std::string sp = fmt::format("{}steps[{}].", pp, j);
         LogisticStep st;
@@ -622,6 +639,22 @@ FitFile parse_fit_file(const std::string &text, const std::string &name) {
           r.fail(drops[j]["s_half_bytes"], sp + "s_half_bytes", "expected > 0");
         e.model.drops.push_back({f, k, h});
         e.stderrs.insert(e.stderrs.end(), {fse, kse, hse});
+      }
+      for (std::size_t j = 0; lifts && j < lifts.size(); ++j) {
+        const std::string sp = fmt::format("{}lifts[{}].", pp, j);
+        if (!lifts[j].IsMap())
+          r.fail(lifts[j], sp, "expected a mapping {delta_us, k, s_half_bytes}");
+        auto [dl, dse] = r.param(lifts[j], "delta_us", sp);
+        auto [k, kse] = r.param(lifts[j], "k", sp);
+        auto [h, hse] = r.param(lifts[j], "s_half_bytes", sp);
+        if (!(dl > 0))
+          r.fail(lifts[j]["delta_us"], sp + "delta_us", "expected > 0");
+        if (!(k > 0))
+          r.fail(lifts[j]["k"], sp + "k", "expected > 0");
+        if (!(h > 0))
+          r.fail(lifts[j]["s_half_bytes"], sp + "s_half_bytes", "expected > 0");
+        e.model.lifts.push_back({dl, k, h});
+        e.stderrs.insert(e.stderrs.end(), {dse, kse, hse});
       }
     }
     if (YAML::Node q = n["quality"]; q && q.IsMap()) {

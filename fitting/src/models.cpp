@@ -28,7 +28,9 @@ constexpr double kLogAlphaLo = -30, kLogAlphaHi = 30; // alpha in [1e-13, 1e13] 
 constexpr double kLogBLo = -30, kLogBHi = 40;         // B in B/us
 constexpr double kLogKLo = -5, kLogKHi = 5;           // k in [0.0067, 148]
 constexpr double kLogHLo = -10, kLogHHi = 60;         // s_half in [4.5e-5, 1.1e26] B
-constexpr double kLogitLo = -30, kLogitHi = 30;       // drop fraction in [9e-14, 1 - 9e-14]
+// A drop loses at most 99% of the bandwidth: a sharper fall is a latency step (LatencyStep), and
+// an unbounded fraction lets a leave-one-out refit put a 1e6x spike between two points.
+constexpr double kLogitLo = -30, kLogitHi = 4.59512; // drop fraction in [9e-14, 0.99]
 
 inline double clamp_to(double v, double lo, double hi, bool &held) {
   held = v < lo || v > hi;
@@ -72,7 +74,13 @@ double CurveModel::time_us(double bytes) const {
   const double b = bandwidth_gbps(bytes) * kBperusPerGbps;
   if (b <= 0)
     return std::numeric_limits<double>::infinity();
-  return alpha_us + bytes / b;
+  double lift = 0;
+  if (!lifts.empty()) {
+    const double u = std::log(bytes);
+    for (const LatencyStep &l : lifts)
+      lift += l.delta_us * sigmoid(l.k * (u - std::log(l.s_half_bytes)));
+  }
+  return alpha_us + lift + bytes / b;
 }
 
 double CurveModel::asymptotic_algbw_gbps() const {
@@ -89,7 +97,7 @@ double CurveModel::asymptotic_algbw_gbps() const {
 int CurveModel::num_parameters() const {
   return kind == ModelKind::alpha_beta
              ? 2
-             : 1 + 3 * static_cast<int>(steps.size()) + 3 * static_cast<int>(drops.size());
+             : 1 + 3 * static_cast<int>(steps.size() + drops.size() + lifts.size());
 }
 
 int CurveModel::num_regimes() const {
@@ -103,7 +111,7 @@ Eigen::VectorXd to_internal(const CurveModel &m) {
     return x;
   }
   const std::size_t r = m.steps.size();
-  Eigen::VectorXd x(1 + 3 * r + 3 * m.drops.size());
+  Eigen::VectorXd x(1 + 3 * (r + m.drops.size() + m.lifts.size()));
   x[0] = std::log(m.alpha_us);
   for (std::size_t j = 0; j < r; ++j) {
     x[1 + 3 * j] = std::log(m.steps[j].bmax_gbps * kBperusPerGbps);
@@ -116,10 +124,16 @@ Eigen::VectorXd to_internal(const CurveModel &m) {
     x[2 + 3 * (r + j)] = std::log(m.drops[j].k);
     x[3 + 3 * (r + j)] = std::log(m.drops[j].s_half_bytes);
   }
+  const std::size_t o = r + m.drops.size();
+  for (std::size_t j = 0; j < m.lifts.size(); ++j) {
+    x[1 + 3 * (o + j)] = std::log(m.lifts[j].delta_us);
+    x[2 + 3 * (o + j)] = std::log(m.lifts[j].k);
+    x[3 + 3 * (o + j)] = std::log(m.lifts[j].s_half_bytes);
+  }
   return x;
 }
 
-CurveModel from_internal(ModelKind kind, const Eigen::VectorXd &x, int ndrops) {
+CurveModel from_internal(ModelKind kind, const Eigen::VectorXd &x, int ndrops, int nlifts) {
   CurveModel m;
   m.kind = kind;
   m.alpha_us = std::exp(std::clamp(x[0], kLogAlphaLo, kLogAlphaHi));
@@ -129,9 +143,9 @@ CurveModel from_internal(ModelKind kind, const Eigen::VectorXd &x, int ndrops) {
     m.beta_gbps = std::exp(std::clamp(x[1], kLogBLo, kLogBHi)) / kBperusPerGbps;
     return m;
   }
-  if (ndrops < 0 || x.size() < 4 + 3 * ndrops || (x.size() - 1) % 3 != 0)
-    throw std::invalid_argument("logistic models take 1 + 3 R + 3 D parameters with R >= 1");
-  const int nsteps = static_cast<int>((x.size() - 1) / 3) - ndrops;
+  if (ndrops < 0 || nlifts < 0 || x.size() < 4 + 3 * (ndrops + nlifts) || (x.size() - 1) % 3 != 0)
+    throw std::invalid_argument("logistic models take 1 + 3 (R + D + L) parameters with R >= 1");
+  const int nsteps = static_cast<int>((x.size() - 1) / 3) - ndrops - nlifts;
   for (int j = 0; j < nsteps; ++j)
     m.steps.push_back({std::exp(std::clamp(x[1 + 3 * j], kLogBLo, kLogBHi)) / kBperusPerGbps,
                        std::exp(std::clamp(x[2 + 3 * j], kLogKLo, kLogKHi)),
@@ -143,7 +157,14 @@ CurveModel from_internal(ModelKind kind, const Eigen::VectorXd &x, int ndrops) {
   std::sort(m.steps.begin(), m.steps.end(), [](const LogisticStep &a, const LogisticStep &b) {
     return a.s_half_bytes < b.s_half_bytes;
   });
+  for (int j = nsteps + ndrops; j < nsteps + ndrops + nlifts; ++j)
+    m.lifts.push_back({std::exp(std::clamp(x[1 + 3 * j], kLogAlphaLo, kLogAlphaHi)),
+                       std::exp(std::clamp(x[2 + 3 * j], kLogKLo, kLogKHi)),
+                       std::exp(std::clamp(x[3 + 3 * j], kLogHLo, kLogHHi))});
   std::sort(m.drops.begin(), m.drops.end(), [](const LogisticDrop &a, const LogisticDrop &b) {
+    return a.s_half_bytes < b.s_half_bytes;
+  });
+  std::sort(m.lifts.begin(), m.lifts.end(), [](const LatencyStep &a, const LatencyStep &b) {
     return a.s_half_bytes < b.s_half_bytes;
   });
   return m;
@@ -177,14 +198,16 @@ int AlphaBetaFunctor::df(const InputType &x, JacobianType &fjac) const {
 
 // ---------------------------------------------------------------------------------------------
 LogisticStepsFunctor::LogisticStepsFunctor(int nsteps, Eigen::VectorXd bytes,
-                                           Eigen::VectorXd time_us, int ndrops)
-    : DenseFunctor<double>(1 + 3 * nsteps + 3 * ndrops, static_cast<int>(bytes.size())),
-      m_nsteps(nsteps), m_ndrops(ndrops), m_bytes(std::move(bytes)),
+                                           Eigen::VectorXd time_us, int ndrops, int nlifts)
+    : DenseFunctor<double>(1 + 3 * (nsteps + ndrops + nlifts), static_cast<int>(bytes.size())),
+      m_nsteps(nsteps), m_ndrops(ndrops), m_nlifts(nlifts), m_bytes(std::move(bytes)),
       m_log_bytes(m_bytes.array().log()), m_log_time(time_us.array().log()) {
   if (nsteps < 1 || nsteps > 8)
     throw std::invalid_argument("1 to 8 logistic steps");
   if (ndrops < 0 || ndrops > 8)
     throw std::invalid_argument("0 to 8 logistic drops");
+  if (nlifts < 0 || nlifts > 8)
+    throw std::invalid_argument("0 to 8 latency steps");
 }
 
 namespace {
@@ -193,16 +216,18 @@ namespace {
 struct StepParams {
   double a = 0;
   bool ha = false;
-  double v[16], k[16], h[16]; // v: Bmax [B/us] for steps, fraction f for drops
-  bool hv[16], hk[16], hh[16];
-  double fq[16]; // drops: f (1 - f) = d f / d logit f
+  double v[24], k[24], h[24]; // v: Bmax [B/us] for steps, fraction f for drops, delta [us] lifts
+  bool hv[24], hk[24], hh[24];
+  double fq[24]; // drops: f (1 - f) = d f / d logit f
 };
 
-void unpack(const Eigen::VectorXd &x, int nsteps, int ndrops, StepParams &p) {
+void unpack(const Eigen::VectorXd &x, int nsteps, int ndrops, int nlifts, StepParams &p) {
   p.a = std::exp(clamp_to(x[0], kLogAlphaLo, kLogAlphaHi, p.ha));
-  for (int j = 0; j < nsteps + ndrops; ++j) {
+  for (int j = 0; j < nsteps + ndrops + nlifts; ++j) {
     if (j < nsteps) {
       p.v[j] = std::exp(clamp_to(x[1 + 3 * j], kLogBLo, kLogBHi, p.hv[j]));
+    } else if (j >= nsteps + ndrops) {
+      p.v[j] = std::exp(clamp_to(x[1 + 3 * j], kLogAlphaLo, kLogAlphaHi, p.hv[j]));
     } else {
       p.v[j] = sigmoid(clamp_to(x[1 + 3 * j], kLogitLo, kLogitHi, p.hv[j]));
       p.fq[j] = p.v[j] * (1 - p.v[j]);
@@ -216,23 +241,23 @@ void unpack(const Eigen::VectorXd &x, int nsteps, int ndrops, StepParams &p) {
 
 int LogisticStepsFunctor::operator()(const InputType &x, ValueType &fvec) const {
   StepParams p;
-  const int nt = m_nsteps + m_ndrops;
-  unpack(x, m_nsteps, m_ndrops, p);
+  const int nd = m_nsteps + m_ndrops, nt = nd + m_nlifts;
+  unpack(x, m_nsteps, m_ndrops, m_nlifts, p);
   m_cache_sigmoid.resize(m_bytes.size(), nt);
   for (Eigen::Index i = 0; i < m_bytes.size(); ++i) {
     const double u = m_log_bytes[i];
-    double b = 0, d = 1;
-    for (int j = 0; j < m_nsteps; ++j) {
+    double b = 0, d = 1, l = 0;
+    for (int j = 0; j < nt; ++j) {
       const double sg = sigmoid(p.k[j] * (u - p.h[j]));
       m_cache_sigmoid(i, j) = sg;
-      b += p.v[j] * sg;
+      if (j < m_nsteps)
+        b += p.v[j] * sg;
+      else if (j < nd)
+        d *= 1.0 - p.v[j] * sg;
+      else
+        l += p.v[j] * sg;
     }
-    for (int j = m_nsteps; j < nt; ++j) {
-      const double sg = sigmoid(p.k[j] * (u - p.h[j]));
-      m_cache_sigmoid(i, j) = sg;
-      d *= 1.0 - p.v[j] * sg;
-    }
-    fvec[i] = std::log(p.a + m_bytes[i] / (b * d)) - m_log_time[i];
+    fvec[i] = std::log(p.a + l + m_bytes[i] / (b * d)) - m_log_time[i];
   }
   m_cache_x = x;
   return 0;
@@ -240,14 +265,14 @@ int LogisticStepsFunctor::operator()(const InputType &x, ValueType &fvec) const 
 
 int LogisticStepsFunctor::df(const InputType &x, JacobianType &fjac) const {
   StepParams p;
-  const int nt = m_nsteps + m_ndrops;
-  unpack(x, m_nsteps, m_ndrops, p);
+  const int nd = m_nsteps + m_ndrops, nt = nd + m_nlifts;
+  unpack(x, m_nsteps, m_ndrops, m_nlifts, p);
   const bool cached =
       m_cache_x.size() == x.size() && m_cache_x == x && m_cache_sigmoid.rows() == m_bytes.size();
-  double sj[16], kz[16], dm[16];
+  double sj[24], kz[24], dm[24];
   for (Eigen::Index i = 0; i < m_bytes.size(); ++i) {
     const double u = m_log_bytes[i];
-    double b = 0, d = 1;
+    double b = 0, d = 1, l = 0;
     for (int j = 0; j < nt; ++j) {
       const double z = p.k[j] * (u - p.h[j]);
       sj[j] = cached ? m_cache_sigmoid(i, j) : sigmoid(z);
@@ -255,27 +280,35 @@ int LogisticStepsFunctor::df(const InputType &x, JacobianType &fjac) const {
       kz[j] = std::abs(z) >= kZClamp ? 0.0 : p.k[j];
       if (j < m_nsteps) {
         b += p.v[j] * sj[j];
-      } else {
+      } else if (j < nd) {
         dm[j] = 1.0 - p.v[j] * sj[j];
         d *= dm[j];
+      } else {
+        l += p.v[j] * sj[j];
       }
     }
-    const double q = m_bytes[i] / (b * d), t = p.a + q;
-    fjac(i, 0) = p.ha ? 0.0 : p.a / t;
-    const double g = -q / t; // d ln t / d ln B
+    const double q = m_bytes[i] / (b * d), t = p.a + l + q, inv_t = 1.0 / t;
+    fjac(i, 0) = p.ha ? 0.0 : p.a * inv_t;
+    const double g = -q * inv_t; // d ln t / d ln B
+    const double gb = g / b;     // d ln t / d P
     for (int j = 0; j < m_nsteps; ++j) {
-      const double gb = g / b;                            // d ln t / d P
-      const double dz = p.v[j] * sj[j] * (1 - sj[j]);     // d P / d z_j
+      const double dz = p.v[j] * sj[j] * (1 - sj[j]); // d P / d z_j
       fjac(i, 1 + 3 * j) = p.hv[j] ? 0.0 : gb * p.v[j] * sj[j];
       fjac(i, 2 + 3 * j) = p.hk[j] ? 0.0 : gb * dz * kz[j] * (u - p.h[j]);
       fjac(i, 3 + 3 * j) = p.hh[j] ? 0.0 : -gb * dz * kz[j];
     }
-    for (int j = m_nsteps; j < nt; ++j) {
-      const double gd = g / dm[j];                        // d ln t / d d_m
-      const double dz = -p.v[j] * sj[j] * (1 - sj[j]);    // d d_m / d z_m
+    for (int j = m_nsteps; j < nd; ++j) {
+      const double gd = g / dm[j];                     // d ln t / d d_m
+      const double dz = -p.v[j] * sj[j] * (1 - sj[j]); // d d_m / d z_m
       fjac(i, 1 + 3 * j) = p.hv[j] ? 0.0 : -gd * sj[j] * p.fq[j];
       fjac(i, 2 + 3 * j) = p.hk[j] ? 0.0 : gd * dz * kz[j] * (u - p.h[j]);
       fjac(i, 3 + 3 * j) = p.hh[j] ? 0.0 : -gd * dz * kz[j];
+    }
+    for (int j = nd; j < nt; ++j) {
+      const double dz = p.v[j] * sj[j] * (1 - sj[j]) * inv_t; // d ln t / d z_l
+      fjac(i, 1 + 3 * j) = p.hv[j] ? 0.0 : p.v[j] * sj[j] * inv_t;
+      fjac(i, 2 + 3 * j) = p.hk[j] ? 0.0 : dz * kz[j] * (u - p.h[j]);
+      fjac(i, 3 + 3 * j) = p.hh[j] ? 0.0 : -dz * kz[j];
     }
   }
   return 0;

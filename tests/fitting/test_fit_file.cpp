@@ -199,3 +199,48 @@ TEST(FitFile, UnfittableCurveIsListedWithItsId) {
   ASSERT_EQ(g.unfitted.size(), 1u);
   EXPECT_EQ(g.unfitted[0].id, f.unfitted[0].id);
 }
+
+TEST(FitFile, DropsAndLiftsRoundTripAndValidation) {
+  FitFile f = synthetic_fit();
+  CurveModel &m = f.entries[0].model;
+  m.kind = ModelKind::regimes;
+  m.steps = {{150, 0.9, 65536}};
+  m.drops = {{0.4, 2.0, 3e7}};
+  m.lifts = {{6.5, 3.0, 4096}};
+  f.entries[0].stderrs.clear();
+  const std::string good = to_yaml(f);
+  const FitFile back = parse_fit_file(good, "good.yaml");
+  const CurveModel &n = back.entries[0].model;
+  ASSERT_EQ(n.drops.size(), 1u);
+  ASSERT_EQ(n.lifts.size(), 1u);
+  EXPECT_NEAR(n.drops[0].fraction, 0.4, 1e-9);
+  EXPECT_NEAR(n.lifts[0].delta_us, 6.5, 1e-9);
+  for (double s : {8.0, 4096.0, 1e6, 1e9})
+    EXPECT_NEAR(n.time_us(s), m.time_us(s), 1e-8 * m.time_us(s)) << s;
+  {
+    const InputError e = parse_error(replace(good, "fraction: {value: 0.4", "fraction: {value: 1.4"));
+    EXPECT_EQ(e.field(), "entries[0].parameters.drops[0].fraction");
+    EXPECT_NE(std::string(e.what()).find("allreduce:world:16=2x8"), std::string::npos);
+  }
+  {
+    const InputError e = parse_error(replace(good, "delta_us: {value: 6.5", "delta_us: {value: -6.5"));
+    EXPECT_EQ(e.field(), "entries[0].parameters.lifts[0].delta_us");
+  }
+  {
+    // A /1 file cannot carry drops: an old reader would ignore them and mis-predict.
+    const InputError e =
+        parse_error(replace(good, "schema: scalefit.fit/2", "schema: scalefit.fit/1"));
+    EXPECT_EQ(e.field(), "entries[0].parameters.drops");
+    EXPECT_NE(e.message().find("scalefit.fit/2"), std::string::npos);
+  }
+  {
+    // ... while a /1 file without them still loads.
+    const std::string v1 = replace(to_yaml(synthetic_fit()), "schema: scalefit.fit/2",
+                                   "schema: scalefit.fit/1");
+    EXPECT_EQ(parse_fit_file(v1, "v1.yaml").entries.size(), 2u);
+  }
+  {
+    const InputError e = parse_error(replace(good, "model: regimes", "model: logistic"));
+    EXPECT_EQ(e.field(), "entries[0].parameters.drops");
+  }
+}

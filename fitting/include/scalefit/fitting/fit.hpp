@@ -46,9 +46,12 @@ LmResult minimize_lm(Functor &functor, Eigen::VectorXd &x, int max_evaluations =
 struct FitOptions {
   std::vector<ModelKind> models{ModelKind::alpha_beta, ModelKind::logistic, ModelKind::regimes};
   int max_regimes = 3;             ///< largest R tried for the regimes model (2..8)
-  /// Largest number D of bandwidth drops (LogisticDrop) tried on top of the best rising model
-  /// (0..8; 0: bandwidth can only rise).
+  /// Largest number of falls added to each rising model (logistic, regimes R = 2..max_regimes):
+  /// bandwidth drops (LogisticDrop) and latency steps (LatencyStep) together, D + L (0..8; 0:
+  /// bandwidth only rises and latency is constant).
   int max_drops = 3;
+  /// Of those, at most this many latency steps L (0..max_drops).
+  int max_lifts = 1;
   /// Drops are tried only when the best rising model misses some point by more than this factor
   /// (a curve fitted to within it has no fall worth 3 more parameters).
   double drops_min_ratio = 1.10;

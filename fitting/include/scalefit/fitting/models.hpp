@@ -50,17 +50,28 @@ struct LogisticDrop {
   double s_half_bytes = 1; ///< size at half the drop [B]
 };
 
+/// One logistic latency step in ln s: L(s) = delta_us σ(k (ln s − ln s_half)), added to α. A
+/// protocol switch that costs a fixed extra time from some size on (MPI eager → rendezvous: a
+/// handshake round trip, e.g. 6.7 µs at 2 KiB → 14.7 µs at 4 KiB on host memory).
+struct LatencyStep {
+  double delta_us = 1;     ///< latency added above the step [us] (> 0)
+  double k = 1;            ///< steepness in ln s [1]
+  double s_half_bytes = 1; ///< size at half the step [B]
+};
+
 /// A fitted (or loaded) curve. time_us(s) is the model itself, without any range rule.
 ///  - alpha_beta: t(s) = alpha_us + s / beta  (Hockney 1994)
-///  - logistic / regimes: t(s) = alpha_us + s / B(s), B(s) = (Σ_j steps[j](s)) · Π_m drops[m](s)
-///    (Lu et al., sigmoidal bandwidth fit; regimes sums R steps, one per NCCL protocol/algorithm
-///    regime, and multiplies D >= 0 drops, each a fall of bandwidth; logistic has no drops)
+///  - logistic / regimes: t(s) = alpha_us + Σ_l lifts[l](s) + s / B(s),
+///    B(s) = (Σ_j steps[j](s)) · Π_m drops[m](s) (Lu et al., sigmoidal bandwidth fit; regimes sums
+///    R steps, one per NCCL protocol/algorithm regime, multiplies D >= 0 drops, each a fall of
+///    bandwidth, and adds L >= 0 latency steps; logistic has neither drops nor lifts)
 struct CurveModel {
   ModelKind kind = ModelKind::alpha_beta;
   double alpha_us = 0;             ///< latency [us]
   double beta_gbps = 0;            ///< alpha_beta only: bandwidth (algbw) [GB/s]
   std::vector<LogisticStep> steps; ///< logistic: 1 step; regimes: >= 1 step (>= 2 without drops)
   std::vector<LogisticDrop> drops; ///< regimes only: D >= 0 drops, ascending s_half
+  std::vector<LatencyStep> lifts;  ///< regimes only: L >= 0 latency steps, ascending s_half
 
   /// Model time [us] of a message of `bytes` [B] (> 0).
   double time_us(double bytes) const;
@@ -68,7 +79,7 @@ struct CurveModel {
   double bandwidth_gbps(double bytes) const;
   /// Asymptotic algbw as s → ∞ [GB/s]: beta, or Σ bmax · Π (1 − fraction).
   double asymptotic_algbw_gbps() const;
-  /// Number of free parameters (2, or 1 + 3 R + 3 D).
+  /// Number of free parameters (2, or 1 + 3 (R + D + L)).
   int num_parameters() const;
   /// Regimes: 1 for alpha_beta and logistic, steps.size() for regimes.
   int num_regimes() const;
@@ -76,12 +87,14 @@ struct CurveModel {
 
 /// Internal parameter vector of a CurveModel: alpha_beta [ln α, ln β]; logistic/regimes
 /// [ln α, (ln Bmax_j, ln k_j, ln s_half_j) for each step j, (logit fraction_m, ln k_m,
-/// ln s_half_m) for each drop m], with α [us], B [B/us]; size 1 + 3 R + 3 D.
+/// ln s_half_m) for each drop m, (ln delta_l [us], ln k_l, ln s_half_l) for each lift l], with
+/// α [us], B [B/us]; size 1 + 3 (R + D + L).
 Eigen::VectorXd to_internal(const CurveModel &model);
-/// Inverse of to_internal for `kind` with `ndrops` drops (the number of steps follows from
-/// x.size()). Steps and drops are sorted by s_half. \throws std::invalid_argument on a size
-/// that does not match the kind.
-CurveModel from_internal(ModelKind kind, const Eigen::VectorXd &x, int ndrops = 0);
+/// Inverse of to_internal for `kind` with `ndrops` drops and `nlifts` lifts (the number of
+/// steps follows from x.size()). Steps, drops and lifts are each sorted by s_half.
+/// \throws std::invalid_argument on a size that does not match the kind.
+CurveModel from_internal(ModelKind kind, const Eigen::VectorXd &x, int ndrops = 0,
+                         int nlifts = 0);
 
 /// Hockney alpha–beta model in log-time for Eigen's LevenbergMarquardt, analytic Jacobian.
 /// x = [ln α_us, ln β_Bperus]; r_i = ln(α + s_i/β) − ln t_i.
@@ -95,24 +108,27 @@ struct AlphaBetaFunctor : Eigen::DenseFunctor<double> {
   Eigen::VectorXd m_bytes, m_log_time;
 };
 
-/// Latency + sum of `nsteps` logistic bandwidth steps times `ndrops` logistic drops in log-time,
-/// analytic Jacobian. x = [ln α, (ln Bmax_j [B/us], ln k_j, ln s_half_j [ln B]) ...,
-/// (logit fraction_m, ln k_m, ln s_half_m) ...]; nsteps = 1, ndrops = 0 is Lu et al.'s model.
-/// With P = Σ_j Bmax_j σ_j and d_m = 1 − f_m σ_m, B = P Π d_m and r_i = ln(α + s_i/B) − ln t_i.
+/// Latency (+ `nlifts` latency steps) + sum of `nsteps` logistic bandwidth steps times `ndrops`
+/// logistic drops in log-time, analytic Jacobian. x = [ln α, (ln Bmax_j [B/us], ln k_j,
+/// ln s_half_j [ln B]) ..., (logit fraction_m, ln k_m, ln s_half_m) ..., (ln delta_l [us], ln k_l,
+/// ln s_half_l) ...]; nsteps = 1 without drops and lifts is Lu et al.'s model. With
+/// P = Σ_j Bmax_j σ_j, d_m = 1 − f_m σ_m and L = Σ_l delta_l σ_l: B = P Π d_m and
+/// r_i = ln(α + L + s_i/B) − ln t_i.
 struct LogisticStepsFunctor : Eigen::DenseFunctor<double> {
-  /// \param nsteps 1..8, ndrops 0..8; bytes, time_us as for AlphaBetaFunctor
+  /// \param nsteps 1..8, ndrops 0..8, nlifts 0..8; bytes, time_us as for AlphaBetaFunctor
   /// \throws std::invalid_argument outside those counts
-  LogisticStepsFunctor(int nsteps, Eigen::VectorXd bytes, Eigen::VectorXd time_us, int ndrops = 0);
+  LogisticStepsFunctor(int nsteps, Eigen::VectorXd bytes, Eigen::VectorXd time_us, int ndrops = 0,
+                       int nlifts = 0);
   /// Residuals. \returns 0.
   int operator()(const InputType &x, ValueType &fvec) const;
-  /// Analytic Jacobian (values() × (1 + 3 nsteps + 3 ndrops)). \returns 0.
+  /// Analytic Jacobian (values() × (1 + 3 (nsteps + ndrops + nlifts))). \returns 0.
   int df(const InputType &x, JacobianType &fjac) const;
-  int m_nsteps, m_ndrops;
+  int m_nsteps, m_ndrops, m_nlifts;
   Eigen::VectorXd m_bytes, m_log_bytes, m_log_time;
   // operator() keeps its sigmoids for df at the same x (Eigen's LM asks for both at each accepted
   // point): halves the exp() calls of a fit.
   mutable Eigen::VectorXd m_cache_x;
-  mutable Eigen::MatrixXd m_cache_sigmoid; // values() x (nsteps + ndrops)
+  mutable Eigen::MatrixXd m_cache_sigmoid; // values() x (nsteps + ndrops + nlifts)
 };
 
 } // namespace scalefit::fitting
