@@ -27,7 +27,8 @@ template <> __device__ __nv_bfloat16 store<__nv_bfloat16, float>(float x) {
 
 constexpr int kThreads = 256;
 
-template <class A, class Op> __device__ A block_reduce(A v, A *shared, Op op) {
+/// Reduces v over the block with op; `identity` fills the lanes past the last warp.
+template <class A, class Op> __device__ A block_reduce(A v, A *shared, Op op, A identity) {
   for (int off = 16; off > 0; off /= 2)
     v = op(v, __shfl_xor_sync(0xffffffffu, v, off));
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
@@ -35,7 +36,7 @@ template <class A, class Op> __device__ A block_reduce(A v, A *shared, Op op) {
     shared[warp] = v;
   __syncthreads();
   if (warp == 0) {
-    v = lane < kThreads / 32 ? shared[lane] : shared[0];
+    v = lane < kThreads / 32 ? shared[lane] : identity;
     for (int off = 16; off > 0; off /= 2)
       v = op(v, __shfl_xor_sync(0xffffffffu, v, off));
     if (lane == 0)
@@ -54,11 +55,11 @@ template <class T> __global__ void softmax_rows_kernel(T *data, int cols) {
   A mx = -static_cast<A>(FLT_MAX);
   for (int j = threadIdx.x; j < cols; j += kThreads)
     mx = max(mx, load(row[j]));
-  mx = block_reduce(mx, shared, [](A a, A b) { return max(a, b); });
+  mx = block_reduce(mx, shared, [](A a, A b) { return max(a, b); }, -static_cast<A>(FLT_MAX));
   A sum = 0;
   for (int j = threadIdx.x; j < cols; j += kThreads)
     sum += exp(load(row[j]) - mx);
-  sum = block_reduce(sum, shared, [](A a, A b) { return a + b; });
+  sum = block_reduce(sum, shared, [](A a, A b) { return a + b; }, A(0));
   const A inv = A(1) / sum;
   for (int j = threadIdx.x; j < cols; j += kThreads)
     row[j] = store<T, A>(exp(load(row[j]) - mx) * inv);
