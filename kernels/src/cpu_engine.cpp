@@ -156,8 +156,8 @@ void cpu_attention(const T *q, const T *k, const T *v, T *out, std::int64_t batc
 
 template void cpu_gemm<float>(const float *, const float *, float *, std::int64_t, std::int64_t,
                               std::int64_t, std::int64_t);
-template void cpu_gemm<double>(const double *, const double *, double *, std::int64_t,
-                               std::int64_t, std::int64_t, std::int64_t);
+template void cpu_gemm<double>(const double *, const double *, double *, std::int64_t, std::int64_t,
+                               std::int64_t, std::int64_t);
 template void cpu_softmax_rows<float>(float *, std::int64_t, std::int64_t);
 template void cpu_softmax_rows<double>(double *, std::int64_t, std::int64_t);
 template void cpu_attention<float>(const float *, const float *, const float *, float *,

@@ -147,7 +147,7 @@ double tflops_of(double flops, double time_us) {
 }
 
 nlohmann::json stats_json(const Summary &s) {
-  return {{"n", s.n},       {"min", s.min}, {"median", s.median}, {"mean", s.mean},
+  return {{"n", s.n},     {"min", s.min},       {"median", s.median}, {"mean", s.mean},
           {"max", s.max}, {"stddev", s.stddev}, {"p99", s.p99}};
 }
 
@@ -217,9 +217,9 @@ int run_kernels(const KernelsOptions &o, const std::string &command_line) {
               engine->device().c_str());
   std::printf("# model %s: l=%d h=%d a=%d s=%d V=%d ffn=%d; tp %d micro-batch %d scale %g; "
               "%s%s\n",
-              o.model.name.c_str(), o.model.layers, o.model.hidden, o.model.heads,
-              o.model.sequence, o.model.vocabulary, o.model.ffn_size(), o.tp, o.micro_batch,
-              o.scale, o.iters > 0 ? ("samples " + std::to_string(o.iters)).c_str() : "adaptive",
+              o.model.name.c_str(), o.model.layers, o.model.hidden, o.model.heads, o.model.sequence,
+              o.model.vocabulary, o.model.ffn_size(), o.tp, o.micro_batch, o.scale,
+              o.iters > 0 ? ("samples " + std::to_string(o.iters)).c_str() : "adaptive",
               nranks > 1 ? ("; rank 0 of " + std::to_string(nranks) + " measures").c_str() : "");
   std::printf("# %-18s %4s %7s %7s %7s %6s %12s %12s %9s%s\n", "shape", "pass", "m", "n", "k",
               "batch", "time(us)", "median(us)", "TFLOP/s", o.check ? "  #wrong" : "");
@@ -300,8 +300,8 @@ int run_kernels(const KernelsOptions &o, const std::string &command_line) {
       total_wrong += chk->wrong;
   }
 
-  const double fwd_tf = tflops_of(fwd_flops, fwd_us), all_tf = tflops_of(fwd_flops + bwd_flops,
-                                                                         fwd_us + bwd_us);
+  const double fwd_tf = tflops_of(fwd_flops, fwd_us),
+               all_tf = tflops_of(fwd_flops + bwd_flops, fwd_us + bwd_us);
   std::printf("# per-layer forward %.2f us (%.4f TFLOP/s), backward %.2f us, fwd+bwd %.2f us "
               "(%.4f TFLOP/s)",
               fwd_us, fwd_tf, bwd_us, fwd_us + bwd_us, all_tf);

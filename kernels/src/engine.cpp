@@ -80,7 +80,9 @@ int visible_gpus(std::string *why) {
 #endif
 }
 
-std::string default_engine_name() { return visible_gpus() > 0 ? "cublas" : "cpu"; }
+std::string default_engine_name() {
+  return visible_gpus() > 0 ? "cublas" : "cpu";
+}
 
 Precision default_precision(std::string_view engine, DType model_dtype) {
   if (engine != "cublas")
@@ -111,9 +113,8 @@ std::unique_ptr<GemmEngine> make_engine(std::string_view name, Precision precisi
 #endif
 }
 
-std::vector<double> naive_gemm(std::span<const double> a, std::span<const double> b,
-                               std::int64_t m, std::int64_t n, std::int64_t k,
-                               std::int64_t batch) {
+std::vector<double> naive_gemm(std::span<const double> a, std::span<const double> b, std::int64_t m,
+                               std::int64_t n, std::int64_t k, std::int64_t batch) {
   std::vector<double> c(static_cast<std::size_t>(batch * m * n), 0.0);
   for (std::int64_t q = 0; q < batch; ++q)
     for (std::int64_t i = 0; i < m; ++i)
@@ -127,8 +128,7 @@ std::vector<double> naive_gemm(std::span<const double> a, std::span<const double
   return c;
 }
 
-std::vector<double> naive_softmax(std::span<const double> x, std::int64_t rows,
-                                  std::int64_t cols) {
+std::vector<double> naive_softmax(std::span<const double> x, std::int64_t rows, std::int64_t cols) {
   std::vector<double> y(x.begin(), x.begin() + rows * cols);
   for (std::int64_t r = 0; r < rows; ++r) {
     double *row = y.data() + r * cols;

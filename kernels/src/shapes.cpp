@@ -8,7 +8,9 @@
 
 namespace scalefit::kernels {
 
-std::string_view pass_name(Pass p) { return p == Pass::fwd ? "fwd" : "bwd"; }
+std::string_view pass_name(Pass p) {
+  return p == Pass::fwd ? "fwd" : "bwd";
+}
 
 std::string_view kernel_kind_name(KernelKind k) {
   switch (k) {
@@ -42,7 +44,9 @@ struct Linear {
   KernelKind kind;
   std::int64_t m, n, k, batch;
   bool per_layer = true;
-  KernelShape fwd() const { return make(name + ".fwd", kind, Pass::fwd, m, n, k, batch, per_layer); }
+  KernelShape fwd() const {
+    return make(name + ".fwd", kind, Pass::fwd, m, n, k, batch, per_layer);
+  }
   KernelShape dgrad() const {
     return make(name + ".dgrad", kind, Pass::bwd, m, k, n, batch, per_layer);
   }
@@ -68,8 +72,8 @@ std::vector<KernelShape> transformer_gemms(const estimator::ModelConfig &model, 
     throw InputError("tp (" + std::to_string(tp) + ") must divide ffn (" +
                          std::to_string(model.ffn_size()) + ")",
                      "", 0, "--tp");
-  const std::int64_t b = micro_batch, s = model.sequence, h = model.hidden, a = model.heads,
-                     t = tp, f = model.ffn_size(), v = model.vocabulary;
+  const std::int64_t b = micro_batch, s = model.sequence, h = model.hidden, a = model.heads, t = tp,
+                     f = model.ffn_size(), v = model.vocabulary;
   const std::int64_t tokens = b * s, d = h / a, heads_local = b * a / t;
   const std::int64_t vocab_local = (v + t - 1) / t; // Megatron pads V to a multiple of t
 
@@ -90,7 +94,7 @@ std::vector<KernelShape> transformer_gemms(const estimator::ModelConfig &model, 
   const Linear down{"mlp_down", KernelKind::gemm, tokens, h, f / t, 1};
   const Linear logits{"logits", KernelKind::gemm, tokens, vocab_local, h, 1, false};
 
-  std::vector<KernelShape> out{qkv.fwd(),  score_fwd, softmax,  context.fwd(),
+  std::vector<KernelShape> out{qkv.fwd(),  score_fwd, softmax,   context.fwd(),
                                proj.fwd(), up.fwd(),  down.fwd()};
   if (include_logits)
     out.push_back(logits.fwd());

@@ -16,11 +16,19 @@ template <> struct Acc<double> { using type = double; };
 template <class T> __device__ typename Acc<T>::type load(T x) {
   return static_cast<typename Acc<T>::type>(x);
 }
-template <> __device__ float load<__half>(__half x) { return __half2float(x); }
-template <> __device__ float load<__nv_bfloat16>(__nv_bfloat16 x) { return __bfloat162float(x); }
+template <> __device__ float load<__half>(__half x) {
+  return __half2float(x);
+}
+template <> __device__ float load<__nv_bfloat16>(__nv_bfloat16 x) {
+  return __bfloat162float(x);
+}
 
-template <class T, class A> __device__ T store(A x) { return static_cast<T>(x); }
-template <> __device__ __half store<__half, float>(float x) { return __float2half(x); }
+template <class T, class A> __device__ T store(A x) {
+  return static_cast<T>(x);
+}
+template <> __device__ __half store<__half, float>(float x) {
+  return __float2half(x);
+}
 template <> __device__ __nv_bfloat16 store<__nv_bfloat16, float>(float x) {
   return __float2bfloat16(x);
 }
@@ -55,11 +63,13 @@ template <class T> __global__ void softmax_rows_kernel(T *data, int cols) {
   A mx = -static_cast<A>(FLT_MAX);
   for (int j = threadIdx.x; j < cols; j += kThreads)
     mx = max(mx, load(row[j]));
-  mx = block_reduce(mx, shared, [](A a, A b) { return max(a, b); }, -static_cast<A>(FLT_MAX));
+  mx = block_reduce(
+      mx, shared, [](A a, A b) { return max(a, b); }, -static_cast<A>(FLT_MAX));
   A sum = 0;
   for (int j = threadIdx.x; j < cols; j += kThreads)
     sum += exp(load(row[j]) - mx);
-  sum = block_reduce(sum, shared, [](A a, A b) { return a + b; }, A(0));
+  sum = block_reduce(
+      sum, shared, [](A a, A b) { return a + b; }, A(0));
   const A inv = A(1) / sum;
   for (int j = threadIdx.x; j < cols; j += kThreads)
     row[j] = store<T, A>(exp(load(row[j]) - mx) * inv);

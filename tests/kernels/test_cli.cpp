@@ -44,9 +44,9 @@ Result run_kernels(const std::string &args, const TempDir &d, int np = 0) {
   setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
   setenv("OMPI_MCA_rmaps_base_oversubscribe", "1", 1);
   const fs::path out = d.path / "stdout.txt", err = d.path / "stderr.txt";
-  std::string cmd = np > 0 ? std::string(SCALEFIT_MPIEXEC) + " --oversubscribe -np " +
-                                 std::to_string(np) + " "
-                           : "";
+  std::string cmd =
+      np > 0 ? std::string(SCALEFIT_MPIEXEC) + " --oversubscribe -np " + std::to_string(np) + " "
+             : "";
   cmd += std::string(SCALEFIT_BENCH_BIN) + " kernels " + args + " >" + out.string() + " 2>" +
          err.string();
   const int status = std::system(cmd.c_str());
@@ -114,8 +114,11 @@ TEST(Cli, TinyModelEndToEnd) {
   EXPECT_DOUBLE_EQ(fwd_layer_flops, 24.0 * 32 * 64 * 64 + 4.0 * 32 * 32 * 64);
 
   // A second run appends: two context records.
-  const Result again = run_kernels(std::string(kTiny) + " --tp 2 --micro-batch 2 -n 1 -w 0 "
-                                   "--engine cpu -d fp64 --out " + jsonl.string(), d);
+  const Result again = run_kernels(std::string(kTiny) +
+                                       " --tp 2 --micro-batch 2 -n 1 -w 0 "
+                                       "--engine cpu -d fp64 --out " +
+                                       jsonl.string(),
+                                   d);
   ASSERT_EQ(again.code, 0) << again.out << again.err;
   const auto both = read_jsonl(jsonl);
   ASSERT_EQ(both.size(), 2u * 23u);
@@ -171,9 +174,9 @@ TEST(Cli, BadInputExitsTwoWithMessage) {
   if (scalefit::kernels::visible_gpus() == 0) {
     const Result r = run_kernels(std::string(kTiny) + " --engine cublas", d);
     EXPECT_EQ(r.code, 2) << r.out << r.err;
-    EXPECT_NE(r.err.find(scalefit::kernels::cuda_built() ? "no GPU visible"
-                                                         : "not built with CUDA"),
-              std::string::npos)
+    EXPECT_NE(
+        r.err.find(scalefit::kernels::cuda_built() ? "no GPU visible" : "not built with CUDA"),
+        std::string::npos)
         << r.err;
     EXPECT_NE(r.err.find("use --engine cpu"), std::string::npos) << r.err;
   }

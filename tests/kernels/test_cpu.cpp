@@ -14,7 +14,8 @@ using namespace scalefit::kernels;
 
 namespace {
 
-std::vector<double> random_values(std::size_t n, std::uint64_t seed, double lo = -1, double hi = 1) {
+std::vector<double> random_values(std::size_t n, std::uint64_t seed, double lo = -1,
+                                  double hi = 1) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> d(lo, hi);
   std::vector<double> v(n);
@@ -23,7 +24,9 @@ std::vector<double> random_values(std::size_t n, std::uint64_t seed, double lo =
   return v;
 }
 
-template <class T> std::vector<T> cast(const std::vector<double> &v) { return {v.begin(), v.end()}; }
+template <class T> std::vector<T> cast(const std::vector<double> &v) {
+  return {v.begin(), v.end()};
+}
 
 } // namespace
 
@@ -159,7 +162,8 @@ TEST(Check, CatchesAWrongElement) {
 }
 
 TEST(Check, SliceIsSmall) {
-  const KernelShape s = check_slice({"x", KernelKind::batched_gemm, Pass::fwd, 4096, 4096, 128, 96});
+  const KernelShape s =
+      check_slice({"x", KernelKind::batched_gemm, Pass::fwd, 4096, 4096, 128, 96});
   EXPECT_EQ(s.m, 48);
   EXPECT_EQ(s.n, 48);
   EXPECT_EQ(s.k, 64);
@@ -167,8 +171,8 @@ TEST(Check, SliceIsSmall) {
 }
 
 TEST(Engines, PrecisionNamesAndSelection) {
-  for (Precision p : {Precision::fp64, Precision::fp32, Precision::tf32, Precision::fp16,
-                      Precision::bf16})
+  for (Precision p :
+       {Precision::fp64, Precision::fp32, Precision::tf32, Precision::fp16, Precision::bf16})
     EXPECT_EQ(parse_precision(precision_name(p)), p);
   EXPECT_EQ(parse_precision("Half"), Precision::fp16);
   EXPECT_EQ(parse_precision("bfloat16"), Precision::bf16);

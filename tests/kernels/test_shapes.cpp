@@ -43,17 +43,18 @@ TEST(Shapes, ForwardFlopsMatchNarayanan) {
     int tp, b;
   };
   const Case cases[] = {
-      {model(12, 768, 12, 1024, 50304), 1, 1},   // GPT-125M (V padded to 128 * 393)
+      {model(12, 768, 12, 1024, 50304), 1, 1}, // GPT-125M (V padded to 128 * 393)
       {model(12, 768, 12, 1024, 50304), 4, 2},
-      {model(40, 5120, 40, 2048, 51200), 8, 1},  // GPT-13B-like
-      {model(24, 2048, 16, 2048, 51200), 2, 4},  // GPT-1.3B-like
+      {model(40, 5120, 40, 2048, 51200), 8, 1}, // GPT-13B-like
+      {model(24, 2048, 16, 2048, 51200), 2, 4}, // GPT-1.3B-like
       {model(2, 64, 4, 32, 128), 4, 3},
   };
   for (const Case &c : cases) {
     const double b = c.b, s = c.m.sequence, h = c.m.hidden, V = c.m.vocabulary;
     const auto shapes = transformer_gemms(c.m, c.tp, c.b);
     const double layer = 24 * b * s * h * h + 4 * b * s * s * h; // Narayanan et al. eq. (2)
-    EXPECT_DOUBLE_EQ(sum_flops(shapes, Pass::fwd, true) * c.tp, layer) << "h=" << h << " t=" << c.tp;
+    EXPECT_DOUBLE_EQ(sum_flops(shapes, Pass::fwd, true) * c.tp, layer)
+        << "h=" << h << " t=" << c.tp;
     EXPECT_DOUBLE_EQ(layer_forward_flops(c.m, c.b), layer);
     EXPECT_DOUBLE_EQ(sum_flops(shapes, Pass::fwd, false) * c.tp, 2 * b * s * h * V);
     EXPECT_DOUBLE_EQ(logits_forward_flops(c.m, c.b), 2 * b * s * h * V);

@@ -19,25 +19,25 @@ inline constexpr const char *kKernelsSchema = "scalefit.kernels/1";
 
 /// The command line as parsed, before validation (0 / empty = not given).
 struct RawKernelsArgs {
-  std::string model_path;     ///< --model FILE.yaml (configs/models/*.yaml)
-  int layers = 0;             ///< --layers l (overrides the file)
-  int hidden = 0;             ///< --hidden h
-  int heads = 0;              ///< --heads a
-  int sequence = 0;           ///< --seq s
-  int vocabulary = 0;         ///< --vocab V
-  int ffn = 0;                ///< --ffn (4h when 0)
-  int tp = 1;                 ///< --tp t
-  int micro_batch = 1;        ///< --micro-batch b [samples]
-  std::string engine = "auto";///< --engine cpu|cublas|auto
-  std::string dtype;          ///< -d/--dtype (engine default when empty)
-  int warmup = 2;             ///< -w warm-up runs per shape
-  int iters = 0;              ///< -n samples per shape (0: adaptive)
-  double max_time_s = 0.2;    ///< --max-time: adaptive time budget per shape [s]
-  double scale = 1.0;         ///< --scale F in (0, 1]
-  std::string out;            ///< --out FILE.jsonl (appended)
-  bool check = false;         ///< -c
-  double peak_tflops = 0;     ///< --peak-tflops: device peak for the summary [TFLOP/s]
-  std::string system;         ///< --system NAME for the context record
+  std::string model_path;      ///< --model FILE.yaml (configs/models/*.yaml)
+  int layers = 0;              ///< --layers l (overrides the file)
+  int hidden = 0;              ///< --hidden h
+  int heads = 0;               ///< --heads a
+  int sequence = 0;            ///< --seq s
+  int vocabulary = 0;          ///< --vocab V
+  int ffn = 0;                 ///< --ffn (4h when 0)
+  int tp = 1;                  ///< --tp t
+  int micro_batch = 1;         ///< --micro-batch b [samples]
+  std::string engine = "auto"; ///< --engine cpu|cublas|auto
+  std::string dtype;           ///< -d/--dtype (engine default when empty)
+  int warmup = 2;              ///< -w warm-up runs per shape
+  int iters = 0;               ///< -n samples per shape (0: adaptive)
+  double max_time_s = 0.2;     ///< --max-time: adaptive time budget per shape [s]
+  double scale = 1.0;          ///< --scale F in (0, 1]
+  std::string out;             ///< --out FILE.jsonl (appended)
+  bool check = false;          ///< -c
+  double peak_tflops = 0;      ///< --peak-tflops: device peak for the summary [TFLOP/s]
+  std::string system;          ///< --system NAME for the context record
 };
 
 /// Registers the kernels options on `app` (a subcommand), writing into `raw`.
@@ -45,20 +45,20 @@ void add_kernels_options(CLI::App &app, RawKernelsArgs &raw);
 
 /// Validated options.
 struct KernelsOptions {
-  estimator::ModelConfig model; ///< the model (file and/or flags), validated
-  int tp = 1;                   ///< TP degree (divides heads and ffn)
-  int micro_batch = 1;          ///< b [samples]
-  std::string engine;           ///< "cpu" or "cublas" (auto resolved)
-  bool engine_defaulted = false;///< engine came from "auto"
+  estimator::ModelConfig model;          ///< the model (file and/or flags), validated
+  int tp = 1;                            ///< TP degree (divides heads and ffn)
+  int micro_batch = 1;                   ///< b [samples]
+  std::string engine;                    ///< "cpu" or "cublas" (auto resolved)
+  bool engine_defaulted = false;         ///< engine came from "auto"
   Precision precision = Precision::fp32; ///< engine precision
-  int warmup = 2;               ///< warm-up runs per shape (>= 0)
-  int iters = 0;                ///< samples per shape (0: adaptive)
-  double max_time_s = 0.2;      ///< adaptive budget per shape [s]
-  double scale = 1.0;           ///< shape shrink factor
-  std::string out;              ///< JSONL path or empty
-  bool check = false;           ///< run the -c check
-  double peak_tflops = 0;       ///< 0: not given
-  std::string system;           ///< system label
+  int warmup = 2;                        ///< warm-up runs per shape (>= 0)
+  int iters = 0;                         ///< samples per shape (0: adaptive)
+  double max_time_s = 0.2;               ///< adaptive budget per shape [s]
+  double scale = 1.0;                    ///< shape shrink factor
+  std::string out;                       ///< JSONL path or empty
+  bool check = false;                    ///< run the -c check
+  double peak_tflops = 0;                ///< 0: not given
+  std::string system;                    ///< system label
 };
 
 /// Validates `raw`: the model (load_model + flag overrides, or all five of --layers --hidden

@@ -75,9 +75,8 @@ Precision default_precision(std::string_view engine, DType model_dtype);
 std::unique_ptr<GemmEngine> make_engine(std::string_view name, Precision precision);
 
 /// Reference GEMM in double with plain loops: c = a * b, batch x (m x k)(k x n), row-major.
-std::vector<double> naive_gemm(std::span<const double> a, std::span<const double> b,
-                               std::int64_t m, std::int64_t n, std::int64_t k,
-                               std::int64_t batch);
+std::vector<double> naive_gemm(std::span<const double> a, std::span<const double> b, std::int64_t m,
+                               std::int64_t n, std::int64_t k, std::int64_t batch);
 
 /// Reference row softmax in double (max subtracted first): `rows` rows of `cols` values.
 std::vector<double> naive_softmax(std::span<const double> x, std::int64_t rows, std::int64_t cols);
@@ -90,9 +89,9 @@ std::vector<double> naive_attention(std::span<const double> q, std::span<const d
 
 /// The outcome of checking one shape.
 struct CheckResult {
-  std::int64_t checked = 0;  ///< elements compared
-  std::int64_t wrong = 0;    ///< elements outside the tolerance
-  double max_abs_error = 0;  ///< largest |engine - reference|
+  std::int64_t checked = 0; ///< elements compared
+  std::int64_t wrong = 0;   ///< elements outside the tolerance
+  double max_abs_error = 0; ///< largest |engine - reference|
 };
 
 /// A small slice of `shape` for `-c`: m, n <= 48, k <= 64, batch <= 2, same kind and name.

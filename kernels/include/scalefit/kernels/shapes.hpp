@@ -37,14 +37,14 @@ std::string_view kernel_kind_name(KernelKind k);
 
 /// One kernel of a layer's step.
 struct KernelShape {
-  std::string name;                    ///< "qkv.fwd", "attn_score.dgrad", "softmax.fwd", ...
-  KernelKind kind = KernelKind::gemm;  ///< what runs
-  Pass pass = Pass::fwd;               ///< forward or backward
-  std::int64_t m = 0;                  ///< rows of C (softmax: rows per matrix)
-  std::int64_t n = 0;                  ///< columns of C (softmax: columns)
-  std::int64_t k = 0;                  ///< inner dimension (softmax: 0)
-  std::int64_t batch = 1;              ///< independent products (softmax: matrices)
-  bool per_layer = true;               ///< false for the logits, which run once per model
+  std::string name;                   ///< "qkv.fwd", "attn_score.dgrad", "softmax.fwd", ...
+  KernelKind kind = KernelKind::gemm; ///< what runs
+  Pass pass = Pass::fwd;              ///< forward or backward
+  std::int64_t m = 0;                 ///< rows of C (softmax: rows per matrix)
+  std::int64_t n = 0;                 ///< columns of C (softmax: columns)
+  std::int64_t k = 0;                 ///< inner dimension (softmax: 0)
+  std::int64_t batch = 1;             ///< independent products (softmax: matrices)
+  bool per_layer = true;              ///< false for the logits, which run once per model
   /// 2 m n k batch for GEMMs [FLOP]; 0 for the softmax (not counted by Narayanan et al.).
   double flops() const;
 };
