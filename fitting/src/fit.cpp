@@ -283,6 +283,27 @@ std::vector<CurveModel> lift_starts(std::span<const CurvePoint> pts, const Shape
   return starts;
 }
 
+/// Wald–Wolfowitz runs test on the signs of the log-time residuals of `m` (points ascending in
+/// size): true when the number of runs is not significantly below chance (z > −1), i.e. the fit
+/// leaves no systematic over/under-shoot over a range of sizes that another term could take up.
+bool residuals_look_random(std::span<const CurvePoint> pts, const CurveModel &m) {
+  int pos = 0, neg = 0, runs = 0, last = 0;
+  for (const CurvePoint &p : pts) {
+    const double r = std::log(m.time_us(p.bytes) / p.time_us);
+    const int sign = r >= 0 ? 1 : -1;
+    (sign > 0 ? pos : neg)++;
+    if (sign != last)
+      ++runs;
+    last = sign;
+  }
+  const double n = pos + neg;
+  if (pos == 0 || neg == 0 || n < 3)
+    return false;
+  const double mu = 2.0 * pos * neg / n + 1;
+  const double var = (mu - 1) * (mu - 2) / (n - 1);
+  return var > 0 && (runs - mu) / std::sqrt(var) > -1.0;
+}
+
 /// All candidate families on the points; returns them sorted by BIC (best first).
 std::vector<CandidateFit> select(std::span<const CurvePoint> pts, const FitOptions &opt,
                                  std::vector<CandidateFit> &regime_trials) {
@@ -307,6 +328,16 @@ std::vector<CandidateFit> select(std::span<const CurvePoint> pts, const FitOptio
   if (wants(ModelKind::regimes)) {
     const CurveModel *prev = logistic ? &logistic->model : nullptr;
     for (int r = 2; r <= std::min(opt.max_regimes, 8) && feasible(1 + 3 * r); ++r) {
+      // Forward selection: once the R - 1 fit (R >= 3) beat its predecessor and its residuals
+      // look like noise (as many sign runs as chance gives), one more regime has nothing to fit.
+      if (r >= 3 && residuals_look_random(pts, *prev)) {
+        const double prev_bic = regime_trials.back().bic;
+        const double before = regime_trials.size() >= 2
+                                  ? regime_trials[regime_trials.size() - 2].bic
+                                  : (logistic ? logistic->bic : prev_bic);
+        if (prev_bic < before - opt.bic_margin)
+          break;
+      }
       CandidateFit c =
           best_of(pts, d, ModelKind::regimes, default_starts(s, ModelKind::regimes, r, prev));
       regime_trials.push_back(c);
