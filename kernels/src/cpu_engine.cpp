@@ -51,8 +51,8 @@ public:
   }
   std::string library() const override {
     return "Eigen " + std::to_string(EIGEN_WORLD_VERSION) + "." +
-           std::to_string(EIGEN_MAJOR_VERSION) + "." + std::to_string(EIGEN_MINOR_VERSION) + " (" +
-           std::to_string(Eigen::nbThreads()) + " threads)";
+           std::to_string(EIGEN_MAJOR_VERSION) + "." + std::to_string(EIGEN_MINOR_VERSION) + ", " +
+           std::to_string(Eigen::nbThreads()) + " thread(s)";
   }
 
   void prepare(const KernelShape &shape) override {

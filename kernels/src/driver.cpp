@@ -209,10 +209,10 @@ int run_kernels(const KernelsOptions &o, const std::string &command_line) {
   }
 
   std::printf("# scalefit-bench kernels: engine %s%s, %s, %s on %s\n", o.engine.c_str(),
-              o.engine_defaulted
-                  ? (o.engine == "cpu" ? " (default: no GPU visible or not built with CUDA)"
-                                       : " (default: GPU visible)")
-                  : "",
+              o.engine_defaulted ? (o.engine == "cublas" ? " (default: GPU visible)"
+                                    : cuda_built()       ? " (default: no GPU visible)"
+                                                         : " (default: not built with CUDA)")
+                                 : "",
               std::string(precision_name(o.precision)).c_str(), engine->library().c_str(),
               engine->device().c_str());
   std::printf("# model %s: l=%d h=%d a=%d s=%d V=%d ffn=%d; tp %d micro-batch %d scale %g; "
