@@ -121,6 +121,11 @@ template <class T>
 void cpu_gemm(const T *a, const T *b, T *c, std::int64_t m, std::int64_t n, std::int64_t k,
               std::int64_t batch) {
   using Map = Eigen::Map<const RowMat<T>>;
+  // Batched: one OpenMP loop over the products (Eigen runs each single-threaded inside it), one
+  // barrier per call instead of Eigen's per-panel barriers in each of `batch` small GEMMs.
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) if (batch > 1)
+#endif
   for (std::int64_t i = 0; i < batch; ++i) {
     Map ma(a + i * m * k, m, k);
     Map mb(b + i * k * n, k, n);
@@ -132,6 +137,9 @@ void cpu_gemm(const T *a, const T *b, T *c, std::int64_t m, std::int64_t n, std:
 template <class T> void cpu_softmax_rows(T *x, std::int64_t rows, std::int64_t cols) {
   using Rows = Eigen::Map<RowMat<T>>;
   Rows mx(x, rows, cols);
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) if (rows * cols >= 65536)
+#endif
   for (std::int64_t r = 0; r < rows; ++r) {
     auto row = mx.row(r);
     const T max = row.maxCoeff(); // subtract the max: exp never overflows, the sum is >= 1

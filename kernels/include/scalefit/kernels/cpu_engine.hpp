@@ -2,7 +2,8 @@
 /// The Eigen building blocks of the `cpu` engine, exposed for tests: row-major GEMM maps over the
 /// caller's buffers, a numerically stable row softmax, and attention composed of them.
 /// Instantiated for float and double. Eigen runs its GEMM on OpenMP threads when the build found
-/// OpenMP (OMP_NUM_THREADS sets how many).
+/// OpenMP (OMP_NUM_THREADS sets how many); batched GEMMs and large softmaxes instead split their
+/// batches / rows over the threads (one parallel region per call).
 #pragma once
 
 #include "scalefit/kernels/engine.hpp"
