@@ -27,6 +27,8 @@ struct FitArgs {
   std::size_t min_points = 4;
   std::vector<std::string> models;
   int max_regimes = 3;
+  int max_drops = 3;
+  int max_lifts = 1;
   bool keep_outliers = false;
   bool no_loo = false;
 };
@@ -68,6 +70,8 @@ void run_fit(const FitArgs &a) {
   FitOptions opt;
   opt.min_points = a.min_points;
   opt.max_regimes = a.max_regimes;
+  opt.max_drops = a.max_drops;
+  opt.max_lifts = std::min(a.max_lifts, a.max_drops);
   opt.reject_outliers = !a.keep_outliers;
   opt.leave_one_out = !a.no_loo;
   if (!a.models.empty()) {
@@ -195,7 +199,7 @@ void add_fitting_commands(CLI::App &app) {
   CLI::App *fit = app.add_subcommand(
       "fit", "Fit time-vs-size curves of JSONL measurements; write a YAML fit file");
   fit->add_option("inputs", fa->inputs, "JSONL files, or directories of *.jsonl")->required();
-  fit->add_option("-o,--out", fa->out, "fit file to write (YAML, schema scalefit.fit/1)")
+  fit->add_option("-o,--out", fa->out, "fit file to write (YAML, schema scalefit.fit/2)")
       ->required();
   fit->add_option("--min-points", fa->min_points, "curves with fewer usable points are not fitted")
       ->default_val(4);
@@ -204,6 +208,15 @@ void add_fitting_commands(CLI::App &app) {
   fit->add_option("--max-regimes", fa->max_regimes, "largest number of regimes tried (2..8)")
       ->default_val(3)
       ->check(CLI::Range(2, 8));
+  fit->add_option("--max-drops", fa->max_drops,
+                  "largest number of falls (bandwidth drops + latency steps) added to a rising "
+                  "model (0..8; 0: bandwidth only rises)")
+      ->default_val(3)
+      ->check(CLI::Range(0, 8));
+  fit->add_option("--max-lifts", fa->max_lifts,
+                  "of those falls, at most this many latency steps (0..8)")
+      ->default_val(1)
+      ->check(CLI::Range(0, 8));
   fit->add_flag("--keep-outliers", fa->keep_outliers, "do not exclude isolated outliers");
   fit->add_flag("--no-loo", fa->no_loo, "skip the leave-one-out error");
   fit->callback([fa] { run_fit(*fa); });

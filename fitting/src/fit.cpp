@@ -105,6 +105,15 @@ CandidateFit finish(std::span<const CurvePoint> pts, ModelKind kind, const Eigen
                     const LmOutcome &o, Blocks nb = {}) {
   CandidateFit c;
   c.model = from_internal(kind, x, nb.drops, nb.lifts);
+  // The functor holds a lift's s_half inside the measured sizes (zero derivative beyond): give
+  // the model the value the functor used.
+  if (!c.model.lifts.empty()) {
+    const auto [lo, hi] = std::minmax_element(
+        pts.begin(), pts.end(),
+        [](const CurvePoint &a, const CurvePoint &b) { return a.bytes < b.bytes; });
+    for (LatencyStep &l : c.model.lifts)
+      l.s_half_bytes = std::clamp(l.s_half_bytes, lo->bytes, hi->bytes);
+  }
   c.rss_log = o.rss;
   c.bic = bic_of(o.rss, pts.size(), c.model.num_parameters());
   c.status = o.status;
@@ -305,8 +314,11 @@ bool residuals_look_random(std::span<const CurvePoint> pts, const CurveModel &m)
 }
 
 /// All candidate families on the points; returns them sorted by BIC (best first).
+/// With `falls` false, only rising models are fitted and *falls_gate (if given) tells whether the
+/// falls stage would run (the best rising model misses a point by more than drops_min_ratio).
 std::vector<CandidateFit> select(std::span<const CurvePoint> pts, const FitOptions &opt,
-                                 std::vector<CandidateFit> &regime_trials) {
+                                 std::vector<CandidateFit> &regime_trials, bool falls,
+                                 bool *falls_gate = nullptr) {
   const Data d(pts);
   const Shape s = shape_of(pts);
   const std::size_t n = pts.size();
@@ -360,10 +372,16 @@ std::vector<CandidateFit> select(std::span<const CurvePoint> pts, const FitOptio
     const int max_add = std::clamp(opt.max_drops, 0, 8);
     const int max_lifts = std::clamp(opt.max_lifts, 0, max_add);
     std::vector<CandidateFit> drop_trials;
-    if (max_add > 0 && best_rising_ape > 100.0 * (opt.drops_min_ratio - 1)) {
+    const bool gate = max_add > 0 && best_rising_ape > 100.0 * (opt.drops_min_ratio - 1);
+    if (falls_gate)
+      *falls_gate = gate;
+    if (falls && gate) {
       for (const CandidateFit *base : bases) {
         CandidateFit current = *base;
-        for (int a = 1; a <= max_add && feasible(current.model.num_parameters() + 3); ++a) {
+        // Falls are local features: at least 3 points per 2 parameters (n >= 1.5 p), or a
+        // leave-one-out refit can put a step where the left-out point was.
+        auto roomy = [&](int p) { return 2 * n >= 3 * static_cast<std::size_t>(p); };
+        for (int a = 1; a <= max_add && roomy(current.model.num_parameters() + 3); ++a) {
           std::optional<CandidateFit> next;
           if (static_cast<int>(current.model.lifts.size()) < max_lifts)
             next = best_of(pts, d, ModelKind::regimes, lift_starts(pts, s, current.model));
@@ -617,7 +635,10 @@ CurveFit fit_curve(std::span<const CurvePoint> points, const FitOptions &opt) {
     out.kept = kept;
     return out;
   }
-  std::vector<CandidateFit> ranked = select(kept, opt, out.regime_trials);
+  // Outliers are screened against the rising models only: a fall (drop, latency step) placed
+  // between two sizes could otherwise absorb an isolated spike. Falls are fitted afterwards.
+  bool falls_gate = false;
+  std::vector<CandidateFit> ranked = select(kept, opt, out.regime_trials, false, &falls_gate);
   if (ranked.empty()) {
     out.diagnostic = fmt::format(
         "{} points: fewer than any requested model's parameters + 2: not fitted", usable);
@@ -667,10 +688,15 @@ CurveFit fit_curve(std::span<const CurvePoint> points, const FitOptions &opt) {
       if (!drop[i])
         next.push_back(kept[i]);
     kept.swap(next);
-    std::vector<CandidateFit> again = select(kept, opt, out.regime_trials);
+    std::vector<CandidateFit> again = select(kept, opt, out.regime_trials, false, &falls_gate);
     if (again.empty())
       break;
     ranked.swap(again);
+  }
+  if (falls_gate) {
+    std::vector<CandidateFit> again = select(kept, opt, out.regime_trials, true);
+    if (!again.empty())
+      ranked.swap(again);
   }
   for (const ExcludedPoint &e : outliers)
     out.excluded.push_back(e);

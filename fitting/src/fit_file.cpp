@@ -313,7 +313,8 @@ std::string to_yaml(const FitFile &fit) {
   out << YAML::Key << "method" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "fit" << YAML::Value
       << "Eigen Levenberg-Marquardt on residuals ln t_model - ln t_measured (relative error), "
-         "several deterministic starts; model and number of regimes chosen by BIC; isolated "
+         "several deterministic starts; model, number of regimes and of falls (bandwidth drops, "
+         "latency steps) chosen by BIC; isolated "
          "outliers (> 1.25x and > 5 robust sigma off) excluded";
   out << YAML::Key << "below_min_bytes" << YAML::Value
       << "latency floor: t(s) = t_model(min_bytes)";

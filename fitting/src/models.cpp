@@ -221,7 +221,8 @@ struct StepParams {
   double fq[24]; // drops: f (1 - f) = d f / d logit f
 };
 
-void unpack(const Eigen::VectorXd &x, int nsteps, int ndrops, int nlifts, StepParams &p) {
+void unpack(const Eigen::VectorXd &x, int nsteps, int ndrops, int nlifts, double lift_lo,
+            double lift_hi, StepParams &p) {
   p.a = std::exp(clamp_to(x[0], kLogAlphaLo, kLogAlphaHi, p.ha));
   for (int j = 0; j < nsteps + ndrops + nlifts; ++j) {
     if (j < nsteps) {
@@ -233,7 +234,8 @@ void unpack(const Eigen::VectorXd &x, int nsteps, int ndrops, int nlifts, StepPa
       p.fq[j] = p.v[j] * (1 - p.v[j]);
     }
     p.k[j] = std::exp(clamp_to(x[2 + 3 * j], kLogKLo, kLogKHi, p.hk[j]));
-    p.h[j] = clamp_to(x[3 + 3 * j], kLogHLo, kLogHHi, p.hh[j]);
+    p.h[j] = j >= nsteps + ndrops ? clamp_to(x[3 + 3 * j], lift_lo, lift_hi, p.hh[j])
+                                  : clamp_to(x[3 + 3 * j], kLogHLo, kLogHHi, p.hh[j]);
   }
 }
 
@@ -242,7 +244,7 @@ void unpack(const Eigen::VectorXd &x, int nsteps, int ndrops, int nlifts, StepPa
 int LogisticStepsFunctor::operator()(const InputType &x, ValueType &fvec) const {
   StepParams p;
   const int nd = m_nsteps + m_ndrops, nt = nd + m_nlifts;
-  unpack(x, m_nsteps, m_ndrops, m_nlifts, p);
+  unpack(x, m_nsteps, m_ndrops, m_nlifts, m_log_bytes.minCoeff(), m_log_bytes.maxCoeff(), p);
   m_cache_sigmoid.resize(m_bytes.size(), nt);
   for (Eigen::Index i = 0; i < m_bytes.size(); ++i) {
     const double u = m_log_bytes[i];
@@ -266,7 +268,7 @@ int LogisticStepsFunctor::operator()(const InputType &x, ValueType &fvec) const 
 int LogisticStepsFunctor::df(const InputType &x, JacobianType &fjac) const {
   StepParams p;
   const int nd = m_nsteps + m_ndrops, nt = nd + m_nlifts;
-  unpack(x, m_nsteps, m_ndrops, m_nlifts, p);
+  unpack(x, m_nsteps, m_ndrops, m_nlifts, m_log_bytes.minCoeff(), m_log_bytes.maxCoeff(), p);
   const bool cached =
       m_cache_x.size() == x.size() && m_cache_x == x && m_cache_sigmoid.rows() == m_bytes.size();
   double sj[24], kz[24], dm[24];

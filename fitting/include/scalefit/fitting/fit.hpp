@@ -29,6 +29,20 @@ template <class Functor>
 LmResult minimize_lm(Functor &functor, Eigen::VectorXd &x, int max_evaluations = 400,
                      double xtol = 1e-10, double ftol = 1e-12) {
   Eigen::LevenbergMarquardt<Functor> lm(functor);
+  // Scaling of the trust region: the Jacobian's column norms at the start, floored at 1e-3 of the
+  // largest. Eigen's own scaling takes a nearly-zero column (a parameter at a bound, e.g. α at
+  // 1e-13 us, or a sharp step between two sizes) as given, which makes the trust region unbounded
+  // along it: every trial step lands far off, is rejected, and LM stops where it started.
+  {
+    typename Functor::JacobianType J(functor.values(), functor.inputs());
+    functor.df(x, J);
+    const Eigen::VectorXd norms = J.colwise().norm().transpose();
+    const double top = norms.allFinite() ? norms.maxCoeff() : 0.0;
+    if (top > 0) {
+      lm.setExternalScaling(true);
+      lm.diag() = norms.cwiseMax(1e-3 * top);
+    }
+  }
   lm.setMaxfev(max_evaluations);
   lm.setXtol(xtol);
   lm.setFtol(ftol);

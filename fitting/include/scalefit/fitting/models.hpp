@@ -113,7 +113,8 @@ struct AlphaBetaFunctor : Eigen::DenseFunctor<double> {
 /// ln s_half_j [ln B]) ..., (logit fraction_m, ln k_m, ln s_half_m) ..., (ln delta_l [us], ln k_l,
 /// ln s_half_l) ...]; nsteps = 1 without drops and lifts is Lu et al.'s model. With
 /// P = Σ_j Bmax_j σ_j, d_m = 1 − f_m σ_m and L = Σ_l delta_l σ_l: B = P Π d_m and
-/// r_i = ln(α + L + s_i/B) − ln t_i.
+/// r_i = ln(α + L + s_i/B) − ln t_i. A lift's s_half is held inside [min s_i, max s_i] (zero
+/// derivative beyond): a lift centred outside the data would act as a power law c·s^k there.
 struct LogisticStepsFunctor : Eigen::DenseFunctor<double> {
   /// \param nsteps 1..8, ndrops 0..8, nlifts 0..8; bytes, time_us as for AlphaBetaFunctor
   /// \throws std::invalid_argument outside those counts
