@@ -149,7 +149,12 @@ std::vector<std::string> parameter_names(const CurveModel &model);
 /// when its BIC is lower by more than options.bic_margin (n must exceed p + 1). With
 /// reject_outliers, points whose residual exceeds max(ln outlier_min_ratio, 5 × 1.4826 MAD) are
 /// dropped (largest first, at most outlier_max_share of the points) and the selection is redone
-/// once. Never throws for bad data: returns ok = false with a diagnostic instead.
+/// (up to 3 rounds), all against the rising models. Then, when the best rising model misses a
+/// point by more than drops_min_ratio, falls (LogisticDrop, LatencyStep; up to max_drops, at most
+/// max_lifts lifts, n >= 1.5 p) are added one at a time to each rising model and the selection
+/// is redone with them. R + 1 regimes (R >= 2) are skipped once R beat R − 1 by the margin and
+/// its residual signs pass a runs test. Never throws for bad data: returns ok = false with a
+/// diagnostic instead.
 CurveFit fit_curve(std::span<const CurvePoint> points, const FitOptions &options = {});
 
 /// Fits one family with R regimes (R ignored for alpha_beta/logistic) to the given points from the
