@@ -34,6 +34,35 @@ void BM_FitCurveAllModelsLoo(benchmark::State &state) {
 }
 BENCHMARK(BM_FitCurveAllModelsLoo)->Unit(benchmark::kMillisecond);
 
+/// 24 sizes 8 B .. 64 MiB of a host-memory MPI-like curve that falls: a 1.3 us latency step at
+/// ~360 B (eager -> rendezvous) and a 60% bandwidth drop at ~16 MiB (cache), 2% noise (seed 2).
+std::vector<CurvePoint> falling_curve() {
+  CurveModel m;
+  m.kind = ModelKind::regimes;
+  m.alpha_us = 1;
+  m.steps = {{10, 1.2, 16384}};
+  m.drops = {{0.6, 3, 1.6e7}};
+  m.lifts = {{1.3, 20, 360}};
+  std::mt19937 rng(2);
+  std::normal_distribution<double> n(0, 0.02);
+  std::vector<CurvePoint> pts;
+  for (double s = 8; pts.size() < 24; s *= 2)
+    pts.push_back({s, m.time_us(s) * std::exp(n(rng))});
+  return pts;
+}
+
+void BM_FitFallingCurveAllModelsLoo(benchmark::State &state) {
+  const auto pts = falling_curve();
+  std::string label;
+  for (auto _ : state) {
+    const CurveFit f = fit_curve(pts);
+    label = model_label(f.model);
+    benchmark::DoNotOptimize(f);
+  }
+  state.SetLabel("24 points with falls, chosen " + label);
+}
+BENCHMARK(BM_FitFallingCurveAllModelsLoo)->Unit(benchmark::kMillisecond);
+
 void BM_FitCurveNoLoo(benchmark::State &state) {
   const auto pts = curve();
   FitOptions opt;

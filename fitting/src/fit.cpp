@@ -108,9 +108,10 @@ CandidateFit finish(std::span<const CurvePoint> pts, ModelKind kind, const Eigen
   // The functor holds a lift's s_half inside the measured sizes (zero derivative beyond): give
   // the model the value the functor used.
   if (!c.model.lifts.empty()) {
-    const auto [lo, hi] = std::minmax_element(
-        pts.begin(), pts.end(),
-        [](const CurvePoint &a, const CurvePoint &b) { return a.bytes < b.bytes; });
+    const auto [lo, hi] =
+        std::minmax_element(pts.begin(), pts.end(), [](const CurvePoint &a, const CurvePoint &b) {
+          return a.bytes < b.bytes;
+        });
     for (LatencyStep &l : c.model.lifts)
       l.s_half_bytes = std::clamp(l.s_half_bytes, lo->bytes, hi->bytes);
   }
@@ -278,8 +279,8 @@ std::vector<CurveModel> lift_starts(std::span<const CurvePoint> pts, const Shape
   for (std::size_t k = 0; k < jumps.size() && k < kLiftStarts; ++k) {
     const auto [jump, i] = jumps[k];
     CurveModel st = m;
-    const double delta = std::max(pts[i + 1].time_us * (1.0 - std::exp(-std::max(jump, 0.0))),
-                                  0.05 * s.t_min);
+    const double delta =
+        std::max(pts[i + 1].time_us * (1.0 - std::exp(-std::max(jump, 0.0))), 0.05 * s.t_min);
     st.lifts.push_back({delta, 4.0, std::sqrt(pts[i].bytes * pts[i + 1].bytes)});
     starts.push_back(st);
   }
@@ -414,7 +415,9 @@ std::vector<CandidateFit> select(std::span<const CurvePoint> pts, const FitOptio
 
 namespace {
 
-std::string candidate_label(const CandidateFit &c) { return model_label(c.model); }
+std::string candidate_label(const CandidateFit &c) {
+  return model_label(c.model);
+}
 
 } // namespace
 

@@ -218,12 +218,14 @@ TEST(FitFile, DropsAndLiftsRoundTripAndValidation) {
   for (double s : {8.0, 4096.0, 1e6, 1e9})
     EXPECT_NEAR(n.time_us(s), m.time_us(s), 1e-8 * m.time_us(s)) << s;
   {
-    const InputError e = parse_error(replace(good, "fraction: {value: 0.4", "fraction: {value: 1.4"));
+    const InputError e =
+        parse_error(replace(good, "fraction: {value: 0.4", "fraction: {value: 1.4"));
     EXPECT_EQ(e.field(), "entries[0].parameters.drops[0].fraction");
     EXPECT_NE(std::string(e.what()).find("allreduce:world:16=2x8"), std::string::npos);
   }
   {
-    const InputError e = parse_error(replace(good, "delta_us: {value: 6.5", "delta_us: {value: -6.5"));
+    const InputError e =
+        parse_error(replace(good, "delta_us: {value: 6.5", "delta_us: {value: -6.5"));
     EXPECT_EQ(e.field(), "entries[0].parameters.lifts[0].delta_us");
   }
   {
@@ -235,8 +237,8 @@ TEST(FitFile, DropsAndLiftsRoundTripAndValidation) {
   }
   {
     // ... while a /1 file without them still loads.
-    const std::string v1 = replace(to_yaml(synthetic_fit()), "schema: scalefit.fit/2",
-                                   "schema: scalefit.fit/1");
+    const std::string v1 =
+        replace(to_yaml(synthetic_fit()), "schema: scalefit.fit/2", "schema: scalefit.fit/1");
     EXPECT_EQ(parse_fit_file(v1, "v1.yaml").entries.size(), 2u);
   }
   {

@@ -59,7 +59,7 @@ LmResult minimize_lm(Functor &functor, Eigen::VectorXd &x, int max_evaluations =
 /// What fit_curve may do.
 struct FitOptions {
   std::vector<ModelKind> models{ModelKind::alpha_beta, ModelKind::logistic, ModelKind::regimes};
-  int max_regimes = 3;             ///< largest R tried for the regimes model (2..8)
+  int max_regimes = 3; ///< largest R tried for the regimes model (2..8)
   /// Largest number of falls added to each rising model (logistic, regimes R = 2..max_regimes):
   /// bandwidth drops (LogisticDrop) and latency steps (LatencyStep) together, D + L (0..8; 0:
   /// bandwidth only rises and latency is constant).

@@ -41,9 +41,9 @@ struct LogisticStep {
   double s_half_bytes = 1; ///< size at half height [B]
 };
 
-/// One multiplicative logistic drop of bandwidth in ln s: d(s) = 1 − fraction σ(k (ln s − ln s_half)),
-/// with σ(z) = 1/(1 + e^{−z}). Bandwidth falls smoothly by the factor (1 − fraction) around
-/// s_half; d ∈ [1 − fraction, 1] ⊂ (0, 1], so B stays positive.
+/// One multiplicative logistic drop of bandwidth in ln s: d(s) = 1 − fraction σ(k (ln s − ln
+/// s_half)), with σ(z) = 1/(1 + e^{−z}). Bandwidth falls smoothly by the factor (1 − fraction)
+/// around s_half; d ∈ [1 − fraction, 1] ⊂ (0, 1], so B stays positive.
 struct LogisticDrop {
   double fraction = 0.5;   ///< share of the bandwidth lost across the drop, in (0, 1) [1]
   double k = 1;            ///< steepness in ln s [1]
@@ -93,8 +93,7 @@ Eigen::VectorXd to_internal(const CurveModel &model);
 /// Inverse of to_internal for `kind` with `ndrops` drops and `nlifts` lifts (the number of
 /// steps follows from x.size()). Steps, drops and lifts are each sorted by s_half.
 /// \throws std::invalid_argument on a size that does not match the kind.
-CurveModel from_internal(ModelKind kind, const Eigen::VectorXd &x, int ndrops = 0,
-                         int nlifts = 0);
+CurveModel from_internal(ModelKind kind, const Eigen::VectorXd &x, int ndrops = 0, int nlifts = 0);
 
 /// Hockney alpha–beta model in log-time for Eigen's LevenbergMarquardt, analytic Jacobian.
 /// x = [ln α_us, ln β_Bperus]; r_i = ln(α + s_i/β) − ln t_i.
