@@ -96,16 +96,16 @@ void run_fit(const FitArgs &a) {
   write_fit_file(fit, a.out);
 
   fmt::print(
-      "{:<14} {:<22} {:<8} {:<12} {:>6} {:>10} {:>9} {:>9} {:>10} {:>10} {:<13} {:>7} {:>7}\n",
+      "{:<14} {:<22} {:<8} {:<12} {:>6} {:>10} {:>9} {:>9} {:>10} {:>10} {:<20} {:>7} {:>7}\n",
       "op", "group", "dtype", "placement", "points", "peak_busbw", "alpha", "t(min)", "asym_algbw",
       "asym_busbw", "model", "MAPE", "LOO");
   fmt::print(
-      "{:<14} {:<22} {:<8} {:<12} {:>6} {:>10} {:>9} {:>9} {:>10} {:>10} {:<13} {:>7} {:>7}\n", "",
+      "{:<14} {:<22} {:<8} {:<12} {:>6} {:>10} {:>9} {:>9} {:>10} {:>10} {:<20} {:>7} {:>7}\n", "",
       "", "", "", "", "[GB/s]", "[us]", "[us]", "[GB/s]", "[GB/s]", "", "[%]", "[%]");
   for (const FitEntry &e : fit.entries) {
     const std::string model = model_label(e.model);
     fmt::print("{:<14} {:<22} {:<8} {:<12} {:>6} {:>10.2f} {:>9.2f} {:>9.2f} {:>10.2f} {:>10.2f} "
-               "{:<13} {:>7.2f} {:>7.2f}\n",
+               "{:<20} {:>7.2f} {:>7.2f}\n",
                op_name(e.op), e.group.label(), dtype_name(e.dtype), placement_name(e.placement),
                e.points, e.peak_busbw_gbps, e.model.alpha_us, e.latency_us(),
                e.asymptotic_algbw_gbps(), e.asymptotic_algbw_gbps() * e.busbw_factor(), model,

@@ -56,7 +56,7 @@ std::vector<CurvePoint> curve(const ingest::IngestResult &r, Placement p) {
 
 TEST(RealLogs, FourteenLogsMeetTheQualityBounds) {
   double sum_mape = 0, sum_loo = 0, worst = 0;
-  std::printf("%-52s %6s %-12s %6s %6s %7s | %-12s %6s %6s\n", "log (out-of-place)", "points",
+  std::printf("%-52s %6s %-22s %6s %6s %7s | %-22s %6s %6s\n", "log (out-of-place)", "points",
               "model", "MAPE%", "LOO%", "maxAPE%", "in-place", "MAPE%", "LOO%");
   for (const char *name : kLogs) {
     const ingest::IngestResult r = read_log(name);
@@ -66,7 +66,7 @@ TEST(RealLogs, FourteenLogsMeetTheQualityBounds) {
     ASSERT_TRUE(in.ok) << name << ": " << in.diagnostic;
     const std::string model = model_label(out.model);
     const std::string imodel = model_label(in.model);
-    std::printf("%-52s %6zu %-12s %6.2f %6.2f %7.2f | %-12s %6.2f %6.2f\n", name, out.kept.size(),
+    std::printf("%-52s %6zu %-22s %6.2f %6.2f %7.2f | %-22s %6.2f %6.2f\n", name, out.kept.size(),
                 model.c_str(), out.quality.mape_pct, out.quality.loo_mape_pct,
                 out.quality.max_ape_pct, imodel.c_str(), in.quality.mape_pct,
                 in.quality.loo_mape_pct);
