@@ -77,3 +77,20 @@ TEST(LocalMpi, FitFileRoundTripKeepsDropsAndLifts) {
       EXPECT_NEAR(n.time_us(s), m.time_us(s), 1e-6 * m.time_us(s)) << f.entries[i].id << " " << s;
   }
 }
+
+TEST(LocalMpi, PredictionsPositiveAndFiniteIncludingExtrapolation) {
+  const FitFile f = fit_fixture(FitOptions{});
+  for (const FitEntry &e : f.entries) {
+    const CommQuery q{e.op, e.group.nranks, e.group.nnodes, e.dtype};
+    double last = 0;
+    for (double s : {1.0, 4.0, 8.0, 300.0, 4096.0, 1e6, 6.7e7, 1e9, 1e12, 1e15}) {
+      const auto p = predict(f, q, s);
+      ASSERT_TRUE(p) << e.id << " at " << s;
+      EXPECT_TRUE(std::isfinite(p->time_us) && p->time_us > 0) << e.id << " at " << s;
+      EXPECT_EQ(p->extrapolated, s < e.min_bytes || s > e.max_bytes) << e.id << " at " << s;
+      if (s > e.max_bytes) // beyond the data: linear in size at B(max_bytes), so it keeps growing
+        EXPECT_GT(p->time_us, last) << e.id << " at " << s;
+      last = p->time_us;
+    }
+  }
+}
