@@ -162,9 +162,10 @@ TEST(Predict, ExactEntryInsideAndOutsideTheRange) {
   const auto above = predict(f, q, 4.0 * e.max_bytes);
   ASSERT_TRUE(above);
   EXPECT_TRUE(above->extrapolated);
-  const double b = e.model.bandwidth_gbps(e.max_bytes) * 1e3;
-  EXPECT_NEAR(above->time_us, e.model.time_us(e.max_bytes) + 3.0 * e.max_bytes / b,
-              1e-6 * above->time_us);
+  // Above the range: continue at the algbw of the largest measured size, A = s_max / t(s_max),
+  // so 4 s_max takes t(s_max) + 3 s_max / A = 4 t(s_max).
+  EXPECT_NEAR(above->time_us, 4.0 * e.model.time_us(e.max_bytes), 1e-6 * above->time_us);
+  EXPECT_NEAR(e.asymptotic_algbw_gbps(), e.max_bytes / (e.model.time_us(e.max_bytes) * 1e3), 1e-9);
 }
 
 TEST(Predict, ScalingTrendForUnmeasuredNodeCounts) {

@@ -49,9 +49,13 @@ struct FitEntry {
   std::map<std::string, double> candidate_bic; ///< "alpha_beta", "logistic", "regimes(R=2)" → BIC
   std::string diagnostic;                      ///< LM warnings; empty when clean
 
-  /// The curve's bandwidth term at the largest measured size [GB/s algbw]: the bandwidth the fit
-  /// file calls asymptotic and extrapolates with (a fitted Σ bmax may lie far beyond the data).
-  double asymptotic_algbw_gbps() const { return model.bandwidth_gbps(max_bytes); }
+  /// The fitted algbw at the largest measured size, max_bytes / t_model(max_bytes) [GB/s]: the
+  /// bandwidth the fit file calls asymptotic and extrapolates with. It is the time-based figure
+  /// nccl-tests prints, so latency lifts and drops are included (the bandwidth term B(s) alone can
+  /// lie far above it when a lift carries part of the time, and a fitted Σ bmax beyond the data).
+  double asymptotic_algbw_gbps() const {
+    return max_bytes > 0 ? max_bytes / model.time_us(max_bytes) * 1e-3 : 0.0;
+  }
   /// The latency floor t_model(min_bytes) [us] (α alone may trade off against a k ≈ 1 step).
   double latency_us() const { return model.time_us(min_bytes); }
   /// nccl-tests' busbw factor of this entry's op and nranks.
