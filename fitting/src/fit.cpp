@@ -223,12 +223,10 @@ std::vector<CurveModel> default_starts(const Shape &s, ModelKind kind, int regim
   return starts;
 }
 
-/// Starts that add one drop to `base`: at the kDropStarts size gaps where the measured time jumps
-/// most relative to the base fit (the bandwidth the base overestimates from there on), each with a
-/// fraction from the size of the jump, plus one broad drop over the upper half of the sizes.
-std::vector<CurveModel> drop_starts(std::span<const CurvePoint> pts, const Shape &s,
-                                    const CurveModel &base) {
-  constexpr std::size_t kDropStarts = 3;
+/// The gaps between adjacent sizes where the measured time jumps relative to `base`'s fit, largest
+/// first: (ln jump, gap index i between points i and i+1). Shared by the drop and lift starts.
+std::vector<std::pair<double, std::size_t>> time_jumps(std::span<const CurvePoint> pts,
+                                                       const CurveModel &base) {
   std::vector<std::pair<double, std::size_t>> jumps; // (ln jump, gap index i: between i and i+1)
   for (std::size_t i = 0; i + 1 < pts.size(); ++i) {
     const double r0 = std::log(base.time_us(pts[i].bytes) / pts[i].time_us);
@@ -237,6 +235,16 @@ std::vector<CurveModel> drop_starts(std::span<const CurvePoint> pts, const Shape
       jumps.emplace_back(r0 - r1, i);
   }
   std::sort(jumps.begin(), jumps.end(), std::greater<>());
+  return jumps;
+}
+
+/// Starts that add one drop to `base`: at the kDropStarts size gaps where the measured time jumps
+/// most relative to the base fit (the bandwidth the base overestimates from there on), each with a
+/// fraction from the size of the jump, plus one broad drop over the upper half of the sizes.
+std::vector<CurveModel> drop_starts(std::span<const CurvePoint> pts, const Shape &s,
+                                    const CurveModel &base) {
+  constexpr std::size_t kDropStarts = 3;
+  const std::vector<std::pair<double, std::size_t>> jumps = time_jumps(pts, base);
   std::vector<CurveModel> starts;
   CurveModel m = base;
   m.kind = ModelKind::regimes;
@@ -265,14 +273,7 @@ std::vector<CurveModel> drop_starts(std::span<const CurvePoint> pts, const Shape
 std::vector<CurveModel> lift_starts(std::span<const CurvePoint> pts, const Shape &s,
                                     const CurveModel &base) {
   constexpr std::size_t kLiftStarts = 3;
-  std::vector<std::pair<double, std::size_t>> jumps; // (ln jump, gap index i: between i and i+1)
-  for (std::size_t i = 0; i + 1 < pts.size(); ++i) {
-    const double r0 = std::log(base.time_us(pts[i].bytes) / pts[i].time_us);
-    const double r1 = std::log(base.time_us(pts[i + 1].bytes) / pts[i + 1].time_us);
-    if (pts[i + 1].bytes > pts[i].bytes && std::isfinite(r0 - r1))
-      jumps.emplace_back(r0 - r1, i);
-  }
-  std::sort(jumps.begin(), jumps.end(), std::greater<>());
+  const std::vector<std::pair<double, std::size_t>> jumps = time_jumps(pts, base);
   std::vector<CurveModel> starts;
   CurveModel m = base;
   m.kind = ModelKind::regimes;
