@@ -17,6 +17,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include "../support/subprocess.hpp"
+
 #include <map>
 #include <set>
 #include <sstream>
@@ -29,46 +31,15 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Result {
-  int code = -1;
-  std::string out, err;
-};
+using test::Result;
+using test::set_mpi_env;
+using test::slurp;
+using test::TempDir;
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    char tmpl[] = "/tmp/scalefit_bench_it_XXXXXX";
-    path = mkdtemp(tmpl);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
-
-void set_mpi_env() {
-  setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
-  setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
-  setenv("OMPI_MCA_rmaps_base_oversubscribe", "1", 1);
-}
-
-std::string slurp(const fs::path &p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-/// Runs `mpiexec --oversubscribe -np N scalefit-bench comm ARGS` (or a raw tail), capturing
-/// stdout and stderr through files.
+/// Runs `mpiexec --oversubscribe TAIL` (a raw tail: -np N binary args), capturing stdout/stderr.
 Result run_raw(const std::string &tail, const TempDir &d) {
   set_mpi_env();
-  const fs::path out = d.path / "stdout.txt", err = d.path / "stderr.txt";
-  const std::string cmd = std::string(SCALEFIT_MPIEXEC) + " --oversubscribe " + tail + " >" +
-                          out.string() + " 2>" + err.string();
-  const int status = std::system(cmd.c_str());
-  Result r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = slurp(out);
-  r.err = slurp(err);
-  return r;
+  return test::run_captured(std::string(SCALEFIT_MPIEXEC) + " --oversubscribe " + tail, d);
 }
 
 Result run_bench(int np, const std::string &args, const TempDir &d) {

@@ -1,4 +1,5 @@
 // --out / --resume rules: new, empty, same-context and different-context files; never created.
+#include "../support/subprocess.hpp"
 #include "scalefit/bench/output.hpp"
 #include "scalefit/core/error.hpp"
 
@@ -14,14 +15,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    char tmpl[] = "/tmp/scalefit_bench_out_XXXXXX";
-    path = mkdtemp(tmpl);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
+using test::TempDir;
 
 ContextRecord context(const std::string &system, const std::string &dtype = "float") {
   ContextRecord c;

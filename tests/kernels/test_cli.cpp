@@ -7,6 +7,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../support/subprocess.hpp"
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -17,44 +19,17 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Result {
-  int code = -1;
-  std::string out, err;
-};
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    char tmpl[] = "/tmp/scalefit_kernels_XXXXXX";
-    path = mkdtemp(tmpl);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
-
-std::string slurp(const fs::path &p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using scalefit::test::Result;
+using scalefit::test::TempDir;
 
 /// Runs `[mpiexec -np N] scalefit-bench kernels ARGS` (np 0: directly), capturing output.
 Result run_kernels(const std::string &args, const TempDir &d, int np = 0) {
-  setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
-  setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
-  setenv("OMPI_MCA_rmaps_base_oversubscribe", "1", 1);
-  const fs::path out = d.path / "stdout.txt", err = d.path / "stderr.txt";
+  scalefit::test::set_mpi_env();
   std::string cmd =
       np > 0 ? std::string(SCALEFIT_MPIEXEC) + " --oversubscribe -np " + std::to_string(np) + " "
              : "";
-  cmd += std::string(SCALEFIT_BENCH_BIN) + " kernels " + args + " >" + out.string() + " 2>" +
-         err.string();
-  const int status = std::system(cmd.c_str());
-  Result r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = slurp(out);
-  r.err = slurp(err);
-  return r;
+  cmd += std::string(SCALEFIT_BENCH_BIN) + " kernels " + args;
+  return scalefit::test::run_captured(cmd, d);
 }
 
 std::vector<nlohmann::json> read_jsonl(const fs::path &p) {
