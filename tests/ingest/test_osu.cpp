@@ -34,16 +34,29 @@ bool any_contains(const std::vector<std::string> &v, const std::string &a,
   });
 }
 
+TEST(Osu, CollectiveWithoutProcessCountIsRefusedNamingNranks) {
+  // OMB prints no process count: a collective table without --nranks or a launcher line fails.
+  try {
+    read_osu(data("osu_allreduce.txt"));
+    FAIL() << "expected InputError";
+  } catch (const InputError &e) {
+    EXPECT_EQ(e.field(), "nranks");
+    EXPECT_EQ(e.line(), 4);
+    EXPECT_NE(std::string(e.what()).find("pass --nranks"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Osu, AllreduceLatencyTable) {
-  const auto r = read_osu(data("osu_allreduce.txt"));
+  IngestOptions opt2;
+  opt2.nranks = 2;
+  const auto r = read_osu(data("osu_allreduce.txt"), opt2);
   EXPECT_TRUE(r.warnings.empty());
   ASSERT_EQ(r.measurements.size(), 21u); // sizes 1 .. 1048576
   EXPECT_EQ(r.context.backend, "osu");
   EXPECT_EQ(r.context.versions.at("osu"), "7.4");
   EXPECT_EQ(r.context.nranks, 2);
   EXPECT_EQ(r.context.source.at("first_comment_line"), "# OSU MPI Allreduce Latency Test v7.4");
-  EXPECT_EQ(r.context.source.at("nranks_from"), "default");
-  EXPECT_TRUE(any_contains(r.notes, "assuming 2"));
+  EXPECT_EQ(r.context.source.at("nranks_from"), "--nranks");
   for (const auto &m : r.measurements) {
     EXPECT_EQ(m.op, Op::allreduce);
     EXPECT_EQ(m.dtype, DType::int8); // MPI_CHAR
@@ -73,7 +86,9 @@ TEST(Osu, AllreduceLatencyTable) {
 }
 
 TEST(Osu, FullAndValidateColumnsWithFloat) {
-  const auto r = read_osu(data("osu_allreduce_full_validate_float.txt"));
+  IngestOptions opt2;
+  opt2.nranks = 2;
+  const auto r = read_osu(data("osu_allreduce_full_validate_float.txt"), opt2);
   EXPECT_TRUE(r.warnings.empty());
   ASSERT_EQ(r.measurements.size(), 19u); // sizes 4 .. 1048576
   const auto *m = find(r, 1048576);
@@ -177,6 +192,7 @@ TEST(Osu, UnsupportedTestAndNoTable) {
   }
   IngestOptions opt;
   opt.op = Op::broadcast;
+  opt.nranks = 4;
   const auto r = read_osu(tmp.string(), opt);
   EXPECT_EQ(r.measurements.size(), 1u);
   EXPECT_TRUE(any_contains(r.warnings, "unknown OSU test"));

@@ -30,15 +30,20 @@
 // iterations as one sample); Validation (-c) Pass/Fail becomes wrong = 0 / 1. algbw = bytes /
 // time, busbw = algbw * busbw_factor(op, n) (nccl-tests PERFORMANCE.md).
 // Datatype: "# Datatype: MPI_CHAR." (OMB 7); absent in older versions, which use MPI_CHAR.
+// nranks: OMB prints no process count. It comes from --nranks, else from a launcher command line
+// in the file (`mpirun -np 144 ./osu_alltoall`); a collective table without either is refused
+// (exit 2) rather than read with a guessed count. Launcher prefixes are stripped, the leading '#'
+// is optional (logs pasted without it), and header columns are read token by token (a header
+// whose runs of spaces were collapsed reads the same). No regex touches the log text.
 #include "scalefit/ingest/ingest.hpp"
 
+#include "lines.hpp"
 #include "text.hpp"
 
 #include "scalefit/core/units.hpp"
 
 #include <algorithm>
 #include <map>
-#include <regex>
 
 namespace scalefit::ingest {
 namespace {
@@ -61,12 +66,16 @@ struct OsuTest {
   std::string name; ///< osu_allreduce, osu_latency, ...
 };
 
-/// Maps an OMB title ("Allreduce Latency", "Bi-Directional Bandwidth") to its test.
+/// Maps an OMB title ("Allreduce Latency", "All-to-All Personalized Exchange Latency",
+/// "Bi-Directional Bandwidth") to its test; letters and digits only are compared.
 std::optional<OsuTest> test_from_title(const std::string &title) {
-  std::string t = to_lower(title);
-  for (const char *drop : {" persistent", " blocking"}) {
+  std::string t;
+  for (char c : to_lower(title))
+    if (std::isalnum(static_cast<unsigned char>(c)))
+      t += c;
+  for (const char *drop : {"persistent", "blocking"}) {
     const auto p = t.find(drop);
-    if (p != std::string::npos)
+    if (p != std::string::npos && t.rfind("nonblocking", p) == std::string::npos)
       t.erase(p, std::string(drop).size());
   }
   OsuTest test;
@@ -81,31 +90,50 @@ std::optional<OsuTest> test_from_title(const std::string &title) {
     test.name = "osu_bw";
     return test;
   }
-  if (t == "bi-directional bandwidth") {
+  if (t == "bidirectionalbandwidth") {
     test.pt2pt = true;
     test.kind = OsuKind::bibandwidth;
     test.name = "osu_bibw";
     return test;
   }
-  static const std::map<std::string, Op> colls{{"allreduce", Op::allreduce},
-                                               {"reduce", Op::reduce},
-                                               {"bcast", Op::broadcast},
-                                               {"broadcast", Op::broadcast},
-                                               {"reduce_scatter", Op::reducescatter},
-                                               {"reduce_scatter_block", Op::reducescatter},
-                                               {"allgather", Op::allgather},
-                                               {"alltoall", Op::alltoall}};
-  static const std::regex re("^(\\S+) latency$");
-  std::smatch m;
-  if (!std::regex_match(t, m, re))
+  static const std::vector<std::tuple<std::string, Op, std::string>> colls{
+      {"allreducelatency", Op::allreduce, "osu_allreduce"},
+      {"reducelatency", Op::reduce, "osu_reduce"},
+      {"bcastlatency", Op::broadcast, "osu_bcast"},
+      {"broadcastlatency", Op::broadcast, "osu_bcast"},
+      {"reducescatterlatency", Op::reducescatter, "osu_reduce_scatter"},
+      {"reducescatterblocklatency", Op::reducescatter, "osu_reduce_scatter_block"},
+      {"allgatherlatency", Op::allgather, "osu_allgather"},
+      {"alltoalllatency", Op::alltoall, "osu_alltoall"},
+      {"alltoallpersonalizedexchangelatency", Op::alltoall, "osu_alltoall"}};
+  for (const auto &[key, op, name] : colls)
+    if (t == key) {
+      test.op = op;
+      test.bytes_times_n = op == Op::allgather || op == Op::alltoall;
+      test.name = name;
+      return test;
+    }
+  return std::nullopt;
+}
+
+/// "OSU MPI Allreduce Latency Test v7.4" -> {"Allreduce Latency", "7.4"}; nullopt if the tokens
+/// are no OSU title. The second token names the flavour (MPI, MPI-CUDA, NCCL, ...).
+std::optional<std::pair<std::string, std::string>> parse_title(const std::vector<std::string> &t) {
+  if (t.size() < 4 || t[0] != "OSU")
     return std::nullopt;
-  const auto it = colls.find(m[1].str());
-  if (it == colls.end())
+  std::size_t test = t.size();
+  for (std::size_t i = 2; i < t.size(); ++i)
+    if (t[i] == "Test" && (i + 1 == t.size() || (t[i + 1].size() > 1 && t[i + 1][0] == 'v'))) {
+      test = i;
+      break;
+    }
+  if (test == t.size() || test <= 2)
     return std::nullopt;
-  test.op = it->second;
-  test.bytes_times_n = test.op == Op::allgather || test.op == Op::alltoall;
-  test.name = "osu_" + m[1].str();
-  return test;
+  std::string title;
+  for (std::size_t i = 2; i < test; ++i)
+    title += (i > 2 ? " " : "") + t[i];
+  std::string version = test + 1 < t.size() ? t[test + 1].substr(1) : "";
+  return std::make_pair(title, version);
 }
 
 std::optional<DType> dtype_from_mpi(std::string name) {
@@ -128,20 +156,30 @@ std::optional<DType> dtype_from_mpi(std::string name) {
   return it->second;
 }
 
-/// Header columns split on runs of 2+ spaces, normalized: lower case, spaces removed
-/// ("Avg Latency(us)" -> "avglatency(us)", "Bandwidth (MB/s)" -> "bandwidth(mb/s)").
+/// Header columns, normalized (lower case, spaces removed: "Avg Latency(us)" -> "avglatency(us)",
+/// "Bandwidth (MB/s)" -> "bandwidth(mb/s)"). Read token by token: a column ends at a token that
+/// closes a unit ("(us)", "Latency(us)", "(MB/s)") or is a one-word column (Size, Iterations,
+/// Validation, Messages/s), so headers whose spacing was collapsed read the same.
 std::vector<std::string> header_columns(const std::string &body) {
   std::vector<std::string> cols;
-  static const std::regex sep("\\s{2,}|\\t");
-  std::sregex_token_iterator it(body.begin(), body.end(), sep, -1), end;
-  for (; it != end; ++it) {
-    std::string c;
-    for (char ch : to_lower(it->str()))
-      if (ch != ' ')
-        c += ch;
-    if (!c.empty())
-      cols.push_back(c);
+  std::string cur;
+  for (const auto &tok : split_ws(body)) {
+    const std::string low = to_lower(tok);
+    const bool single = low == "size" || low == "iterations" || low == "validation" ||
+                        low == "messages/s" || low == "#";
+    if (single && cur.empty()) {
+      if (low != "#")
+        cols.push_back(low);
+      continue;
+    }
+    cur += low;
+    if (low.back() == ')') {
+      cols.push_back(cur);
+      cur.clear();
+    }
   }
+  if (!cur.empty())
+    cols.push_back(cur);
   return cols;
 }
 
@@ -163,124 +201,141 @@ IngestResult read_osu(const std::string &path, const IngestOptions &opt) {
   ContextRecord &ctx = res.context;
   ctx.backend = "osu";
 
-  static const std::regex title_re(R"(^OSU\s+(\S+)\s+(.*?)\s+Test(?:\s+v(\S+))?\s*$)");
   std::string first_comment, version, title_line, datatype_text;
   std::optional<OsuTest> pending_test;
   std::optional<DType> pending_dtype;
   std::optional<Table> cur;
   json tests = json::array();
 
-  // nranks: not printed by OMB.
-  int n = opt.nranks.value_or(2);
-  std::string nranks_from = opt.nranks ? "--nranks" : "default";
+  // A launcher command line naming an osu_* binary: the job's shape (OMB prints none).
+  detail::LaunchShape shape;
+  for (const auto &raw : lines) {
+    const std::string_view text = detail::strip_prefixes(raw).text;
+    if (!text.empty() && text.front() == '#')
+      continue;
+    const auto toks = split_ws(text);
+    for (std::size_t k = 0; k < toks.size() && ctx.command_line.empty(); ++k) {
+      if (detail::base_name(toks[k]).rfind("osu_", 0) != 0)
+        continue;
+      std::size_t from = k;
+      for (std::size_t j = 0; j < k; ++j)
+        if (detail::is_launcher(toks[j])) {
+          from = j;
+          break;
+        }
+      for (std::size_t j = from; j < toks.size(); ++j)
+        ctx.command_line += (j == from ? "" : " ") + toks[j];
+      shape = detail::launch_shape(toks, k);
+    }
+    if (!ctx.command_line.empty())
+      break;
+  }
+  std::optional<int> n_known = opt.nranks;
+  std::string nranks_from = opt.nranks ? "--nranks" : "";
+  if (!n_known && shape.nranks) {
+    n_known = shape.nranks;
+    nranks_from = "launcher command line";
+  }
+  const int n = n_known.value_or(2);
+  std::optional<int> nnodes_known = opt.nnodes ? opt.nnodes : shape.nnodes;
+  const std::string nnodes_from =
+      opt.nnodes ? "--nnodes" : shape.nnodes ? "launcher command line" : "default";
   bool noted_nranks = false;
 
   for (std::size_t i = 0; i < lines.size(); ++i) {
     const long ln = static_cast<long>(i) + 1;
-    const std::string_view t = trim(lines[i]);
+    const std::string_view t = detail::strip_prefixes(lines[i]).text;
     if (t.empty())
       continue;
-    if (t.front() == '#') {
-      const std::string body(trim(t.substr(1)));
-      if (first_comment.empty() && !body.empty())
-        first_comment = std::string(t);
-      if (std::smatch m; std::regex_match(body, m, title_re)) {
-        if (version.empty() && m[3].matched)
-          version = m[3].str();
-        if (title_line.empty())
-          title_line = body;
-        pending_test = test_from_title(m[2].str());
-        pending_dtype.reset();
-        datatype_text.clear();
-        cur.reset();
-        if (!pending_test) {
-          if (!opt.op)
-            diag.fail(ln, "test",
-                      "unsupported OSU test '" + m[2].str() +
-                          "' (supported: latency, bw, bibw, allreduce, reduce, bcast, "
-                          "reduce_scatter, allgather, alltoall); pass --op to read it as a "
-                          "latency table of that op");
-          diag.warn(ln, "test",
-                    "unknown OSU test '" + m[2].str() + "'; read as " +
-                        std::string(op_name(*opt.op)) + " latency with bytes = size (--op)");
-          pending_test = OsuTest{*opt.op, OsuKind::latency, false, false, "osu"};
-        }
-        continue;
+    const bool comment = t.front() == '#';
+    const std::string body(comment ? trim(t.substr(1)) : t);
+    if (comment && first_comment.empty() && !body.empty())
+      first_comment = std::string(t);
+    const auto btoks = split_ws(body);
+    if (btoks.empty())
+      continue;
+    if (const auto title = parse_title(btoks)) {
+      if (version.empty())
+        version = title->second;
+      if (title_line.empty())
+        title_line = body;
+      pending_test = test_from_title(title->first);
+      pending_dtype.reset();
+      datatype_text.clear();
+      cur.reset();
+      if (!pending_test) {
+        if (!opt.op)
+          diag.fail(ln, "test",
+                    "unsupported OSU test '" + title->first +
+                        "' (supported: latency, bw, bibw, allreduce, reduce, bcast, "
+                        "reduce_scatter, allgather, alltoall); pass --op to read it as a "
+                        "latency table of that op");
+        diag.warn(ln, "test",
+                  "unknown OSU test '" + title->first + "'; read as " +
+                      std::string(op_name(*opt.op)) + " latency with bytes = size (--op)");
+        pending_test = OsuTest{*opt.op, OsuKind::latency, false, false, "osu"};
       }
-      if (body.rfind("Datatype:", 0) == 0) {
-        const auto toks = split_ws(body.substr(9));
-        datatype_text = toks.empty() ? "" : toks[0];
-        pending_dtype = dtype_from_mpi(datatype_text);
-        if (!pending_dtype) {
-          if (opt.dtype)
-            diag.warn(ln, "Datatype",
-                      "unknown MPI datatype '" + datatype_text + "'; using --dtype");
-          else
-            diag.warn(ln, "Datatype",
-                      "unknown MPI datatype '" + datatype_text + "'; assuming 1-byte MPI_CHAR");
-          pending_dtype = opt.dtype.value_or(DType::int8);
-        }
-        if (cur) {
-          cur->dtype = pending_dtype;
-          cur->datatype_text = datatype_text;
-        }
-        continue;
+      continue;
+    }
+    if (body.rfind("Datatype:", 0) == 0) {
+      const auto toks = split_ws(body.substr(9));
+      datatype_text = toks.empty() ? "" : toks[0];
+      pending_dtype = dtype_from_mpi(datatype_text);
+      if (!pending_dtype) {
+        if (opt.dtype)
+          diag.warn(ln, "Datatype", "unknown MPI datatype '" + datatype_text + "'; using --dtype");
+        else
+          diag.warn(ln, "Datatype",
+                    "unknown MPI datatype '" + datatype_text + "'; assuming 1-byte MPI_CHAR");
+        pending_dtype = opt.dtype.value_or(DType::int8);
       }
+      if (cur) {
+        cur->dtype = pending_dtype;
+        cur->datatype_text = datatype_text;
+      }
+      continue;
+    }
+    if (to_lower(btoks[0]) == "size" && btoks.size() >= 2) {
       const auto cols = header_columns(body);
-      if (!cols.empty() && cols[0] == "size" && cols.size() >= 2) {
-        if (!pending_test)
-          diag.fail(ln, "test", "table header before any '# OSU ... Test' title");
-        Table tb;
-        tb.header_line = ln;
-        tb.test = *pending_test;
-        tb.columns = cols;
-        tb.dtype = pending_dtype;
-        tb.datatype_text = datatype_text;
-        if (!tb.dtype) {
-          tb.dtype = opt.dtype.value_or(DType::int8);
-          diag.note(ln, opt.dtype ? "no '# Datatype:' line; using --dtype"
-                                  : "no '# Datatype:' line; assuming MPI_CHAR (OMB's default)");
-        }
-        const bool has_time = std::any_of(cols.begin(), cols.end(), [](const std::string &c) {
-          return c == "avglatency(us)" || c == "latency(us)" || c == "bandwidth(mb/s)";
-        });
-        if (!has_time)
-          diag.fail(ln, "header",
-                    "OSU table without a latency or bandwidth column ('" + body + "')");
-        if (tb.test.pt2pt) {
-          if (opt.nranks && *opt.nranks != 2 && !noted_nranks)
-            diag.warn(ln, "nranks",
-                      "--nranks " + std::to_string(*opt.nranks) + " ignored: " + tb.test.name +
-                          " runs between 2 ranks");
-        } else if (!opt.nranks && !noted_nranks) {
-          diag.note(ln, "OSU does not print the number of ranks; assuming 2 (pass --nranks)");
-        }
-        noted_nranks = true;
-        tests.push_back({{"header_line", ln}, {"test", tb.test.name}, {"op", op_name(tb.test.op)}});
-        cur = tb;
-        continue;
+      if (!pending_test)
+        diag.fail(ln, "test", "table header before any '# OSU ... Test' title");
+      Table tb;
+      tb.header_line = ln;
+      tb.test = *pending_test;
+      tb.columns = cols;
+      tb.dtype = pending_dtype;
+      tb.datatype_text = datatype_text;
+      if (!tb.dtype) {
+        tb.dtype = opt.dtype.value_or(DType::int8);
+        diag.note(ln, opt.dtype ? "no '# Datatype:' line; using --dtype"
+                                : "no '# Datatype:' line; assuming MPI_CHAR (OMB's default)");
       }
+      const bool has_time = std::any_of(cols.begin(), cols.end(), [](const std::string &c) {
+        return c == "avglatency(us)" || c == "latency(us)" || c == "bandwidth(mb/s)";
+      });
+      if (!has_time)
+        diag.fail(ln, "header", "OSU table without a latency or bandwidth column ('" + body + "')");
+      if (tb.test.pt2pt) {
+        if (opt.nranks && *opt.nranks != 2 && !noted_nranks)
+          diag.warn(ln, "nranks",
+                    "--nranks " + std::to_string(*opt.nranks) + " ignored: " + tb.test.name +
+                        " runs between 2 ranks");
+      } else if (!n_known) {
+        diag.fail(ln, "nranks",
+                  "OSU output does not print the number of processes, and no launcher command "
+                  "line in the file gives it: pass --nranks N (the -np of the " +
+                      tb.test.name + " run)");
+      }
+      noted_nranks = true;
+      tests.push_back({{"header_line", ln}, {"test", tb.test.name}, {"op", op_name(tb.test.op)}});
+      cur = tb;
       continue;
     }
-    const auto toks = split_ws(t);
-    if (!cur || !to_u64(toks[0])) {
-      // mpirun/shell noise; keep the first command line naming an osu_* binary.
-      for (std::size_t k = 0; k < toks.size() && ctx.command_line.empty(); ++k) {
-        if (detail::base_name(toks[k]).rfind("osu_", 0) != 0)
-          continue;
-        std::size_t from = k;
-        for (std::size_t j = 0; j < k; ++j) {
-          const std::string b = detail::base_name(toks[j]);
-          if (b == "mpirun" || b == "mpiexec" || b == "srun") {
-            from = j;
-            break;
-          }
-        }
-        for (std::size_t j = from; j < toks.size(); ++j)
-          ctx.command_line += (j == from ? "" : " ") + toks[j];
-      }
+    if (comment)
       continue;
-    }
+    const auto &toks = btoks;
+    if (!cur || !to_u64(toks[0]))
+      continue; // mpirun/shell/module/time noise
     const Table &tb = *cur;
     if (toks.size() != tb.columns.size()) {
       diag.warn(
@@ -303,7 +358,7 @@ IngestResult read_osu(const std::string &path, const IngestOptions &opt) {
     }
     MeasurementRecord m;
     m.op = tb.test.op;
-    const int nn = std::clamp(opt.nnodes.value_or(1), 1, nr);
+    const int nn = std::clamp(nnodes_known.value_or(1), 1, nr);
     m.group = GroupShape{"world", nr, nn, std::max(1, nr / nn)};
     m.dtype = *tb.dtype;
     m.redop = RedOp::sum;
@@ -363,8 +418,10 @@ IngestResult read_osu(const std::string &path, const IngestOptions &opt) {
     }
     if (!ok)
       continue;
-    if (!time_us || *time_us <= 0) {
-      diag.warn(ln, "time", "no positive latency in the row; row skipped");
+    if (!time_us || !detail::plausible_time_us(*time_us)) {
+      diag.warn(ln, "time",
+                time_us ? "time out of range (" + std::to_string(*time_us) + " us); row skipped"
+                        : std::string("no positive latency in the row; row skipped"));
       continue;
     }
     m.time_us = *time_us;
@@ -383,8 +440,8 @@ IngestResult read_osu(const std::string &path, const IngestOptions &opt) {
     if (m.op != Op::sendrecv)
       any_collective = true;
   ctx.nranks = any_collective ? n : 2;
-  ctx.nnodes = std::clamp(opt.nnodes.value_or(1), 1, ctx.nranks);
-  if (!opt.nnodes)
+  ctx.nnodes = std::clamp(nnodes_known.value_or(1), 1, ctx.nranks);
+  if (!nnodes_known)
     diag.note(0, "OSU does not print hosts; assuming 1 node (pass --nnodes)");
   ctx.ranks_per_node = std::max(1, ctx.nranks / std::max(1, ctx.nnodes));
   ctx.system = opt.system;
@@ -404,7 +461,7 @@ IngestResult read_osu(const std::string &path, const IngestOptions &opt) {
   ctx.source["title"] = title_line;
   ctx.source["tables"] = tests;
   ctx.source["nranks_from"] = any_collective ? nranks_from : std::string("point-to-point");
-  ctx.source["nnodes_from"] = opt.nnodes ? "--nnodes" : "default";
+  ctx.source["nnodes_from"] = nnodes_from;
   ctx.source["ingested_at"] = utc_now_iso8601();
   res.warnings = diag.warnings();
   res.notes = diag.notes();

@@ -82,6 +82,10 @@ std::optional<std::int64_t> to_i64(std::string_view tok) {
   return v;
 }
 
+bool plausible_time_us(double t) {
+  return std::isfinite(t) && t >= 1e-3 && t <= 1e12;
+}
+
 int decimals(std::string_view tok) {
   const auto dot = tok.find('.');
   if (dot == std::string_view::npos)

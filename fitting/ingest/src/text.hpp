@@ -34,6 +34,10 @@ std::optional<std::uint64_t> to_u64(std::string_view tok);
 /// The whole token as a signed integer; nullopt otherwise.
 std::optional<std::int64_t> to_i64(std::string_view tok);
 
+/// Whether a time per operation [us] is one a real run can print: finite, >= 1e-3 us (1 ns) and
+/// <= 1e12 us (11.6 days). Denormals and overflows from absurd bandwidths fail.
+bool plausible_time_us(double t);
+
 /// Digits after the decimal point of a fixed-notation number ("0.19" -> 2, "16215" -> 0).
 int decimals(std::string_view tok);
 

@@ -1,0 +1,297 @@
+#include "lines.hpp"
+
+#include "text.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <set>
+
+namespace scalefit::ingest::detail {
+namespace {
+
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
+
+bool is_host_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_';
+}
+
+std::string_view ltrim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r'))
+    s.remove_prefix(1);
+  return s;
+}
+
+std::optional<int> small_int(std::string_view digits) {
+  if (digits.empty() || digits.size() > 8)
+    return std::nullopt;
+  int v = 0;
+  for (char c : digits) {
+    if (!is_digit(c))
+      return std::nullopt;
+    v = v * 10 + (c - '0');
+  }
+  return v;
+}
+
+/// `[J,R]<stdout>:` or `[J,R]<stderr>:`; returns the length consumed.
+std::size_t tag_output(std::string_view s, int &rank) {
+  if (s.size() < 6 || s[0] != '[')
+    return 0;
+  const auto close = s.find(']');
+  if (close == std::string_view::npos || close > 24)
+    return 0;
+  const std::string_view inside = s.substr(1, close - 1);
+  const auto comma = inside.find(',');
+  if (comma == std::string_view::npos || !small_int(inside.substr(0, comma)))
+    return 0;
+  const auto r = small_int(inside.substr(comma + 1));
+  if (!r)
+    return 0;
+  std::string_view rest = s.substr(close + 1);
+  for (std::string_view tag : {"<stdout>:", "<stderr>:", "<stddiag>:"})
+    if (rest.substr(0, tag.size()) == tag) {
+      rank = *r;
+      return close + 1 + tag.size();
+    }
+  return 0;
+}
+
+/// `R: ` (srun --label) or `[R] ` / `[R]: ` / `[host:R] `.
+std::size_t rank_label(std::string_view s, int &rank, std::string &host) {
+  std::size_t i = 0;
+  if (!s.empty() && s[0] == '[') {
+    const auto close = s.find(']');
+    if (close == std::string_view::npos || close > 128)
+      return 0;
+    const std::string_view inside = s.substr(1, close - 1);
+    const auto colon = inside.rfind(':');
+    std::string_view h, num = inside;
+    if (colon != std::string_view::npos) {
+      h = inside.substr(0, colon);
+      num = inside.substr(colon + 1);
+      if (h.empty() || !std::all_of(h.begin(), h.end(), is_host_char))
+        return 0;
+    }
+    const auto r = small_int(num);
+    if (!r)
+      return 0;
+    i = close + 1;
+    if (i < s.size() && s[i] == ':')
+      ++i;
+    if (i < s.size() && s[i] != ' ' && s[i] != '\t')
+      return 0;
+    rank = *r;
+    host = std::string(h);
+    return i;
+  }
+  while (i < s.size() && is_digit(s[i]))
+    ++i;
+  if (i == 0 || i > 7 || i + 1 >= s.size() || s[i] != ':' || (s[i + 1] != ' ' && s[i + 1] != '\t'))
+    return 0;
+  rank = *small_int(s.substr(0, i));
+  return i + 1;
+}
+
+/// `host: ` (pdsh/clush); the host must hold a letter and be followed by ": ".
+std::size_t host_label(std::string_view s, std::string &host) {
+  std::size_t i = 0;
+  bool letter = false;
+  while (i < s.size() && is_host_char(s[i])) {
+    letter |= std::isalpha(static_cast<unsigned char>(s[i])) != 0;
+    ++i;
+  }
+  if (i == 0 || i > 128 || !letter || i + 1 >= s.size() || s[i] != ':' ||
+      (s[i + 1] != ' ' && s[i + 1] != '\t'))
+    return 0;
+  // Words that end a sentence with a colon are not hosts ("Warning: ...", "Error: ...").
+  static const std::set<std::string> words{"warning", "error", "note", "info", "debug",
+                                           "abort",   "fatal", "real", "user", "sys"};
+  if (words.count(to_lower(s.substr(0, i))))
+    return 0;
+  host = std::string(s.substr(0, i));
+  return i + 1;
+}
+
+/// `2024-05-01T12:00:00[.123][Z|+00:00] ` (kubectl logs --timestamps, journald exports).
+std::size_t iso_timestamp(std::string_view s) {
+  if (s.size() < 20)
+    return 0;
+  for (std::size_t k : {0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18})
+    if (!is_digit(s[k]))
+      return 0;
+  if (s[4] != '-' || s[7] != '-' || (s[10] != 'T' && s[10] != ' ') || s[13] != ':' ||
+      s[16] != ':')
+    return 0;
+  std::size_t i = 19;
+  while (i < s.size() && (is_digit(s[i]) || s[i] == '.' || s[i] == 'Z' || s[i] == '+' ||
+                          s[i] == ':' || (s[i] == '-' && i > 19)))
+    ++i;
+  if (i >= s.size() || (s[i] != ' ' && s[i] != '\t'))
+    return 0;
+  return i;
+}
+
+} // namespace
+
+CleanLine strip_prefixes(std::string_view line) {
+  CleanLine out;
+  std::string_view s = ltrim(line);
+  bool tag = false, label = false, host = false, stamp = false;
+  for (int guard = 0; guard < 6 && !s.empty() && s.front() != '#'; ++guard) {
+    int rank = -1;
+    std::string h;
+    std::size_t n = 0;
+    if (!stamp && (n = iso_timestamp(s)) > 0) {
+      stamp = true;
+    } else if (!tag && (n = tag_output(s, rank)) > 0) {
+      tag = true;
+      out.prefix_rank = rank;
+    } else if (!label && (n = rank_label(s, rank, h)) > 0) {
+      label = true;
+      if (!out.prefix_rank)
+        out.prefix_rank = rank;
+      if (!h.empty())
+        out.prefix_host = h;
+    } else if (!host && (n = host_label(s, h)) > 0) {
+      host = true;
+      out.prefix_host = h;
+    } else {
+      break;
+    }
+    s = ltrim(s.substr(n));
+  }
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
+    s.remove_suffix(1);
+  out.text = s;
+  return out;
+}
+
+std::optional<NcclInfo> parse_nccl_info(std::string_view line) {
+  auto p = line.find(" NCCL INFO");
+  std::size_t tag_len = 10;
+  if (p == std::string_view::npos) {
+    p = line.find(" NCCL WARN");
+    if (p == std::string_view::npos)
+      return std::nullopt;
+  }
+  const auto colon = line.find(':');
+  if (colon == std::string_view::npos || colon == 0 || colon > p)
+    return std::nullopt;
+  const std::string_view host = line.substr(0, colon);
+  if (!std::all_of(host.begin(), host.end(), is_host_char))
+    return std::nullopt;
+  NcclInfo info;
+  info.host = std::string(host);
+  info.body = ltrim(line.substr(p + tag_len));
+  return info;
+}
+
+std::optional<long> info_int_field(std::string_view body, std::string_view field) {
+  std::size_t from = 0;
+  while (true) {
+    const auto p = body.find(field, from);
+    if (p == std::string_view::npos)
+      return std::nullopt;
+    from = p + field.size();
+    const bool starts = p == 0 || body[p - 1] == ' ';
+    if (!starts || from >= body.size() || body[from] != ' ')
+      continue;
+    std::size_t i = from;
+    while (i < body.size() && body[i] == ' ')
+      ++i;
+    std::size_t j = i;
+    while (j < body.size() && is_digit(body[j]) && j - i < 9)
+      ++j;
+    if (j == i || (j < body.size() && body[j] != ' ' && body[j] != ','))
+      continue;
+    long v = 0;
+    for (std::size_t k = i; k < j; ++k)
+      v = v * 10 + (body[k] - '0');
+    return v;
+  }
+}
+
+bool is_launcher(std::string_view tok) {
+  const auto slash = tok.find_last_of('/');
+  if (slash != std::string_view::npos)
+    tok = tok.substr(slash + 1);
+  return tok == "mpirun" || tok == "mpiexec" || tok == "srun" || tok == "aprun" ||
+         tok == "jsrun" || tok == "mpiexec.hydra" || tok == "orterun" || tok == "prterun";
+}
+
+LaunchShape launch_shape(const std::vector<std::string> &toks, std::size_t binary_index) {
+  LaunchShape s;
+  std::size_t start = binary_index;
+  for (std::size_t j = 0; j < binary_index; ++j)
+    if (is_launcher(toks[j])) {
+      start = j + 1;
+      break;
+    }
+  const auto value = [&](std::size_t &j, std::string_view name) -> std::optional<std::string> {
+    const std::string &t = toks[j];
+    if (t == name && j + 1 < binary_index)
+      return toks[++j];
+    if (t.size() > name.size() + 1 && t.compare(0, name.size(), name) == 0 && t[name.size()] == '=')
+      return t.substr(name.size() + 1);
+    return std::nullopt;
+  };
+  const auto as_int = [](const std::optional<std::string> &v) -> std::optional<int> {
+    if (!v)
+      return std::nullopt;
+    const auto n = to_i64(*v);
+    if (!n || *n < 1 || *n > (1 << 24))
+      return std::nullopt;
+    return static_cast<int>(*n);
+  };
+  for (std::size_t j = start; j < binary_index; ++j) {
+    std::optional<std::string> v;
+    if ((v = value(j, "-np")) || (v = value(j, "--np")) || (v = value(j, "-n")) ||
+        (v = value(j, "--ntasks"))) {
+      if (auto n = as_int(v))
+        s.nranks = n;
+    } else if ((v = value(j, "-N")) || (v = value(j, "--nodes")) || (v = value(j, "-nnodes"))) {
+      if (auto n = as_int(v))
+        s.nnodes = n;
+    } else if ((v = value(j, "-npernode")) || (v = value(j, "--npernode")) ||
+               (v = value(j, "-ppn")) || (v = value(j, "--ntasks-per-node")) ||
+               (v = value(j, "-perhost")) || (v = value(j, "--tasks-per-node"))) {
+      if (auto n = as_int(v))
+        s.per_node = n;
+    } else if ((v = value(j, "--map-by")) || (v = value(j, "-map-by"))) {
+      // ppr:K:node
+      const std::string m = to_lower(*v);
+      if (m.rfind("ppr:", 0) == 0) {
+        const auto c2 = m.find(':', 4);
+        if (c2 != std::string::npos && m.compare(c2 + 1, 4, "node") == 0)
+          if (auto n = as_int(m.substr(4, c2 - 4)))
+            s.per_node = n;
+      }
+    } else if ((v = value(j, "-H")) || (v = value(j, "--host")) || (v = value(j, "-host")) ||
+               (v = value(j, "-hosts")) || (v = value(j, "--hosts"))) {
+      std::set<std::string> hosts;
+      std::size_t b = 0;
+      while (b <= v->size()) {
+        auto e = v->find(',', b);
+        if (e == std::string::npos)
+          e = v->size();
+        std::string h = v->substr(b, e - b);
+        if (const auto c = h.find(':'); c != std::string::npos)
+          h = h.substr(0, c);
+        if (!h.empty())
+          hosts.insert(h);
+        b = e + 1;
+      }
+      if (!hosts.empty())
+        s.nnodes = static_cast<int>(hosts.size());
+    }
+  }
+  if (!s.nranks && s.nnodes && s.per_node)
+    s.nranks = *s.nnodes * *s.per_node;
+  if (!s.nnodes && s.nranks && s.per_node && *s.nranks % *s.per_node == 0)
+    s.nnodes = *s.nranks / *s.per_node;
+  return s;
+}
+
+} // namespace scalefit::ingest::detail
