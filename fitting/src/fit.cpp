@@ -1,5 +1,8 @@
-// Levenberg–Marquardt fits of one curve, model selection, outlier screening, quality metrics.
+// Levenberg–Marquardt fits of one curve from several starts, model selection by BIC, quality
+// metrics. fit_curve (screening, the few-points path) lives in fit_curve.cpp.
 #include "scalefit/fitting/fit.hpp"
+
+#include "fit_detail.hpp"
 
 #include <fmt/format.h>
 
@@ -318,9 +321,13 @@ bool residuals_look_random(std::span<const CurvePoint> pts, const CurveModel &m)
 /// All candidate families on the points; returns them sorted by BIC (best first).
 /// With `falls` false, only rising models are fitted and *falls_gate (if given) tells whether the
 /// falls stage would run (the best rising model misses a point by more than drops_min_ratio).
+} // namespace
+
+namespace detail {
+
 std::vector<CandidateFit> select(std::span<const CurvePoint> pts, const FitOptions &opt,
                                  std::vector<CandidateFit> &regime_trials, bool falls,
-                                 bool *falls_gate = nullptr) {
+                                 bool *falls_gate) {
   const Data d(pts);
   const Shape s = shape_of(pts);
   const std::size_t n = pts.size();
@@ -412,15 +419,15 @@ std::vector<CandidateFit> select(std::span<const CurvePoint> pts, const FitOptio
   return out;
 }
 
-} // namespace
+} // namespace detail
 
-namespace {
+namespace detail {
 
 std::string candidate_label(const CandidateFit &c) {
   return model_label(c.model);
 }
 
-} // namespace
+} // namespace detail
 
 std::string model_label(const CurveModel &model) {
   if (model.kind != ModelKind::regimes)
@@ -615,125 +622,6 @@ std::vector<double> parameter_stderrs(std::span<const CurvePoint> pts, const Cur
   if (model.kind == ModelKind::alpha_beta)
     se[1] *= 1e-3;
   return se;
-}
-
-CurveFit fit_curve(std::span<const CurvePoint> points, const FitOptions &opt) {
-  CurveFit out;
-  std::vector<CurvePoint> kept;
-  for (const CurvePoint &p : points) {
-    if (!std::isfinite(p.bytes) || !std::isfinite(p.time_us))
-      out.excluded.push_back({p.bytes, p.time_us, "non-finite size or time"});
-    else if (p.bytes <= 0)
-      out.excluded.push_back({p.bytes, p.time_us, "zero size"});
-    else if (p.time_us <= 0)
-      out.excluded.push_back({p.bytes, p.time_us, "zero time"});
-    else
-      kept.push_back(p);
-  }
-  std::stable_sort(kept.begin(), kept.end(),
-                   [](const CurvePoint &a, const CurvePoint &b) { return a.bytes < b.bytes; });
-  const std::size_t usable = kept.size();
-  if (usable < std::max<std::size_t>(opt.min_points, 3)) {
-    out.diagnostic = fmt::format("{} usable points of {} (need at least {}): not fitted", usable,
-                                 points.size(), std::max<std::size_t>(opt.min_points, 3));
-    out.kept = kept;
-    return out;
-  }
-  // Outliers are screened against the rising models only: a fall (drop, latency step) placed
-  // between two sizes could otherwise absorb an isolated spike. Falls are fitted afterwards.
-  bool falls_gate = false;
-  std::vector<CandidateFit> ranked = select(kept, opt, out.regime_trials, false, &falls_gate);
-  if (ranked.empty()) {
-    out.diagnostic = fmt::format(
-        "{} points: fewer than any requested model's parameters + 2: not fitted", usable);
-    out.kept = kept;
-    return out;
-  }
-  // Outlier screening: isolated spikes (a 3x time at 256 B from a congested sample) would
-  // dominate a relative-error fit; drop them, at most outlier_max_share of the points, then refit.
-  const std::size_t max_drop =
-      static_cast<std::size_t>(opt.outlier_max_share * static_cast<double>(usable));
-  std::vector<ExcludedPoint> outliers;
-  for (int round = 0; opt.reject_outliers && round < 3 && outliers.size() < max_drop; ++round) {
-    const CurveModel &m = ranked.front().model;
-    std::vector<double> res(kept.size()), absdev(kept.size());
-    for (std::size_t i = 0; i < kept.size(); ++i)
-      res[i] = std::log(m.time_us(kept[i].bytes)) - std::log(kept[i].time_us);
-    std::vector<double> tmp = res;
-    std::nth_element(tmp.begin(), tmp.begin() + static_cast<std::ptrdiff_t>(tmp.size() / 2),
-                     tmp.end());
-    const double med = tmp[tmp.size() / 2];
-    for (std::size_t i = 0; i < res.size(); ++i)
-      absdev[i] = std::abs(res[i] - med);
-    tmp = absdev;
-    std::nth_element(tmp.begin(), tmp.begin() + static_cast<std::ptrdiff_t>(tmp.size() / 2),
-                     tmp.end());
-    const double thresh =
-        std::max(std::log(opt.outlier_min_ratio), 5.0 * 1.4826 * tmp[tmp.size() / 2]);
-    std::vector<std::size_t> order(kept.size());
-    std::iota(order.begin(), order.end(), 0);
-    std::sort(order.begin(), order.end(),
-              [&](std::size_t a, std::size_t b) { return std::abs(res[a]) > std::abs(res[b]); });
-    std::vector<bool> drop(kept.size(), false);
-    std::size_t dropped_now = 0;
-    for (std::size_t i : order) {
-      if (std::abs(res[i]) <= thresh || outliers.size() >= max_drop)
-        break;
-      drop[i] = true;
-      ++dropped_now;
-      outliers.push_back({kept[i].bytes, kept[i].time_us,
-                          fmt::format("outlier: measured {:.3g}x the fit (threshold {:.3g}x)",
-                                      std::exp(-res[i]), std::exp(thresh))});
-    }
-    if (dropped_now == 0)
-      break;
-    std::vector<CurvePoint> next;
-    for (std::size_t i = 0; i < kept.size(); ++i)
-      if (!drop[i])
-        next.push_back(kept[i]);
-    kept.swap(next);
-    std::vector<CandidateFit> again = select(kept, opt, out.regime_trials, false, &falls_gate);
-    if (again.empty())
-      break;
-    ranked.swap(again);
-  }
-  if (falls_gate) {
-    std::vector<CandidateFit> again = select(kept, opt, out.regime_trials, true);
-    if (!again.empty())
-      ranked.swap(again);
-  }
-  for (const ExcludedPoint &e : outliers)
-    out.excluded.push_back(e);
-
-  const CandidateFit &best = ranked.front();
-  out.ok = true;
-  out.model = best.model;
-  out.status = best.status;
-  out.info = best.info;
-  out.candidates = ranked;
-  std::string sel = fmt::format("BIC (margin {:g}): {} {:.1f}; others:", opt.bic_margin,
-                                candidate_label(ranked[0]), ranked[0].bic);
-  for (std::size_t i = 1; i < ranked.size(); ++i)
-    sel += fmt::format(" {} {:.1f}", candidate_label(ranked[i]), ranked[i].bic);
-  out.selection = sel;
-  if (best.info != 0 || best.status <= 0 || best.status == 5)
-    out.diagnostic = fmt::format("LM ended with status {} ({}), info {}", best.status,
-                                 lm_status_name(best.status), best.info);
-  out.quality.mape_pct = mape_pct(kept, out.model);
-  out.quality.max_ape_pct = max_ape_pct(kept, out.model);
-  out.quality.r2_log_time = r2_log_time(kept, out.model);
-  out.quality.rmse_log = std::sqrt(best.rss_log / static_cast<double>(kept.size()));
-  {
-    std::vector<CurvePoint> all = kept;
-    for (const ExcludedPoint &e : outliers)
-      all.push_back({e.bytes, e.time_us});
-    out.quality.mape_all_pct = mape_pct(all, out.model);
-  }
-  if (opt.leave_one_out)
-    out.quality.loo_mape_pct = leave_one_out_mape_pct(kept, out.model);
-  out.stderrs = parameter_stderrs(kept, out.model);
-  out.kept = std::move(kept);
-  return out;
 }
 
 } // namespace scalefit::fitting

@@ -176,9 +176,54 @@ TEST(Fit, LeaveOneOutIsZeroOnExactData) {
 }
 
 TEST(Fit, TooFewPointsIsADiagnosticNotAFit) {
-  const CurveFit f = fit_curve(std::vector<CurvePoint>{{8, 10}, {16, 11}});
+  const CurveFit f = fit_curve(std::vector<CurvePoint>{{8, 10}});
   EXPECT_FALSE(f.ok);
   EXPECT_NE(f.diagnostic.find("usable points"), std::string::npos);
+}
+
+TEST(Fit, TwoPointsGiveTheAlphaBetaTheyDetermineNotCrossValidated) {
+  // t = 10 us + s / (20 GB/s): two sizes fix both parameters.
+  const double a = 10, b_per_us = 20e3;
+  const std::vector<CurvePoint> pts{{1 << 20, a + (1 << 20) / b_per_us},
+                                    {1 << 24, a + (1 << 24) / b_per_us}};
+  const CurveFit f = fit_curve(pts);
+  ASSERT_TRUE(f.ok) << f.diagnostic;
+  EXPECT_EQ(f.model.kind, ModelKind::alpha_beta);
+  EXPECT_NEAR(f.model.alpha_us, a, 1e-3 * a);
+  EXPECT_NEAR(f.model.beta_gbps, 20.0, 1e-3 * 20);
+  EXPECT_FALSE(f.quality.cross_validated);
+  EXPECT_LT(f.quality.loo_mape_pct, 0);
+  EXPECT_NE(f.diagnostic.find("not cross-validated"), std::string::npos);
+  // --min-points above 2 refuses them, naming the count.
+  FitOptions o;
+  o.min_points = 4;
+  EXPECT_FALSE(fit_curve(pts, o).ok);
+}
+
+TEST(Fit, ASingleTwentyfoldDipIsAnOutlierListedWithBothErrors) {
+  // A smooth latency/bandwidth curve with one 20x dip (OSU at 144 ranks: 3214 -> 160 -> 3675
+  // us at 32/64/128 KiB, issue #10).
+  CurveModel m;
+  m.kind = ModelKind::alpha_beta;
+  m.alpha_us = 50;
+  m.beta_gbps = 2;
+  std::vector<CurvePoint> pts;
+  for (double s = 1; s <= (1 << 20); s *= 2)
+    pts.push_back({s, m.time_us(s) * (1 + 0.01 * std::sin(s))});
+  const std::size_t k = 16; // 64 KiB
+  const double true_t = pts[k].time_us;
+  pts[k].time_us = true_t / 20;
+  const CurveFit f = fit_curve(pts);
+  ASSERT_TRUE(f.ok);
+  for (const ExcludedPoint &e : f.excluded)
+    std::printf("excluded %g B %g us: %s\n", e.bytes, e.time_us, e.reason.c_str());
+  EXPECT_EQ(f.quality.outliers, 1);
+  ASSERT_FALSE(f.excluded.empty());
+  EXPECT_DOUBLE_EQ(f.excluded.front().bytes, pts[k].bytes);
+  EXPECT_NE(f.excluded.front().reason.find("outlier"), std::string::npos);
+  EXPECT_LT(f.quality.mape_pct, 3.0);
+  EXPECT_GT(f.quality.mape_all_pct, f.quality.mape_pct); // the error with the dip is reported
+  EXPECT_NEAR(f.model.time_us(pts[k].bytes), true_t, 0.05 * true_t);
 }
 
 TEST(Fit, AllZeroTimesAreExcludedAndNotFitted) {

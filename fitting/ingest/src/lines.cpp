@@ -114,6 +114,28 @@ std::size_t host_label(std::string_view s, std::string &host) {
   return i + 1;
 }
 
+/// Ray's `(name, rank=R, pid=P[, ip=...]) ` (SkyPilot, Ray jobs).
+std::size_t ray_prefix(std::string_view s, int &rank) {
+  if (s.empty() || s[0] != '(')
+    return 0;
+  const auto close = s.find(')');
+  if (close == std::string_view::npos || close > 200 || close + 1 >= s.size() ||
+      (s[close + 1] != ' ' && s[close + 1] != '\t'))
+    return 0;
+  const std::string_view inside = s.substr(1, close - 1);
+  if (inside.find("pid=") == std::string_view::npos)
+    return 0;
+  const auto r = inside.find("rank=");
+  if (r != std::string_view::npos) {
+    std::size_t e = r + 5;
+    while (e < inside.size() && is_digit(inside[e]))
+      ++e;
+    if (const auto v = small_int(inside.substr(r + 5, e - r - 5)))
+      rank = *v;
+  }
+  return close + 1;
+}
+
 /// `2024-05-01T12:00:00[.123][Z|+00:00] ` (kubectl logs --timestamps, journald exports).
 std::size_t iso_timestamp(std::string_view s) {
   if (s.size() < 20)
@@ -138,13 +160,15 @@ std::size_t iso_timestamp(std::string_view s) {
 CleanLine strip_prefixes(std::string_view line) {
   CleanLine out;
   std::string_view s = ltrim(line);
-  bool tag = false, label = false, host = false, stamp = false;
-  for (int guard = 0; guard < 6 && !s.empty() && s.front() != '#'; ++guard) {
+  bool tag = false, label = false, host = false, stamp = false, ray = false;
+  for (int guard = 0; guard < 7 && !s.empty() && s.front() != '#'; ++guard) {
     int rank = -1;
     std::string h;
     std::size_t n = 0;
     if (!stamp && (n = iso_timestamp(s)) > 0) {
       stamp = true;
+    } else if (!ray && (n = ray_prefix(s, rank)) > 0) {
+      ray = true; // the Ray worker's rank is not the MPI rank: not kept
     } else if (!tag && (n = tag_output(s, rank)) > 0) {
       tag = true;
       out.prefix_rank = rank;

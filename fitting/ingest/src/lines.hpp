@@ -24,7 +24,7 @@ struct CleanLine {
 /// kind): `[J,R]<stdout>:` / `<stderr>:` (Open MPI --tag-output), `R: ` (srun --label; digits,
 /// colon, space), `[R] ` / `[R]: ` (Intel MPI / MPICH -l), `[host:R] `, `host: ` (pdsh; a host
 /// token of letters, digits, `.-_` followed by `: `; never a `#` line), an ISO-8601 timestamp
-/// (`2024-05-01T12:00:00.123Z `). Leading whitespace and tabs are removed.
+/// (`2024-05-01T12:00:00.123Z `), Ray's `(head, rank=0, pid=3808) `. Leading whitespace and tabs are removed.
 CleanLine strip_prefixes(std::string_view line);
 
 /// An NCCL debug line: `host:pid:tid [dev] NCCL INFO|WARN ...`.

@@ -156,6 +156,31 @@ Op decide_op(const Section &s, const IngestOptions &opt, Diagnostics &diag) {
                         " taken from the file name (the columns fit several ops)");
     return *by_name;
   }
+  // AllGather vs AllToAll: nccl-tests checks AllGather in place but prints N/A for AllToAll's
+  // in-place #wrong (it has no in-place check), while the out-of-place #wrong is a count.
+  if (std::find(cands.begin(), cands.end(), Op::allgather) != cands.end() &&
+      std::find(cands.begin(), cands.end(), Op::alltoall) != cands.end()) {
+    int oop_num = 0, ip_num = 0, ip_na = 0;
+    for (const auto &r : s.rows) {
+      if (r.halves.size() < 2)
+        continue;
+      const auto o = r.halves[0].cols.find("#wrong"), i = r.halves[1].cols.find("#wrong");
+      if (o == r.halves[0].cols.end() || i == r.halves[1].cols.end())
+        continue;
+      oop_num += to_double(o->second).has_value();
+      ip_num += to_double(i->second).has_value();
+      ip_na += i->second == "N/A";
+    }
+    if (oop_num > 0 && (ip_num > 0 || ip_na > 0)) {
+      const Op op = ip_na > 0 && ip_num == 0 ? Op::alltoall : Op::allgather;
+      diag.note(line, "operation " + std::string(op_name(op)) +
+                          " told by the in-place #wrong column (" +
+                          (op == Op::alltoall ? "N/A: no in-place check, as AllToAll"
+                                              : "checked in place, as AllGather") +
+                          ")");
+      return op;
+    }
+  }
   std::vector<std::string> names;
   for (Op op : cands)
     names.emplace_back(op_name(op));

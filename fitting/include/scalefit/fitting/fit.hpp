@@ -69,8 +69,14 @@ struct FitOptions {
   /// Drops are tried only when the best rising model misses some point by more than this factor
   /// (a curve fitted to within it has no fall worth 3 more parameters).
   double drops_min_ratio = 1.10;
-  std::size_t min_points = 4;      ///< fewer usable points than this: the curve is not fitted
+  /// Fewer usable points than this: the curve is not fitted. 2 and 3 points get alpha-beta only
+  /// (what they determine), marked not cross-validated; 4 or more get the full selection.
+  std::size_t min_points = 2;
   bool reject_outliers = true;     ///< screen isolated spikes (see fit_curve)
+  /// Neighbour-spike screen: an interior point more than this factor off the log-log
+  /// interpolation of its two neighbours (which rise at a plausible slope) is an outlier.
+  double spike_min_ratio = 2.0;
+  double spike_max_share = 0.20; ///< at most this share of the points (at least 1) are spikes
   double outlier_min_ratio = 1.25; ///< a point is an outlier only if off by more than this factor
   double outlier_max_share = 0.10; ///< at most this share of the points is rejected
   bool leave_one_out = true;       ///< compute the leave-one-out MAPE of the chosen model
@@ -110,8 +116,10 @@ struct FitQuality {
   double mape_pct = 0;      ///< mean APE of time [%]
   double max_ape_pct = 0;   ///< largest APE of time [%]
   double loo_mape_pct = -1; ///< leave-one-out MAPE [%] (−1 when not computed)
-  double mape_all_pct = 0;  ///< MAPE over kept and outlier points [%]
+  double mape_all_pct = 0;  ///< MAPE over kept and outlier points [%] (the error with them)
   double rmse_log = 0;      ///< sqrt(RSS/n) of ln t
+  int outliers = 0;         ///< points screened out as outliers (listed in CurveFit::excluded)
+  bool cross_validated = true; ///< false when too few points for leave-one-out (2-3 points)
 };
 
 /// The full result of fit_curve.
@@ -141,6 +149,12 @@ std::string model_label(const CurveModel &model);
 std::vector<std::string> parameter_names(const CurveModel &model);
 
 /// Fits the points (any order; duplicates of a size are kept as separate points).
+/// Two or three usable points (>= options.min_points): alpha_beta only, no screening, quality
+/// marked not cross-validated and a warning in `diagnostic`.
+/// Robust screening (reject_outliers), after the residual screen below: an interior point more than
+/// spike_min_ratio (2x) off the log-log interpolation of its neighbours, whose own slope
+/// d ln t/d ln s lies in [-0.25, 1.25], is a spike; the end points are judged against the
+/// extrapolation of their two inner neighbours (at most spike_max_share of the points, >= 1).
 /// Procedure: drop points with size or time <= 0 or non-finite (noted in `excluded`); each family
 /// in options.models is fitted with Eigen's LevenbergMarquardt on log-time residuals from several
 /// deterministic starts (regimes: R = 2..max_regimes, each R seeded from the best R−1 fit plus a
@@ -148,8 +162,9 @@ std::vector<std::string> parameter_names(const CurveModel &model);
 /// (alpha_beta, logistic, regimes R=2, R=3, ...) a more complex one replaces the current choice
 /// when its BIC is lower by more than options.bic_margin (n must exceed p + 1). With
 /// reject_outliers, points whose residual exceeds max(ln outlier_min_ratio, 5 × 1.4826 MAD) are
-/// dropped (largest first, at most outlier_max_share of the points) and the selection is redone
-/// (up to 3 rounds), all against the rising models. Then, when the best rising model misses a
+/// dropped (largest first, at most outlier_max_share of the points, at least one from 6 points on)
+/// and the selection is redone
+/// (up to 3 rounds; a dropped point within half the threshold of the final rising fit is put back), all against the rising models. Then, when the best rising model misses a
 /// point by more than drops_min_ratio, falls (LogisticDrop, LatencyStep; up to max_drops, at most
 /// max_lifts lifts, n >= 1.5 p) are added one at a time to each rising model and the selection
 /// is redone with them. R + 1 regimes (R >= 2) are skipped once R beat R − 1 by the margin and

@@ -1,0 +1,322 @@
+// fit_curve: the points a curve is fitted to (exclusions, spike screening), the few-points path
+// (alpha-beta from 2-3 points, not cross-validated) and the quality of the chosen fit.
+//
+// Robustness rule (stated in fit.hpp): two screens, both against the rising models only.
+//  1. Fit residuals: points whose log-time residual exceeds max(ln outlier_min_ratio, 5 x 1.4826
+//     MAD) are dropped, largest first, at most outlier_max_share (at least one when >= 6 points),
+//     then the selection is redone (up to 3 rounds). A dropped point within half the threshold
+//     of the final rising fit is put back (the spike had bent the first fit away from it).
+//  2. Neighbour spikes (on the points screen 1 kept): an interior point whose time is more than
+//     FitOptions::spike_min_ratio (2x) off the log-log interpolation of its two neighbours,
+//     where the neighbours themselves rise at a plausible slope (d ln t / d ln s in
+//     [-0.25, 1.25]: time never falls much with size nor grows faster than linearly), is an
+//     outlier; the first and last points are judged against the extrapolation of their two inner
+//     neighbours (slope clipped to [0, 1]); at most spike_max_share of the points. A protocol step moves later points too
+//     and fails the neighbour-slope test, so it is kept. This catches the spike a first fit
+//     bent towards (a 20x dip among a few hundred points).
+// Outliers are listed in CurveFit::excluded; quality reports MAPE without (mape_pct) and with
+// (mape_all_pct) them.
+#include "scalefit/fitting/fit.hpp"
+
+#include "fit_detail.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace scalefit::fitting {
+namespace {
+
+constexpr std::size_t kFullModelPoints = 4; // below this only alpha-beta is determined
+
+/// Indices (into `pts`, sorted by size, sizes distinct) of neighbour spikes (rule 1 above).
+std::vector<std::size_t> neighbour_spikes(std::span<const CurvePoint> pts, const FitOptions &opt,
+                                          std::vector<double> &ratio) {
+  std::vector<std::size_t> out;
+  const std::size_t n = pts.size();
+  if (n < 5)
+    return out;
+  std::vector<std::pair<double, std::size_t>> cands;
+  for (std::size_t i = 1; i + 1 < n; ++i) {
+    const double u0 = std::log(pts[i - 1].bytes), u = std::log(pts[i].bytes),
+                 u1 = std::log(pts[i + 1].bytes);
+    if (!(u1 > u0) || !(u > u0) || !(u1 > u))
+      continue;
+    const double l0 = std::log(pts[i - 1].time_us), l = std::log(pts[i].time_us),
+                 l1 = std::log(pts[i + 1].time_us);
+    const double slope = (l1 - l0) / (u1 - u0);
+    if (slope < -0.25 || slope > 1.25)
+      continue;
+    const double pred = l0 + slope * (u - u0);
+    const double d = l - pred;
+    if (std::abs(d) > std::log(opt.spike_min_ratio))
+      cands.emplace_back(d, i);
+  }
+  // Endpoints, against the extrapolation of their two inner neighbours (slope clipped to [0, 1]):
+  // a first size 2x above the second is a warm-up, not a latency.
+  const auto endpoint = [&](std::size_t i, std::size_t a, std::size_t b) {
+    const double ua = std::log(pts[a].bytes), ub = std::log(pts[b].bytes),
+                 u = std::log(pts[i].bytes);
+    if (!(ub > ua))
+      return;
+    const double la = std::log(pts[a].time_us), lb = std::log(pts[b].time_us);
+    const double slope = std::clamp((lb - la) / (ub - ua), 0.0, 1.0);
+    const double d = std::log(pts[i].time_us) - (la + slope * (u - ua));
+    if (std::abs(d) > std::log(opt.spike_min_ratio))
+      cands.emplace_back(d, i);
+  };
+  endpoint(0, 1, 2);
+  endpoint(n - 1, n - 3, n - 2);
+  // Largest first, capped.
+  std::sort(cands.begin(), cands.end(),
+            [](const auto &a, const auto &b) { return std::abs(a.first) > std::abs(b.first); });
+  const std::size_t cap =
+      std::max<std::size_t>(1, static_cast<std::size_t>(opt.spike_max_share * static_cast<double>(n)));
+  for (const auto &[d, i] : cands) {
+    if (out.size() >= cap)
+      break;
+    // Two adjacent candidates are a plateau, not two spikes: keep the larger only.
+    if (std::any_of(out.begin(), out.end(),
+                    [&](std::size_t j) { return j + 1 == i || i + 1 == j; }))
+      continue;
+    out.push_back(i);
+    ratio.push_back(std::exp(d));
+  }
+  return out;
+}
+
+/// Two or three points: the alpha-beta model they determine, no screening, no cross-validation.
+CurveFit few_points(std::vector<CurvePoint> kept, CurveFit out) {
+  const CandidateFit c = fit_model(kept, ModelKind::alpha_beta);
+  out.ok = std::isfinite(c.model.alpha_us) && c.model.beta_gbps > 0;
+  if (!out.ok) {
+    out.diagnostic = fmt::format("{} points: alpha-beta could not be fitted", kept.size());
+    out.kept = std::move(kept);
+    return out;
+  }
+  out.model = c.model;
+  out.status = c.status;
+  out.info = c.info;
+  out.candidates = {c};
+  out.selection = fmt::format("only {} points: alpha_beta (2 parameters) is all they determine",
+                              kept.size());
+  out.diagnostic = fmt::format("warning: only {} points: alpha-beta fitted, quality not "
+                               "cross-validated (leave-one-out needs more points than parameters)",
+                               kept.size());
+  out.quality.mape_pct = mape_pct(kept, out.model);
+  out.quality.max_ape_pct = max_ape_pct(kept, out.model);
+  out.quality.mape_all_pct = out.quality.mape_pct;
+  out.quality.r2_log_time = r2_log_time(kept, out.model);
+  out.quality.rmse_log = std::sqrt(c.rss_log / static_cast<double>(kept.size()));
+  out.quality.loo_mape_pct = -1;
+  out.quality.cross_validated = false;
+  out.stderrs = parameter_stderrs(kept, out.model);
+  out.kept = std::move(kept);
+  return out;
+}
+
+} // namespace
+
+CurveFit fit_curve(std::span<const CurvePoint> points, const FitOptions &opt) {
+  CurveFit out;
+  std::vector<CurvePoint> kept;
+  for (const CurvePoint &p : points) {
+    if (!std::isfinite(p.bytes) || !std::isfinite(p.time_us))
+      out.excluded.push_back({p.bytes, p.time_us, "non-finite size or time"});
+    else if (p.bytes <= 0)
+      out.excluded.push_back({p.bytes, p.time_us, "zero size"});
+    else if (p.time_us <= 0)
+      out.excluded.push_back({p.bytes, p.time_us, "zero time"});
+    else
+      kept.push_back(p);
+  }
+  std::stable_sort(kept.begin(), kept.end(),
+                   [](const CurvePoint &a, const CurvePoint &b) { return a.bytes < b.bytes; });
+  const std::size_t usable = kept.size();
+  const std::size_t need = std::max<std::size_t>(opt.min_points, 2);
+  if (usable < need) {
+    out.diagnostic = fmt::format("{} usable points of {} (need at least {}): not fitted", usable,
+                                 points.size(), need);
+    out.kept = kept;
+    return out;
+  }
+  const bool ab_allowed =
+      std::find(opt.models.begin(), opt.models.end(), ModelKind::alpha_beta) != opt.models.end();
+  if (usable < kFullModelPoints) {
+    if (!ab_allowed) {
+      out.diagnostic = fmt::format("{} points: only alpha_beta is determined by so few, and it "
+                                   "is not among the requested models: not fitted",
+                                   usable);
+      out.kept = kept;
+      return out;
+    }
+    return few_points(std::move(kept), std::move(out));
+  }
+
+  std::vector<ExcludedPoint> outliers;
+  // Outliers are screened against the rising models only: a fall (drop, latency step) placed
+  // between two sizes could otherwise absorb an isolated spike. Falls are fitted afterwards.
+  bool falls_gate = false;
+  std::vector<CandidateFit> ranked =
+      detail::select(kept, opt, out.regime_trials, false, &falls_gate);
+  if (ranked.empty()) {
+    if (ab_allowed && kept.size() >= 2) {
+      CurveFit f = few_points(kept, std::move(out));
+      for (const ExcludedPoint &e : outliers)
+        f.excluded.push_back(e);
+      return f;
+    }
+    out.diagnostic = fmt::format(
+        "{} points: fewer than any requested model's parameters + 2: not fitted", usable);
+    out.kept = kept;
+    return out;
+  }
+  // 1. Fit residuals.
+  const std::size_t max_drop =
+      std::max<std::size_t>(usable >= 6 ? 1 : 0, static_cast<std::size_t>(
+                                                     opt.outlier_max_share *
+                                                     static_cast<double>(usable)));
+  double last_thresh = std::log(opt.outlier_min_ratio);
+  for (int round = 0; opt.reject_outliers && round < 3 && outliers.size() < max_drop; ++round) {
+    const CurveModel &m = ranked.front().model;
+    std::vector<double> res(kept.size()), absdev(kept.size());
+    for (std::size_t i = 0; i < kept.size(); ++i)
+      res[i] = std::log(m.time_us(kept[i].bytes)) - std::log(kept[i].time_us);
+    std::vector<double> tmp = res;
+    std::nth_element(tmp.begin(), tmp.begin() + static_cast<std::ptrdiff_t>(tmp.size() / 2),
+                     tmp.end());
+    const double med = tmp[tmp.size() / 2];
+    for (std::size_t i = 0; i < res.size(); ++i)
+      absdev[i] = std::abs(res[i] - med);
+    tmp = absdev;
+    std::nth_element(tmp.begin(), tmp.begin() + static_cast<std::ptrdiff_t>(tmp.size() / 2),
+                     tmp.end());
+    const double thresh =
+        std::max(std::log(opt.outlier_min_ratio), 5.0 * 1.4826 * tmp[tmp.size() / 2]);
+    last_thresh = thresh;
+    std::vector<std::size_t> order(kept.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::sort(order.begin(), order.end(),
+              [&](std::size_t a, std::size_t b) { return std::abs(res[a]) > std::abs(res[b]); });
+    std::vector<bool> drop(kept.size(), false);
+    std::size_t dropped_now = 0;
+    for (std::size_t i : order) {
+      if (std::abs(res[i]) <= thresh || outliers.size() >= max_drop)
+        break;
+      drop[i] = true;
+      ++dropped_now;
+      outliers.push_back({kept[i].bytes, kept[i].time_us,
+                          fmt::format("outlier: measured {:.3g}x the fit (threshold {:.3g}x)",
+                                      std::exp(-res[i]), std::exp(thresh))});
+    }
+    if (dropped_now == 0)
+      break;
+    std::vector<CurvePoint> next;
+    for (std::size_t i = 0; i < kept.size(); ++i)
+      if (!drop[i])
+        next.push_back(kept[i]);
+    kept.swap(next);
+    std::vector<CandidateFit> again =
+        detail::select(kept, opt, out.regime_trials, false, &falls_gate);
+    if (again.empty())
+      break;
+    ranked.swap(again);
+  }
+  // A spike bends the first fit, and a point it bent away from can be dropped with it: an outlier
+  // within half the threshold of the final rising fit is put back (and the selection redone).
+  if (!outliers.empty()) {
+    const CurveModel &m = ranked.front().model;
+    std::vector<CurvePoint> back = kept;
+    std::vector<ExcludedPoint> still;
+    for (const ExcludedPoint &e : outliers) {
+      const double r = std::log(m.time_us(e.bytes)) - std::log(e.time_us);
+      if (std::isfinite(r) && std::abs(r) <= 0.5 * last_thresh)
+        back.push_back({e.bytes, e.time_us});
+      else
+        still.push_back(e);
+    }
+    if (still.size() < outliers.size()) {
+      std::stable_sort(back.begin(), back.end(), [](const CurvePoint &a, const CurvePoint &b) {
+        return a.bytes < b.bytes;
+      });
+      std::vector<CandidateFit> again =
+          detail::select(back, opt, out.regime_trials, false, &falls_gate);
+      if (!again.empty()) {
+        kept.swap(back);
+        ranked.swap(again);
+        outliers.swap(still);
+      }
+    }
+  }
+  // 2. Neighbour spikes the residual screen left (a spike the first fit bent towards).
+  if (opt.reject_outliers) {
+    std::vector<double> ratio;
+    const auto spikes = neighbour_spikes(kept, opt, ratio);
+    if (!spikes.empty()) {
+      std::vector<bool> drop(kept.size(), false);
+      for (std::size_t k = 0; k < spikes.size(); ++k) {
+        drop[spikes[k]] = true;
+        outliers.push_back(
+            {kept[spikes[k]].bytes, kept[spikes[k]].time_us,
+             fmt::format("outlier: spike, {:.3g}x the interpolation of its neighbours "
+                         "(threshold {:.3g}x)",
+                         ratio[k], opt.spike_min_ratio)});
+      }
+      std::vector<CurvePoint> next;
+      for (std::size_t i = 0; i < kept.size(); ++i)
+        if (!drop[i])
+          next.push_back(kept[i]);
+      std::vector<CandidateFit> again =
+          detail::select(next, opt, out.regime_trials, false, &falls_gate);
+      if (!again.empty()) {
+        kept.swap(next);
+        ranked.swap(again);
+      } else {
+        outliers.resize(outliers.size() - spikes.size());
+      }
+    }
+  }
+  if (falls_gate) {
+    std::vector<CandidateFit> again = detail::select(kept, opt, out.regime_trials, true);
+    if (!again.empty())
+      ranked.swap(again);
+  }
+  for (const ExcludedPoint &e : outliers)
+    out.excluded.push_back(e);
+
+  const CandidateFit &best = ranked.front();
+  out.ok = true;
+  out.model = best.model;
+  out.status = best.status;
+  out.info = best.info;
+  out.candidates = ranked;
+  std::string sel = fmt::format("BIC (margin {:g}): {} {:.1f}; others:", opt.bic_margin,
+                                detail::candidate_label(ranked[0]), ranked[0].bic);
+  for (std::size_t i = 1; i < ranked.size(); ++i)
+    sel += fmt::format(" {} {:.1f}", detail::candidate_label(ranked[i]), ranked[i].bic);
+  out.selection = sel;
+  if (best.info != 0 || best.status <= 0 || best.status == 5)
+    out.diagnostic = fmt::format("LM ended with status {} ({}), info {}", best.status,
+                                 lm_status_name(best.status), best.info);
+  out.quality.mape_pct = mape_pct(kept, out.model);
+  out.quality.max_ape_pct = max_ape_pct(kept, out.model);
+  out.quality.r2_log_time = r2_log_time(kept, out.model);
+  out.quality.rmse_log = std::sqrt(best.rss_log / static_cast<double>(kept.size()));
+  out.quality.outliers = static_cast<int>(outliers.size());
+  {
+    std::vector<CurvePoint> all = kept;
+    for (const ExcludedPoint &e : outliers)
+      all.push_back({e.bytes, e.time_us});
+    out.quality.mape_all_pct = mape_pct(all, out.model);
+  }
+  if (opt.leave_one_out)
+    out.quality.loo_mape_pct = leave_one_out_mape_pct(kept, out.model);
+  out.quality.cross_validated = opt.leave_one_out;
+  out.stderrs = parameter_stderrs(kept, out.model);
+  out.kept = std::move(kept);
+  return out;
+}
+
+} // namespace scalefit::fitting

@@ -1,0 +1,24 @@
+// Internals shared by fit.cpp (LM runs, model selection) and fit_curve.cpp (screening, the
+// few-points path, quality).
+#pragma once
+
+#include "scalefit/fitting/fit.hpp"
+
+#include <span>
+#include <string>
+#include <vector>
+
+namespace scalefit::fitting::detail {
+
+/// Fits every family of opt.models that the n points can support (n > p + 1) and ranks them by
+/// BIC with opt.bic_margin (simplest first); with `falls`, drops and lifts are added. Sets
+/// *falls_gate when the best rising model misses a point by more than opt.drops_min_ratio.
+/// Returns an empty list when no family is feasible.
+std::vector<CandidateFit> select(std::span<const CurvePoint> pts, const FitOptions &opt,
+                                 std::vector<CandidateFit> &regime_trials, bool falls,
+                                 bool *falls_gate = nullptr);
+
+/// Label of a candidate as printed in `selection` ("alpha_beta", "regimes(R=3)", ...).
+std::string candidate_label(const CandidateFit &c);
+
+} // namespace scalefit::fitting::detail
