@@ -293,7 +293,8 @@ std::string to_yaml(const FitFile &fit) {
   YAML::Emitter out;
   out.SetDoublePrecision(10);
   out << YAML::BeginMap;
-  out << YAML::Key << "schema" << YAML::Value << fit.schema;
+  const bool v3 = !fit.compute.empty() || fit.compute.framework.present;
+  out << YAML::Key << "schema" << YAML::Value << (v3 ? std::string(kFitSchemaV3) : fit.schema);
   out << YAML::Key << "tool" << YAML::Value << fit.tool;
   out << YAML::Key << "created" << YAML::Value << fit.created;
   out << YAML::Key << "system" << YAML::Value << YAML::BeginMap;
@@ -474,6 +475,7 @@ std::string to_yaml(const FitFile &fit) {
     out << YAML::EndMap;
   }
   out << YAML::EndSeq;
+  emit_compute_yaml(out, fit.compute);
   out << YAML::EndMap;
   return std::string(out.c_str()) + "\n";
 }
@@ -500,10 +502,10 @@ FitFile parse_fit_file(const std::string &text, const std::string &name) {
   FitFile fit;
   fit.path = name;
   fit.schema = r.str(root, "schema", "");
-  if (fit.schema != kFitSchema && fit.schema != kFitSchemaV1)
+  if (fit.schema != kFitSchema && fit.schema != kFitSchemaV3 && fit.schema != kFitSchemaV1)
     r.fail(root["schema"], "schema",
-           "unsupported schema '" + fit.schema + "' (this version reads '" + kFitSchema +
-               "' and '" + kFitSchemaV1 + "')");
+           "unsupported schema '" + fit.schema + "' (this version reads '" + kFitSchemaV3 + "', '" +
+               kFitSchema + "' and '" + kFitSchemaV1 + "')");
   const bool v1 = fit.schema == kFitSchemaV1;
   if (YAML::Node t = root["tool"]; t && t.IsScalar())
     fit.tool = t.Scalar();
@@ -744,6 +746,8 @@ FitFile parse_fit_file(const std::string &text, const std::string &name) {
       fit.scaling.push_back(std::move(s));
     }
   }
+  if (fit.schema == kFitSchemaV3)
+    fit.compute = parse_compute_yaml(root, name);
   return fit;
 }
 

@@ -7,6 +7,7 @@
 
 #include "scalefit/core/collectives.hpp"
 #include "scalefit/core/records.hpp"
+#include "scalefit/fitting/compute.hpp"
 #include "scalefit/fitting/fit.hpp"
 #include "scalefit/fitting/predict.hpp"
 #include "scalefit/fitting/scaling.hpp"
@@ -21,6 +22,9 @@ namespace scalefit::fitting {
 /// bandwidth drops (`parameters.drops`, docs/fit-file.md); the loader also reads /1 files
 /// (kFitSchemaV1), in which `drops` is an error.
 inline constexpr const char *kFitSchema = "scalefit.fit/2";
+/// Schema of files with a `compute` or `framework` section (compute.hpp): /2 plus those
+/// sections. Written only when the file holds one, so files without stay readable by /2 readers.
+inline constexpr const char *kFitSchemaV3 = "scalefit.fit/3";
 /// The previous schema, still read: the same fields without `parameters.drops`.
 inline constexpr const char *kFitSchemaV1 = "scalefit.fit/1";
 
@@ -109,6 +113,7 @@ public:
   std::vector<FitEntry> entries;
   std::vector<UnfittedEntry> unfitted;
   std::vector<ScalingSeries> scaling;
+  ComputeSection compute; ///< kernel throughput fits and calibrated framework constants (/3)
 
   /// The entry with this id, or nullptr.
   const FitEntry *find(const std::string &id) const;
