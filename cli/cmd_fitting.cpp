@@ -24,7 +24,7 @@ using namespace scalefit::fitting;
 struct FitArgs {
   std::vector<std::string> inputs;
   std::string out;
-  std::size_t min_points = 4;
+  std::size_t min_points = 2;
   std::vector<std::string> models;
   int max_regimes = 3;
   int max_drops = 3;
@@ -37,7 +37,7 @@ struct PredictArgs {
   std::string fit;
   std::string op;
   int nranks = 0;
-  int nnodes = 1;
+  int nnodes = 0; ///< 0: not given (the one entry with --nranks ranks, else 1)
   std::string dtype;
   std::vector<std::string> bytes;
   bool json = false;
@@ -100,22 +100,34 @@ void run_fit(const FitArgs &a) {
   write_fit_file(fit, a.out);
   fmt::print("{}", compute_table(fit.compute));
 
-  fmt::print(
-      "{:<14} {:<22} {:<8} {:<12} {:>6} {:>10} {:>9} {:>9} {:>10} {:>10} {:<20} {:>7} {:>7}\n",
-      "op", "group", "dtype", "placement", "points", "peak_busbw", "alpha", "t(min)", "asym_algbw",
-      "asym_busbw", "model", "MAPE", "LOO");
-  fmt::print(
-      "{:<14} {:<22} {:<8} {:<12} {:>6} {:>10} {:>9} {:>9} {:>10} {:>10} {:<20} {:>7} {:>7}\n", "",
-      "", "", "", "", "[GB/s]", "[us]", "[us]", "[GB/s]", "[GB/s]", "", "[%]", "[%]");
+  // MAPE and LOO over the points fitted; "outl" points screened out as outliers (listed in the fit
+  // file's `excluded`) and MAPE+o the error with them put back.
+  fmt::print("{:<14} {:<22} {:<8} {:<12} {:>6} {:>10} {:>9} {:>9} {:>10} {:>10} {:<20} {:>7} {:>7} "
+             "{:>4} {:>7}\n",
+             "op", "group", "dtype", "placement", "points", "peak_busbw", "alpha", "t(min)",
+             "asym_algbw", "asym_busbw", "model", "MAPE", "LOO", "outl", "MAPE+o");
+  fmt::print("{:<14} {:<22} {:<8} {:<12} {:>6} {:>10} {:>9} {:>9} {:>10} {:>10} {:<20} {:>7} {:>7} "
+             "{:>4} {:>7}\n",
+             "", "", "", "", "", "[GB/s]", "[us]", "[us]", "[GB/s]", "[GB/s]", "", "[%]", "[%]", "",
+             "[%]");
   for (const FitEntry &e : fit.entries) {
     const std::string model = model_label(e.model);
+    const std::string loo = e.quality.cross_validated && e.quality.loo_mape_pct >= 0
+                                ? fmt::format("{:.2f}", e.quality.loo_mape_pct)
+                                : std::string("n/a");
     fmt::print("{:<14} {:<22} {:<8} {:<12} {:>6} {:>10.2f} {:>9.2f} {:>9.2f} {:>10.2f} {:>10.2f} "
-               "{:<20} {:>7.2f} {:>7.2f}\n",
+               "{:<20} {:>7.2f} {:>7} {:>4} {:>7.2f}\n",
                op_name(e.op), e.group.label(), dtype_name(e.dtype), placement_name(e.placement),
                e.points, e.peak_busbw_gbps, e.model.alpha_us, e.latency_us(),
                e.asymptotic_algbw_gbps(), e.asymptotic_algbw_gbps() * e.busbw_factor(), model,
-               e.quality.mape_pct, e.quality.loo_mape_pct);
+               e.quality.mape_pct, loo, e.quality.outliers, e.quality.mape_all_pct);
   }
+  for (const FitEntry &e : fit.entries)
+    if (!e.quality.cross_validated)
+      fmt::print(stderr,
+                 "scalefit fit: warning: entry {}: only {} points: alpha-beta fitted, quality not "
+                 "cross-validated\n",
+                 e.id, e.points);
   for (const ScalingSeries &s : fit.scaling)
     for (const ScalingEfficiency &ef : s.efficiency) {
       std::string bands;
@@ -153,10 +165,31 @@ void run_predict(const PredictArgs &a) {
     throw InputError("unknown operation '" + a.op + "'", "", 0, "--op");
   if (a.nranks < 1)
     throw InputError("expected a positive rank count", "", 0, "--nranks");
-  if (a.nnodes < 1 || a.nnodes > a.nranks)
-    throw InputError("expected 1 <= nnodes <= nranks", "", 0, "--nnodes");
   q.nranks = a.nranks;
   q.nnodes = a.nnodes;
+  if (a.nnodes == 0) {
+    // No --nnodes: the one entry with this many ranks, when there is exactly one shape.
+    const std::vector<int> shapes = entry_nnodes(*fit, q.op, q.nranks);
+    if (shapes.size() == 1) {
+      q.nnodes = shapes.front();
+      fmt::print(stderr,
+                 "scalefit predict: no --nnodes given: using the one {} entry on {} ranks "
+                 "({} nodes)\n",
+                 op_name(q.op), q.nranks, q.nnodes);
+    } else if (shapes.size() > 1) {
+      std::string list;
+      for (int n : shapes)
+        list += (list.empty() ? "" : ", ") + std::to_string(n);
+      throw InputError(fmt::format("the fit file has {} entries on {} ranks for {} nodes: pass "
+                                   "--nnodes",
+                                   op_name(q.op), q.nranks, list),
+                       a.fit, 0, "--nnodes");
+    } else {
+      q.nnodes = 1;
+    }
+  }
+  if (q.nnodes < 1 || q.nnodes > q.nranks)
+    throw InputError("expected 1 <= nnodes <= nranks", "", 0, "--nnodes");
   if (!a.dtype.empty()) {
     if (auto d = parse_dtype(a.dtype))
       q.dtype = *d;
@@ -170,8 +203,16 @@ void run_predict(const PredictArgs &a) {
     auto p = predict(*fit, q, static_cast<double>(b));
     if (!p)
       throw InputError(
-          fmt::format("no entry for {} on {} ranks / {} nodes, and no scaling trend reaches it",
-                      op_name(q.op), q.nranks, q.nnodes),
+          fmt::format("no entry for {} on {} ranks / {} nodes, and no scaling trend reaches it{}",
+                      op_name(q.op), q.nranks, q.nnodes, [&] {
+                        std::string have;
+                        for (const FitEntry &e : fit->entries)
+                          if (e.op == q.op && have.find(e.group.label()) == std::string::npos)
+                            have += (have.empty() ? "" : "; ") + e.group.label();
+                        return have.empty() ? std::string()
+                                            : " (entries for " + std::string(op_name(q.op)) +
+                                                  ": " + have + ")";
+                      }()),
           a.fit);
     preds.push_back(*p);
   }
@@ -206,8 +247,10 @@ void add_fitting_commands(CLI::App &app) {
   fit->add_option("inputs", fa->inputs, "JSONL files, or directories of *.jsonl")->required();
   fit->add_option("-o,--out", fa->out, "fit file to write (YAML, schema scalefit.fit/2)")
       ->required();
-  fit->add_option("--min-points", fa->min_points, "curves with fewer usable points are not fitted")
-      ->default_val(4);
+  fit->add_option("--min-points", fa->min_points,
+                  "curves with fewer usable points are not fitted (2 and 3 points get alpha-beta "
+                  "only, not cross-validated)")
+      ->default_val(2);
   fit->add_option("--models", fa->models, "candidate models: alpha_beta,logistic,regimes")
       ->delimiter(',');
   fit->add_option("--max-regimes", fa->max_regimes, "largest number of regimes tried (2..8)")
@@ -232,7 +275,8 @@ void add_fitting_commands(CLI::App &app) {
   pr->add_option("--fit", pa->fit, "fit file (YAML)")->required();
   pr->add_option("--op", pa->op, "operation (allreduce, allgather, ...)")->required();
   pr->add_option("--nranks", pa->nranks, "ranks in the communicator")->required();
-  pr->add_option("--nnodes", pa->nnodes, "nodes among them")->default_val(1);
+  pr->add_option("--nnodes", pa->nnodes,
+                 "nodes among them (default: the one entry with --nranks ranks, else 1)");
   pr->add_option("--dtype", pa->dtype, "preferred dtype (any when unset)");
   pr->add_option("--bytes", pa->bytes, "message sizes, K/M/G suffixes, comma-separated")
       ->required();

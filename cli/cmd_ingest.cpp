@@ -3,6 +3,7 @@
 // its measurements). Warnings and notes go to stderr; --strict turns warnings into errors (exit 2).
 #include "commands.hpp"
 
+#include "scalefit/core/atomic_file.hpp"
 #include "scalefit/core/error.hpp"
 #include "scalefit/core/records.hpp"
 #include "scalefit/ingest/ingest.hpp"
@@ -11,6 +12,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <memory>
 
 namespace scalefit::cli {
@@ -62,20 +64,28 @@ void run_ingest(const IngestArgs &a, bool osu) {
     for (const auto &w : r.warnings)
       std::fprintf(stderr, "scalefit: warning: %s\n", w.c_str());
   }
-  std::unique_ptr<JsonlWriter> writer;
+  // Output: written whole to a temporary file and renamed over -o (core's AtomicFile), so a full
+  // disk or a kill leaves the previous file, never a torn one. --append copies the existing
+  // records first.
+  std::unique_ptr<AtomicFile> file;
   if (!a.out.empty() && a.out != "-") {
-    if (!a.append) {
-      std::ofstream trunc(a.out, std::ios::trunc);
-      if (!trunc)
-        throw InputError("cannot open output file", a.out, 0, "-o");
+    file = std::make_unique<AtomicFile>(a.out);
+    if (a.append) {
+      std::ifstream old(a.out, std::ios::binary);
+      if (old) {
+        std::string buf((std::istreambuf_iterator<char>(old)), std::istreambuf_iterator<char>());
+        if (!buf.empty() && buf.back() != '\n')
+          buf.push_back('\n');
+        file->write(buf);
+      }
     }
-    writer = std::make_unique<JsonlWriter>(a.out);
   }
   const auto emit = [&](const nlohmann::json &j) {
-    if (writer)
-      writer->write(j);
+    const std::string line = j.dump() + "\n";
+    if (file)
+      file->write(line);
     else
-      std::printf("%s\n", j.dump().c_str());
+      std::fputs(line.c_str(), stdout);
   };
   for (std::size_t i = 0; i < results.size(); ++i) {
     const auto &r = results[i];
@@ -96,6 +106,8 @@ void run_ingest(const IngestArgs &a, bool osu) {
                        .c_str());
     }
   }
+  if (file)
+    file->commit();
 }
 
 void add_common(CLI::App *sub, IngestArgs &a) {
@@ -103,8 +115,11 @@ void add_common(CLI::App *sub, IngestArgs &a) {
   sub->add_option("-o,--out", a.out, "output JSONL file (default: stdout)");
   sub->add_option("--op", a.op,
                   "operation when the log does not name it (allreduce, allgather, ...)");
-  sub->add_option("--nranks", a.nranks, "ranks when the log does not list them");
-  sub->add_option("--nnodes", a.nnodes, "nodes when the log names no hosts (default 1)");
+  sub->add_option("--nranks", a.nranks,
+                  "ranks when the log does not reveal them (required for OSU collectives unless "
+                  "the file holds the mpirun/srun line)");
+  sub->add_option("--nnodes", a.nnodes,
+                  "nodes when the log does not reveal them (default: inferred, else 1)");
   sub->add_option("--dtype", a.dtype, "data type when the log's is missing or unknown");
   sub->add_option("--system", a.system, "system name (default: the file name)");
   sub->add_flag("--strict", a.strict, "treat every warning as an error (exit 2)");

@@ -87,8 +87,33 @@ std::vector<std::size_t> neighbour_spikes(std::span<const CurvePoint> pts, const
   return out;
 }
 
-/// Two or three points: the alpha-beta model they determine, no screening, no cross-validation.
-CurveFit few_points(std::vector<CurvePoint> kept, CurveFit out) {
+/// Two or three points: the alpha-beta model they determine, no cross-validation. Of three, a
+/// point slower by more than outlier_min_ratio than a larger size is an outlier (time does not
+/// fall with size; a warm-up or a busy host), leaving the two that agree.
+CurveFit few_points(std::vector<CurvePoint> kept, CurveFit out, const FitOptions &opt) {
+  if (opt.reject_outliers && kept.size() == 3) {
+    for (std::size_t i = 0; i < 2; ++i) {
+      bool above_later = false;
+      for (std::size_t j = i + 1; j < 3; ++j)
+        above_later |= kept[j].bytes > kept[i].bytes &&
+                       kept[i].time_us > opt.outlier_min_ratio * kept[j].time_us;
+      if (!above_later)
+        continue;
+      out.excluded.push_back(
+          {kept[i].bytes, kept[i].time_us,
+           fmt::format("outlier: slower than a larger size by more than {:.3g}x",
+                       opt.outlier_min_ratio)});
+      out.quality.outliers = 1;
+      const CurvePoint dropped = kept[i];
+      kept.erase(kept.begin() + static_cast<std::ptrdiff_t>(i));
+      out.quality.mape_all_pct = -1; // set below with the model
+      std::vector<CurvePoint> all = kept;
+      all.push_back(dropped);
+      CurveFit f = few_points(std::move(kept), std::move(out), opt);
+      f.quality.mape_all_pct = mape_pct(all, f.model);
+      return f;
+    }
+  }
   const CandidateFit c = fit_model(kept, ModelKind::alpha_beta);
   out.ok = std::isfinite(c.model.alpha_us) && c.model.beta_gbps > 0;
   if (!out.ok) {
@@ -107,7 +132,8 @@ CurveFit few_points(std::vector<CurvePoint> kept, CurveFit out) {
                                kept.size());
   out.quality.mape_pct = mape_pct(kept, out.model);
   out.quality.max_ape_pct = max_ape_pct(kept, out.model);
-  out.quality.mape_all_pct = out.quality.mape_pct;
+  if (out.quality.outliers == 0)
+    out.quality.mape_all_pct = out.quality.mape_pct;
   out.quality.r2_log_time = r2_log_time(kept, out.model);
   out.quality.rmse_log = std::sqrt(c.rss_log / static_cast<double>(kept.size()));
   out.quality.loo_mape_pct = -1;
@@ -152,7 +178,7 @@ CurveFit fit_curve(std::span<const CurvePoint> points, const FitOptions &opt) {
       out.kept = kept;
       return out;
     }
-    return few_points(std::move(kept), std::move(out));
+    return few_points(std::move(kept), std::move(out), opt);
   }
 
   std::vector<ExcludedPoint> outliers;
@@ -163,7 +189,7 @@ CurveFit fit_curve(std::span<const CurvePoint> points, const FitOptions &opt) {
       detail::select(kept, opt, out.regime_trials, false, &falls_gate);
   if (ranked.empty()) {
     if (ab_allowed && kept.size() >= 2) {
-      CurveFit f = few_points(kept, std::move(out));
+      CurveFit f = few_points(kept, std::move(out), opt);
       for (const ExcludedPoint &e : outliers)
         f.excluded.push_back(e);
       return f;

@@ -303,6 +303,9 @@ FitFile parse_fit_file(const std::string &text, const std::string &name) {
       e.quality.loo_mape_pct = opt("loo_mape_pct", kNaN);
       e.quality.mape_all_pct = opt("mape_all_pct", kNaN);
       e.quality.rmse_log = opt("rmse_log", kNaN);
+      e.quality.outliers = static_cast<int>(opt("outliers", 0));
+      if (q["cross_validated"] && q["cross_validated"].IsScalar())
+        e.quality.cross_validated = q["cross_validated"].Scalar() != "false";
     }
     if (YAML::Node lm = n["lm"]; lm && lm.IsMap()) {
       if (lm["status"])

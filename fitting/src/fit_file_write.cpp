@@ -156,7 +156,10 @@ std::string to_yaml(const FitFile &fit) {
     out << YAML::Key << "loo_mape_pct" << YAML::Value;
     emit_num(out, e.quality.loo_mape_pct);
     out << YAML::Key << "mape_all_pct" << YAML::Value << e.quality.mape_all_pct;
-    out << YAML::Key << "rmse_log" << YAML::Value << e.quality.rmse_log << YAML::EndMap;
+    out << YAML::Key << "rmse_log" << YAML::Value << e.quality.rmse_log;
+    out << YAML::Key << "outliers" << YAML::Value << e.quality.outliers; // listed in `excluded`
+    out << YAML::Key << "cross_validated" << YAML::Value << e.quality.cross_validated
+        << YAML::EndMap;
     out << YAML::Key << "lm" << YAML::Value << YAML::Flow << YAML::BeginMap;
     out << YAML::Key << "status" << YAML::Value << e.status;
     out << YAML::Key << "status_name" << YAML::Value << lm_status_name(e.status);

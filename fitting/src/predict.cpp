@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace scalefit::fitting {
@@ -45,6 +46,16 @@ double entry_time_us(const FitEntry &e, double bytes, bool &extrapolated) {
     return e.model.time_us(e.max_bytes) + (bytes - e.max_bytes) / b_per_us;
   }
   return e.model.time_us(bytes);
+}
+
+std::vector<int> entry_nnodes(const FitFile &fit, Op op, int nranks) {
+  std::vector<int> out;
+  for (const FitEntry &e : fit.entries)
+    if (e.op == op && e.group.nranks == nranks &&
+        std::find(out.begin(), out.end(), e.group.nnodes) == out.end())
+      out.push_back(e.group.nnodes);
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 std::optional<CommPrediction> predict(const FitFile &fit, const CommQuery &q, double bytes) {

@@ -241,8 +241,13 @@ bool is_launcher(std::string_view tok) {
   const auto slash = tok.find_last_of('/');
   if (slash != std::string_view::npos)
     tok = tok.substr(slash + 1);
-  return tok == "mpirun" || tok == "mpiexec" || tok == "srun" || tok == "aprun" ||
-         tok == "jsrun" || tok == "mpiexec.hydra" || tok == "orterun" || tok == "prterun";
+  // mpirun.openmpi, mpirun.mpich, mpiexec.hydra: Debian's alternatives keep the prefix.
+  const auto named = [&](std::string_view base) {
+    return tok == base || (tok.size() > base.size() + 1 && tok.substr(0, base.size()) == base &&
+                           tok[base.size()] == '.');
+  };
+  return named("mpirun") || named("mpiexec") || tok == "srun" || tok == "aprun" ||
+         tok == "jsrun" || tok == "orterun" || tok == "prterun";
 }
 
 LaunchShape launch_shape(const std::vector<std::string> &toks, std::size_t binary_index) {
@@ -259,6 +264,10 @@ LaunchShape launch_shape(const std::vector<std::string> &toks, std::size_t binar
       return toks[++j];
     if (t.size() > name.size() + 1 && t.compare(0, name.size(), name) == 0 && t[name.size()] == '=')
       return t.substr(name.size() + 1);
+    // Short options with the value attached: srun -n2 -N2.
+    if (name.size() == 2 && t.size() > 2 && t.compare(0, 2, name) == 0 &&
+        std::all_of(t.begin() + 2, t.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      return t.substr(2);
     return std::nullopt;
   };
   const auto as_int = [](const std::optional<std::string> &v) -> std::optional<int> {

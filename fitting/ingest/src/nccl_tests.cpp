@@ -231,6 +231,8 @@ std::string word_after(std::string_view line, std::string_view key) {
   if (p == std::string_view::npos)
     return "";
   std::string_view rest = trim(line.substr(p + key.size()));
+  if (!rest.empty() && rest.front() == ':') // "RCCL version : 2.28.3"
+    rest = trim(rest.substr(1));
   const auto e = rest.find_first_of(" \t");
   return std::string(rest.substr(0, e == std::string_view::npos ? rest.size() : e));
 }

@@ -333,7 +333,7 @@ Derived derive(const Section &s, const LogFacts &facts, const IngestOptions &opt
       d.nranks_from = "--nranks";
       chosen = true;
     }
-    if (!chosen && iv && iv->hi < 1e8) {
+    if (!chosen && iv && iv->hi < 1e8 && iv->hi <= 1.5 * iv->lo) {
       // The factor bounds n but the precision leaves several integers and nothing else fits:
       // the power of two inside, else the middle.
       int pick = static_cast<int>(std::lround((iv->lo + iv->hi) / 2));
@@ -354,6 +354,15 @@ Derived derive(const Section &s, const LogFacts &facts, const IngestOptions &opt
       if (!others.empty()) {
         d.nranks = others.front().first;
         d.nranks_from = others.front().second;
+      } else if (iv && iv->hi < 1e8) {
+        // Too imprecise to pick one count: the smallest the factor allows, flagged.
+        d.nranks = std::max(2, static_cast<int>(std::ceil(iv->lo - 1e-6)));
+        d.nranks_from = "busbw/algbw (lower bound)";
+        diag.warn(line, "nranks",
+                  "the log lists no ranks and busbw/algbw only bounds them to " +
+                      std::to_string(static_cast<int>(std::ceil(iv->lo - 1e-6))) + ".." +
+                      std::to_string(static_cast<int>(std::floor(iv->hi + 1e-6))) + "; using " +
+                      std::to_string(d.nranks) + " (pass --nranks)");
       } else {
         d.nranks = 1;
         d.nranks_from = "default";

@@ -114,9 +114,10 @@ Section from_nccl_tests_doc(const json &doc, Diagnostics &diag, std::string &too
 bool looks_like_json(const std::vector<std::string> &lines) {
   for (const auto &l : lines) {
     const auto t = trim(l);
-    if (t.empty())
+    if (t.empty() || t.front() == '#') // a provenance comment may precede the JSON
       continue;
-    return t.front() == '{' || t.front() == '[';
+    // '{', or a JSON list ("[" alone or "[{"); never a "[host] $ srun ..." prompt.
+    return t.front() == '{' || t == "[" || t.substr(0, 2) == "[{";
   }
   return false;
 }
@@ -126,8 +127,11 @@ std::vector<Section> read_json_sections(const std::vector<std::string> &lines, D
   // One document (nccl-tests -J) or one object per line (rccl-tests).
   std::string all;
   for (const auto &l : lines) {
-    all += l;
-    all += '\n';
+    const auto t = trim(l);
+    if (!t.empty() && t.front() == '#')
+      all += '\n'; // keep line numbers; JSON has no comments
+    else
+      all += l + '\n';
   }
   json doc = json::parse(all, nullptr, false);
   if (!doc.is_discarded() && doc.is_object() && doc.contains("results"))
@@ -139,7 +143,7 @@ std::vector<Section> read_json_sections(const std::vector<std::string> &lines, D
   for (std::size_t i = 0; i < lines.size(); ++i) {
     const long ln = static_cast<long>(i) + 1;
     const auto t = trim(lines[i]);
-    if (t.empty())
+    if (t.empty() || t.front() == '#')
       continue;
     json j = json::parse(t.begin(), t.end(), nullptr, false);
     if (j.is_discarded() || !j.is_object()) {

@@ -211,8 +211,8 @@ IngestResult read_osu(const std::string &path, const IngestOptions &opt) {
   detail::LaunchShape shape;
   for (const auto &raw : lines) {
     const std::string_view text = detail::strip_prefixes(raw).text;
-    if (!text.empty() && text.front() == '#')
-      continue;
+    // A comment line counts only when it holds a launcher ("### Running: srun -n2 ...").
+    const bool comment = !text.empty() && text.front() == '#';
     const auto toks = split_ws(text);
     for (std::size_t k = 0; k < toks.size() && ctx.command_line.empty(); ++k) {
       if (detail::base_name(toks[k]).rfind("osu_", 0) != 0)
@@ -223,6 +223,8 @@ IngestResult read_osu(const std::string &path, const IngestOptions &opt) {
           from = j;
           break;
         }
+      if (comment && from == k)
+        continue;
       for (std::size_t j = from; j < toks.size(); ++j)
         ctx.command_line += (j == from ? "" : " ") + toks[j];
       shape = detail::launch_shape(toks, k);

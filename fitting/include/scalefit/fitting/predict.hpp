@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace scalefit::fitting {
 
@@ -36,6 +37,11 @@ using FitFilePtr = std::shared_ptr<const FitFile>;
 
 /// Loads and validates a fit file. \throws InputError naming the file, entry and field.
 FitFilePtr load_fit_file(const std::string &path);
+
+/// The node counts of the fit file's entries for `op` on `nranks` ranks, ascending and distinct
+/// (empty when there is none). `predict --nranks N` without `--nnodes` uses the one count when
+/// there is exactly one.
+std::vector<int> entry_nnodes(const FitFile &fit, Op op, int nranks);
 
 /// Prices `bytes` [B] for the query, or std::nullopt when the file has no entry for that op and
 /// group shape (and no scaling trend reaches it).
