@@ -7,6 +7,7 @@
 #ifdef SCALEFIT_HAVE_INGEST
 #include "scalefit/ingest/ingest.hpp"
 
+#include <cmath>
 #include <cstdio>
 
 using namespace scalefit;
@@ -114,6 +115,86 @@ TEST(RealLogs, H100ScalingSeriesFromTwoAndFourNodes) {
   ASSERT_TRUE(p8 && p4);
   EXPECT_TRUE(p8->extrapolated);
   EXPECT_GT(p8->time_us, p4->time_us);
+}
+
+
+// Real logs collected from public issue threads, vendor and site docs (tests/data/real-logs/, first
+// line = source): each is ingested with the right op, ranks and nodes, fitted and predicted back.
+struct Collected {
+  const char *file;
+  bool osu;
+  Op op;
+  int nranks;
+  int nnodes; ///< 0: not knowable from the log (the reader's default is not asserted)
+};
+
+const Collected kCollected[] = {
+    {"gb10_dgx-spark_2node_qsfp-switch_allgather_3rows.txt", false, Op::allgather, 2, 2},
+    {"gb200_nvl72_72gpu_allreduce_partial-rank-list.txt", false, Op::allreduce, 72, 0},
+    {"gh200_cscs-alps_2node_slingshot_allreduce.txt", false, Op::allreduce, 2, 2},
+    {"h100_gcp-a3mega_2node_16gpu_allreduce.txt", false, Op::allreduce, 16, 2},
+    {"h200_gcp-gib_2node_16gpu_allgather.txt", false, Op::allgather, 16, 2},
+    {"h200_gke-rdma_2node_16gpu_allgather_ray-and-tag-output-prefix.txt", false, Op::allgather, 16,
+     2},
+    {"mi100_rccl-tests_pcie_2gpu_allreduce_p2p-off.txt", false, Op::allreduce, 2, 1},
+    {"mi250x_rccl-tests_16rank_allreduce_pre2.13_error-column.txt", false, Op::allreduce, 16, 0},
+    {"mi300x_rccl-tests_rccl-version-header_allreduce_excerpt.txt", false, Op::allreduce, 0, 0},
+    {"rccl-tests_json-lines_4gpu_allreduce_excerpt.jsonl", false, Op::allreduce, 4, 0},
+    {"t4_aws-eks-efa_2node_allreduce_tag-output_info.txt", false, Op::allreduce, 2, 2},
+    {"v100_p3dn_efa_2node_16gpu_allreduce_pre2.13_3rows.txt", false, Op::allreduce, 16, 0},
+    {"osu_alltoall_cuda_v7.5_cscs-clariden-cxi_8rank_2node.txt", true, Op::alltoall, 8, 2},
+    {"osu_alltoall_v5.3_sdsc-comet-vc_24rank_indented_spike.txt", true, Op::alltoall, 24, 0},
+    {"osu_alltoall_v7.5_cscs-alps-ompi-no-cxi_8rank_tcp_noisy.txt", true, Op::alltoall, 8, 2},
+    {"osu_alltoall_v7.5_cscs-clariden-cxi_8rank_2node.txt", true, Op::alltoall, 8, 2},
+    {"osu_alltoall_validation_v7.5_cscs-alps-ompi_8rank_indented_libnl-noise.txt", true,
+     Op::alltoall, 8, 2},
+    {"osu_bw_validation_v7.5_cscs-alps-ompi-no-cxi_2node.txt", true, Op::sendrecv, 2, 2},
+    {"osu_latency_cuda_v7.5_cscs-clariden-cxi_2node.txt", true, Op::sendrecv, 2, 2},
+    {"osu_latency_v5.0_cray-aries_srun_2node.txt", true, Op::sendrecv, 2, 2},
+    {"osu_reduce_cuda_v7.3_192ranks_efa_excerpt.txt", true, Op::reduce, 192, 0},
+};
+
+TEST(RealLogs, CollectedLogsIngestFitAndPredictWithinTheGoals) {
+  double sum = 0;
+  int fits = 0;
+  double worst = 0;
+  std::printf("%-72s %-10s %5s %5s %-9s %6s %6s %4s %7s\n", "collected log", "op", "ranks", "nodes",
+              "placement", "points", "MAPE%", "outl", "MAPE+o%");
+  for (const Collected &c : kCollected) {
+    const std::string path = std::string(SCALEFIT_TEST_DATA_DIR) + "/real-logs/" + c.file;
+    const ingest::IngestResult r = c.osu ? ingest::read_osu(path) : ingest::read_nccl_tests(path);
+    ASSERT_FALSE(r.measurements.empty()) << c.file;
+    EXPECT_EQ(r.measurements.front().op, c.op) << c.file;
+    if (c.nranks > 0)
+      EXPECT_EQ(r.context.nranks, c.nranks) << c.file;
+    if (c.nnodes > 0)
+      EXPECT_EQ(r.context.nnodes, c.nnodes) << c.file;
+    for (Placement p : {Placement::out_of_place, Placement::in_place}) {
+      const std::vector<CurvePoint> pts = curve(r, p);
+      if (pts.empty())
+        continue;
+      const CurveFit f = fit_curve(pts);
+      ASSERT_TRUE(f.ok) << c.file << ": " << f.diagnostic;
+      // Predicted back at every measured size, outliers included in MAPE+o.
+      for (const CurvePoint &pt : pts)
+        EXPECT_TRUE(std::isfinite(f.model.time_us(pt.bytes)) && f.model.time_us(pt.bytes) > 0);
+      std::printf("%-72s %-10s %5d %5d %-9s %6zu %6.2f %4d %7.2f\n", c.file,
+                  std::string(op_name(c.op)).c_str(), r.context.nranks, r.context.nnodes,
+                  p == Placement::out_of_place ? "oop" : "ip", f.kept.size(), f.quality.mape_pct,
+                  f.quality.outliers, f.quality.mape_all_pct);
+      // No log above 10% over the points fitted; where points were flagged as outliers (listed in
+      // `excluded`), MAPE+o reports the error with them.
+      EXPECT_LE(f.quality.mape_pct, 10.0) << c.file;
+      EXPECT_GE(f.quality.mape_all_pct, f.quality.outliers > 0 ? f.quality.mape_pct : 0.0);
+      sum += f.quality.mape_pct;
+      worst = std::max(worst, f.quality.mape_pct);
+      ++fits;
+    }
+  }
+  std::printf("collected: %zu logs, %d curves, mean MAPE %.2f%%, worst %.2f%%\n",
+              std::size(kCollected), fits, sum / fits, worst);
+  EXPECT_GE(std::size(kCollected), 20u);
+  EXPECT_LE(sum / fits, 3.0);
 }
 
 #else
