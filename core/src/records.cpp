@@ -4,7 +4,10 @@
 #include "scalefit/core/units.hpp"
 #include "scalefit/core/validate.hpp"
 
+#include <fmt/format.h>
+
 #include <cerrno>
+#include <cstdlib>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -286,6 +289,60 @@ RecordSet read_records(const std::string &path) {
     }
   }
   return set;
+}
+
+std::vector<std::string> drop_duplicate_measurements(std::vector<RecordSet> &sets) {
+  struct Seen {  // copied: the sets are compacted as they are scanned
+    double time_us, algbw_gbps, busbw_gbps;
+    std::string origin;
+  };
+  std::map<std::string, Seen> seen;
+  std::vector<std::string> warnings;
+  auto origin = [&](std::size_t s, std::size_t i) {
+    return i < sets[s].origin.size() ? sets[s].origin[i] : "record " + std::to_string(i + 1);
+  };
+  for (std::size_t s = 0; s < sets.size(); ++s) {
+    RecordSet &rs = sets[s];
+    std::vector<bool> drop(rs.measurements.size(), false);
+    for (std::size_t i = 0; i < rs.measurements.size(); ++i) {
+      const MeasurementRecord &m = rs.measurements[i];
+      const std::size_t ci = i < rs.context_of.size() ? rs.context_of[i] : 0;
+      const std::string system = ci < rs.contexts.size() ? rs.contexts[ci].system : "";
+      const auto [it, fresh] = seen.try_emplace(
+          system + '\x1f' + m.key(true), Seen{m.time_us, m.algbw_gbps, m.busbw_gbps, origin(s, i)});
+      if (fresh) continue;
+      const Seen &first = it->second;
+      const std::string &a = first.origin, b = origin(s, i);
+      const bool identical = first.time_us == m.time_us && first.algbw_gbps == m.algbw_gbps &&
+                             first.busbw_gbps == m.busbw_gbps;
+      if (!identical) {
+        const auto colon = b.rfind(':');
+        const std::string file = colon == std::string::npos ? b : b.substr(0, colon);
+        const long line = colon == std::string::npos ? 0 : std::atol(b.c_str() + colon + 1);
+        throw InputError(
+            fmt::format("measures the same point as {} (system '{}', {} {}, {}, {}, {} B) with a "
+                        "different result (time_us {:g} vs {:g}): two runs appended to one file, "
+                        "or the same point measured twice; keep one of them",
+                        a, system, op_name(m.op), m.group.label(), dtype_name(m.dtype),
+                        placement_name(m.placement), m.bytes, first.time_us, m.time_us),
+                         file, line, "time_us");
+      }
+      warnings.push_back(b + ": duplicates " + a + " (identical; merged)");
+      drop[i] = true;
+    }
+    std::size_t out = 0;
+    for (std::size_t i = 0; i < rs.measurements.size(); ++i) {
+      if (drop[i]) continue;
+      rs.measurements[out] = std::move(rs.measurements[i]);
+      if (i < rs.context_of.size()) rs.context_of[out] = rs.context_of[i];
+      if (i < rs.origin.size()) rs.origin[out] = std::move(rs.origin[i]);
+      ++out;
+    }
+    rs.measurements.resize(out);
+    if (rs.context_of.size() > out) rs.context_of.resize(out);
+    if (rs.origin.size() > out) rs.origin.resize(out);
+  }
+  return warnings;
 }
 
 JsonlWriter::JsonlWriter(const std::string &path) : m_path(path) {

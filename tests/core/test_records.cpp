@@ -169,3 +169,48 @@ TEST(Records, WriterToAFullDiskIsAnInputErrorNamingThePath) {
     EXPECT_EQ(e.file(), "/dev/full");
   }
 }
+
+namespace {
+RecordSet one_point_set(const std::string &file, double time_us, std::uint64_t bytes = 8) {
+  RecordSet rs;
+  ContextRecord c;
+  c.system = "sys";
+  rs.contexts.push_back(c);
+  MeasurementRecord m;
+  m.group = {"world", 2, 1, 2};
+  m.bytes = bytes;
+  m.time_us = time_us;
+  rs.measurements.push_back(m);
+  rs.context_of.push_back(0);
+  rs.origin.push_back(file + ":2");
+  return rs;
+}
+}  // namespace
+
+TEST(Records, IdenticalDuplicatesAreMergedWithAWarningNamingBoth) {
+  std::vector<RecordSet> sets{one_point_set("a.jsonl", 1.5), one_point_set("a.jsonl", 1.5),
+                              one_point_set("b.jsonl", 2.0, 16)};
+  const auto warnings = drop_duplicate_measurements(sets);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(warnings[0], "a.jsonl:2: duplicates a.jsonl:2 (identical; merged)");
+  EXPECT_EQ(sets[0].measurements.size(), 1u);
+  EXPECT_EQ(sets[1].measurements.size(), 0u);
+  EXPECT_EQ(sets[1].origin.size(), 0u);
+  EXPECT_EQ(sets[2].measurements.size(), 1u);  // another size: not a duplicate
+}
+
+TEST(Records, ConflictingDuplicatesAreRefusedNamingBothLocations) {
+  std::vector<RecordSet> sets{one_point_set("a.jsonl", 1.5), one_point_set("b.jsonl", 1.7)};
+  try {
+    drop_duplicate_measurements(sets);
+    FAIL();
+  } catch (const InputError &e) {
+    EXPECT_EQ(e.file(), "b.jsonl");
+    EXPECT_EQ(e.line(), 2);
+    EXPECT_NE(e.message().find("a.jsonl:2"), std::string::npos) << e.what();
+  }
+  // Another system's point at the same size is not a duplicate.
+  std::vector<RecordSet> other{one_point_set("a.jsonl", 1.5), one_point_set("b.jsonl", 1.7)};
+  other[1].contexts[0].system = "other";
+  EXPECT_TRUE(drop_duplicate_measurements(other).empty());
+}

@@ -106,6 +106,16 @@ struct RecordSet {
 /// context record.
 RecordSet read_records(const std::string &path);
 
+/// Removes duplicate measurements across `sets` (the same file given twice, two jobs appending to
+/// one file), so that no point is fitted twice. Two measurements are duplicates when their
+/// context's system and their MeasurementRecord::key() (op, group kind/nranks/nnodes/ranks per
+/// node, dtype, redop, root, placement, size) are equal. The first one read is kept.
+/// \returns one warning per identical duplicate dropped: "B duplicates A (identical; merged)",
+/// naming both origins ("file:line").
+/// \throws InputError naming the second record's file and line, and the first's, when the two
+/// disagree (time_us, algbw_gbps or busbw_gbps differ): which one to trust is the user's call.
+std::vector<std::string> drop_duplicate_measurements(std::vector<RecordSet> &sets);
+
 /// Appends records to a JSONL file, one line each, flushed as soon as written so that a killed
 /// run loses no finished point.
 class JsonlWriter {
