@@ -5,6 +5,7 @@
 #include "scalefit/core/records.hpp"
 #include "scalefit/core/units.hpp"
 #include "scalefit/estimator/report.hpp"
+#include "scalefit/fitting/fit_file.hpp"
 
 #include <cstdio>
 #include <memory>
@@ -92,9 +93,17 @@ est::Estimator make_estimator(const std::string &system_path, const std::string 
                               const est::ModelConfig &model) {
   est::SystemConfig sys = est::load_system(system_path);
   std::shared_ptr<const est::CommModel> comm = std::make_shared<est::SpecCommModel>(sys);
-  if (!fit_path.empty())
-    comm = est::make_fit_comm_model(fit_path, comm, model.dtype);
-  return est::Estimator(model, std::move(sys), comm);
+  fitting::FitFilePtr fit;
+  if (!fit_path.empty()) {
+    fit = fitting::load_fit_file(fit_path);
+    // A file with only compute/framework sections prices no message: keep the spec tiers.
+    if (!fit->entries.empty())
+      comm = est::make_fit_comm_model(fit_path, comm, model.dtype);
+  }
+  est::Estimator e(model, std::move(sys), comm);
+  if (fit)
+    e.use_compute(fit->compute);
+  return e;
 }
 
 void print(const std::string &s) {
