@@ -81,6 +81,14 @@ const char *recompute_name(Recompute r);
 /// any cluster, and small enough that every layout product stays exact in 64 bits.
 inline constexpr int kMaxGpus = 1 << 24;
 
+/// The training framework whose kernels and memory the estimate models.
+enum class Framework {
+  megatron, ///< Megatron-LM (2022 papers): fp16/bf16 weights and fused kernels, K = 12 optimizer
+  pytorch,  ///< PyTorch eager with bf16 autocast over fp32 weights, fused AdamW (constants.hpp)
+};
+/// "megatron" or "pytorch".
+const char *framework_name(Framework f);
+
 /// A parallel layout and its training options (Megatron-LM and ZeRO terms).
 struct Strategy {
   int dp = 1;                            ///< data-parallel degree d
@@ -97,6 +105,7 @@ struct Strategy {
   bool overlap_dp = true;        ///< hide DP bucket reductions and ZeRO-3 prefetch behind compute
   bool overlap_tp = false;       ///< hide TP collectives behind compute (not by default)
   bool pp_scatter_gather = true; ///< send b s h / t per boundary when tp > 1 (Narayanan et al.)
+  Framework framework = Framework::megatron; ///< whose kernels and memory layout
   /// Number of GPUs dp * tp * pp in 64 bits, saturated at INT64_MAX (any int degrees: no
   /// overflow); Estimator::check refuses products above kMaxGpus.
   std::int64_t gpus() const {
