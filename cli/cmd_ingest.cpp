@@ -81,7 +81,7 @@ void run_ingest(const IngestArgs &a, bool osu) {
     }
   }
   const auto emit = [&](const nlohmann::json &j) {
-    const std::string line = j.dump() + "\n";
+    const std::string line = dump_json(j) + "\n";
     if (file)
       file->write(line);
     else
@@ -117,9 +117,11 @@ void add_common(CLI::App *sub, IngestArgs &a) {
                   "operation when the log does not name it (allreduce, allgather, ...)");
   sub->add_option("--nranks", a.nranks,
                   "ranks when the log does not reveal them (required for OSU collectives unless "
-                  "the file holds the mpirun/srun line)");
+                  "the file holds the mpirun/srun line)")
+      ->check(CLI::Range(1, 1 << 24));
   sub->add_option("--nnodes", a.nnodes,
-                  "nodes when the log does not reveal them (default: inferred, else 1)");
+                  "nodes when the log does not reveal them (default: inferred, else 1)")
+      ->check(CLI::Range(1, 1 << 24));
   sub->add_option("--dtype", a.dtype, "data type when the log's is missing or unknown");
   sub->add_option("--system", a.system, "system name (default: the file name)");
   sub->add_flag("--strict", a.strict, "treat every warning as an error (exit 2)");
