@@ -40,8 +40,10 @@ struct IngestResult {
 /// Fallbacks for what a log does not say, and strictness.
 struct IngestOptions {
   std::optional<Op> op;       ///< used when the file does not name the operation
-  std::optional<int> nranks;  ///< used when no `# Rank` lines and no inference (OSU: default 2)
-  std::optional<int> nnodes;  ///< used when no `# Rank` lines name hosts (default 1, noted)
+  /// Used when the log does not reveal the rank count (OSU collectives: required unless the file
+  /// holds the launcher line; nccl-tests: after count column, busbw/algbw, NCCL init lines).
+  std::optional<int> nranks;
+  std::optional<int> nnodes;  ///< used when the log does not reveal nodes (default 1, noted)
   std::optional<DType> dtype; ///< used when the file's type is missing or unknown
   std::string system;         ///< system name; empty: the file name without extension (noted)
   bool strict = false;        ///< turn every warning into an InputError
@@ -56,11 +58,17 @@ struct IngestOptions {
 /// - op: `# Collective test starting: <bin>`, else the `*_perf[_mpi]` binary on a command line,
 ///   else the columns (redop/root/count), else IngestOptions::op (the file name breaks a tie
 ///   between column-compatible ops, e.g. allgather vs alltoall, with a note).
-/// - nranks: distinct ranks of the `#  Rank N ...` lines; else exact from the count column for
-///   AllGather/ReduceScatter/AllToAll (bytes = count * type size * n); else from busbw/algbw of
-///   the fastest row (AllReduce n = 2/(2 - r), (n-1)/n ops n = 1/(1 - r)); else
-///   IngestOptions::nranks; else 1 with a warning.
-/// - nnodes: distinct host names of the Rank lines; else IngestOptions::nnodes; else 1 (note).
+/// Launcher prefixes (`[1,0]<stdout>:`, `0: `, `[host:0]`, Ray's `(head, rank=0, pid=..)`) are
+/// stripped, `#` is optional, NCCL INFO lines are read for facts; nccl-tests `-J` JSON and
+/// rccl-tests JSON lines are read too. No regex touches the text (lines of any length are safe).
+/// - nranks: a complete Rank list; else exact from the count column for AllGather/ReduceScatter/
+///   AllToAll (bytes = count * type size * n); else busbw/algbw (AllReduce 2(n-1)/n, the others
+///   (n-1)/n; every row's printed precision intersected), which wins over partial Rank lists;
+///   else NCCL init `nRanks`, the Rank lines, a launcher's -np, IngestOptions::nranks; else 1 with
+///   a warning. `source.tables[].nranks_from` names the source.
+/// - nnodes: hosts of a complete Rank list; else NCCL `nNodes`; else the Rank lines' host pattern;
+///   else IngestOptions::nnodes or a launcher's -N/ppr; else a lower bound (hosts seen, a channel
+///   `via NET/`), flagged `nnodes_lower_bound`; else 1 (note).
 /// algbw/busbw are the printed values (computed from bytes/time where printed as N/A).
 /// \throws InputError (file, line, field) when the file cannot be opened, holds no result table,
 /// the operation cannot be determined, or (strict) on the first warning.
@@ -70,10 +78,13 @@ IngestResult read_nccl_tests(const std::string &path, const IngestOptions &opt =
 /// (`# OSU MPI Allreduce Latency Test v7.4`, `# Size  Avg Latency(us)`, with or without `-f`
 /// Min/Max/Iterations and `-c` Validation columns) and of osu_latency, and bandwidth tables of
 /// osu_bw / osu_bibw (`# Size  Bandwidth (MB/s)`, MB = 1e6 B). Mappings to nccl-tests' `bytes`
-/// and time are documented in osu.cpp; nranks is not printed by OSU: IngestOptions::nranks,
-/// default 2 (noted); point-to-point tests are always 2 ranks.
+/// and time are documented in osu.cpp; nranks is not printed by OSU: IngestOptions::nranks, else
+/// the launcher line in the file (`mpirun -np 144`, `srun -N2 --ntasks-per-node=4`);
+/// point-to-point tests are always 2 ranks. Headers are read token by token (collapsed spacing
+/// reads the same); `All-to-All Personalized Exchange` is alltoall; size-0 rows are skipped.
 /// \throws InputError (file, line, field) when the file cannot be opened, holds no OSU table,
-/// the test is not supported, or (strict) on the first warning.
+/// the test is not supported, a collective's rank count is unknown (field nranks), or (strict) on
+/// the first warning.
 IngestResult read_osu(const std::string &path, const IngestOptions &opt = {});
 
 } // namespace scalefit::ingest
