@@ -476,6 +476,7 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
                                                                std::max<std::size_t>(1, points_left));
               plan.rule.max_time_s = o.max_time_given ? std::min(o.max_time_s, share) : share;
               plan.rule.min_time_s = std::min(plan.rule.min_time_s, plan.rule.max_time_s);
+              plan.rule.min_samples_at_cap = 2; // the budget outranks --min-samples at the cap
             }
             if (points_left > 0)
               --points_left;
