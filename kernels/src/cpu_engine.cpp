@@ -2,6 +2,7 @@
 #include "scalefit/kernels/cpu_engine.hpp"
 
 #include "scalefit/core/error.hpp"
+#include "scalefit/kernels/fill.hpp"
 
 #include <Eigen/Core>
 #include <sched.h>
@@ -10,7 +11,6 @@
 #include <chrono>
 #include <cmath>
 #include <fstream>
-#include <random>
 #include <thread>
 #include <vector>
 
@@ -57,12 +57,17 @@ public:
 
   void prepare(const KernelShape &shape) override {
     m_shape = shape;
-    std::mt19937_64 rng(12345);
-    std::uniform_real_distribution<double> dist(-1.0, 1.0);
+    // The counter-based generator of fill.hpp (the cublas engine's values), in parallel.
+    std::uint64_t seed = 12345;
     auto fill = [&](Buffer<T> &buf, std::int64_t size) {
       buf.resize(static_cast<std::size_t>(size));
-      for (T &x : buf)
-        x = static_cast<T>(dist(rng));
+      const std::uint64_t sd = seed++;
+      T *p = buf.data();
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) if (size >= 65536)
+#endif
+      for (std::int64_t i = 0; i < size; ++i)
+        p[i] = static_cast<T>(2.0f * uniform_hash_value(sd, static_cast<std::uint64_t>(i)) - 1.0f);
     };
     if (shape.kind == KernelKind::softmax) {
       fill(m_a, shape.batch * shape.m * shape.n);

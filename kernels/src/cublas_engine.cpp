@@ -1,17 +1,16 @@
 // The `cublas` engine (host code): cublasGemmEx / cublasGemmStridedBatchedEx with fp32
 // accumulation (fp64 for fp64), the CUDA softmax kernel, CUDA-event timing on its own stream.
 // Row-major C = A B is computed as column-major C^T = B^T A^T: cuBLAS gets (n, m, k) with B first.
-#include "scalefit/bench/check.hpp"
 #include "scalefit/core/error.hpp"
 #include "scalefit/kernels/engine.hpp"
-#include "softmax_cuda.hpp"
+#include "cuda_check.hpp"
+#include "cuda_kernels.hpp"
 
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
-#include <random>
 #include <string>
 #include <vector>
 
@@ -19,14 +18,6 @@ namespace scalefit::kernels {
 
 namespace {
 
-#define SCALEFIT_CUBLAS_CHECK(expr)                                                                \
-  do {                                                                                             \
-    const cublasStatus_t scalefit_cublas_rc_ = (expr);                                             \
-    if (scalefit_cublas_rc_ != CUBLAS_STATUS_SUCCESS)                                              \
-      ::scalefit::bench::detail::throw_call_error(                                                 \
-          "cuBLAS", cublasGetStatusName(scalefit_cublas_rc_),                                      \
-          cublasGetStatusString(scalefit_cublas_rc_), #expr, __FILE__, __LINE__);                  \
-  } while (0)
 
 cudaDataType_t data_type(Precision p) {
   switch (p) {
@@ -126,7 +117,7 @@ struct DeviceBuffer {
     if (n <= bytes && ptr)
       return;
     release();
-    SCALEFIT_CUDA_CHECK(cudaMalloc(&ptr, n ? n : 1));
+    SCALEFIT_KCUDA_CHECK(cudaMalloc(&ptr, n ? n : 1));
     bytes = n;
   }
 };
@@ -134,10 +125,10 @@ struct DeviceBuffer {
 class CublasEngine final : public GemmEngine {
 public:
   explicit CublasEngine(Precision p) : m_precision(p) {
-    SCALEFIT_CUDA_CHECK(cudaGetDevice(&m_device));
-    SCALEFIT_CUDA_CHECK(cudaStreamCreateWithFlags(&m_stream, cudaStreamNonBlocking));
-    SCALEFIT_CUDA_CHECK(cudaEventCreate(&m_start));
-    SCALEFIT_CUDA_CHECK(cudaEventCreate(&m_stop));
+    SCALEFIT_KCUDA_CHECK(cudaGetDevice(&m_device));
+    SCALEFIT_KCUDA_CHECK(cudaStreamCreateWithFlags(&m_stream, cudaStreamNonBlocking));
+    SCALEFIT_KCUDA_CHECK(cudaEventCreate(&m_start));
+    SCALEFIT_KCUDA_CHECK(cudaEventCreate(&m_stop));
     SCALEFIT_CUBLAS_CHECK(cublasCreate(&m_handle));
     SCALEFIT_CUBLAS_CHECK(cublasSetStream(m_handle, m_stream));
     // A 32 MiB workspace, as cuBLAS recommends on Hopper for best kernels.
@@ -172,32 +163,31 @@ public:
     const auto na = static_cast<std::size_t>(shape.batch * shape.m * (sm ? shape.n : shape.k));
     const auto nb = sm ? 0 : static_cast<std::size_t>(shape.batch * shape.k * shape.n);
     const auto nc = sm ? 0 : static_cast<std::size_t>(shape.batch * shape.m * shape.n);
-    // Random values in [-1, 1]: keeps tensor cores away from all-zero fast paths.
-    std::mt19937_64 rng(12345);
-    std::uniform_real_distribution<double> dist(-1.0, 1.0);
-    auto upload = [&](DeviceBuffer &buf, std::size_t n) {
+    // Uniform values in [-1, 1) generated on the device, on the stream the kernels run on: no
+    // host loop, no pageable copy on another stream (O(1) host work for any shape).
+    std::uint64_t seed = 12345;
+    auto fill = [&](DeviceBuffer &buf, std::size_t n) {
       buf.resize(n * es);
-      std::vector<double> host(n);
-      for (double &x : host)
-        x = dist(rng);
-      const auto bytes = to_device_format(host, m_precision);
-      SCALEFIT_CUDA_CHECK(cudaMemcpy(buf.ptr, bytes.data(), bytes.size(), cudaMemcpyHostToDevice));
+      SCALEFIT_KCUDA_CHECK(detail::launch_fill_uniform(buf.ptr, softmax_type(m_precision),
+                                                       static_cast<std::int64_t>(n), seed++, -1.0f,
+                                                       1.0f, m_stream));
     };
-    upload(m_a, na);
+    fill(m_a, na);
     if (!sm) {
-      upload(m_b, nb);
+      fill(m_b, nb);
       m_c.resize(nc * es);
     }
+    SCALEFIT_KCUDA_CHECK(cudaStreamSynchronize(m_stream));
   }
 
   double run_us(int reps) override {
-    SCALEFIT_CUDA_CHECK(cudaEventRecord(m_start, m_stream));
+    SCALEFIT_KCUDA_CHECK(cudaEventRecord(m_start, m_stream));
     for (int r = 0; r < reps; ++r)
       launch(m_shape, m_a.ptr, m_b.ptr, m_c.ptr);
-    SCALEFIT_CUDA_CHECK(cudaEventRecord(m_stop, m_stream));
-    SCALEFIT_CUDA_CHECK(cudaEventSynchronize(m_stop));
+    SCALEFIT_KCUDA_CHECK(cudaEventRecord(m_stop, m_stream));
+    SCALEFIT_KCUDA_CHECK(cudaEventSynchronize(m_stop));
     float ms = 0;
-    SCALEFIT_CUDA_CHECK(cudaEventElapsedTime(&ms, m_start, m_stop));
+    SCALEFIT_KCUDA_CHECK(cudaEventElapsedTime(&ms, m_start, m_stop));
     return static_cast<double>(ms) * 1e3;
   }
 
@@ -209,28 +199,33 @@ public:
     const auto nc = static_cast<std::size_t>(shape.batch * shape.m * shape.n);
     if (a.size() < na || b.size() < nb)
       throw InputError("operands too short for shape " + shape.name);
+    // Every exchange on m_stream, the stream the kernel runs on, then one synchronize before
+    // the host reads: copies and kernel are ordered by the stream, not by the legacy stream.
     DeviceBuffer da, db, dc;
     const auto ha = to_device_format(a.subspan(0, na), m_precision);
     da.resize(ha.size());
-    SCALEFIT_CUDA_CHECK(cudaMemcpy(da.ptr, ha.data(), ha.size(), cudaMemcpyHostToDevice));
+    SCALEFIT_KCUDA_CHECK(
+        cudaMemcpyAsync(da.ptr, ha.data(), ha.size(), cudaMemcpyHostToDevice, m_stream));
+    std::vector<unsigned char> hb;
     if (!sm) {
-      const auto hb = to_device_format(b.subspan(0, nb), m_precision);
+      hb = to_device_format(b.subspan(0, nb), m_precision);
       db.resize(hb.size());
-      SCALEFIT_CUDA_CHECK(cudaMemcpy(db.ptr, hb.data(), hb.size(), cudaMemcpyHostToDevice));
+      SCALEFIT_KCUDA_CHECK(
+          cudaMemcpyAsync(db.ptr, hb.data(), hb.size(), cudaMemcpyHostToDevice, m_stream));
       dc.resize(nc * precision_bytes(m_precision));
     }
     launch(shape, da.ptr, db.ptr, dc.ptr);
-    SCALEFIT_CUDA_CHECK(cudaStreamSynchronize(m_stream));
     std::vector<unsigned char> hc(nc * precision_bytes(m_precision));
-    SCALEFIT_CUDA_CHECK(
-        cudaMemcpy(hc.data(), sm ? da.ptr : dc.ptr, hc.size(), cudaMemcpyDeviceToHost));
+    SCALEFIT_KCUDA_CHECK(cudaMemcpyAsync(hc.data(), sm ? da.ptr : dc.ptr, hc.size(),
+                                         cudaMemcpyDeviceToHost, m_stream));
+    SCALEFIT_KCUDA_CHECK(cudaStreamSynchronize(m_stream));
     return from_device_format(hc, m_precision);
   }
 
 private:
   void launch(const KernelShape &s, void *a, void *b, void *c) {
     if (s.kind == KernelKind::softmax) {
-      SCALEFIT_CUDA_CHECK(detail::launch_softmax_rows(a, softmax_type(m_precision), s.batch * s.m,
+      SCALEFIT_KCUDA_CHECK(detail::launch_softmax_rows(a, softmax_type(m_precision), s.batch * s.m,
                                                       static_cast<int>(s.n), m_stream));
       return;
     }

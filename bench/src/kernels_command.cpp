@@ -1,5 +1,5 @@
 // `scalefit-bench kernels`: shape list x engine -> table, summary, JSONL.
-#include "scalefit/kernels/driver.hpp"
+#include "scalefit/bench/kernels_command.hpp"
 
 #include "scalefit/bench/adaptive.hpp"
 #include "scalefit/bench/comm.hpp"

@@ -1,4 +1,4 @@
-/// \file driver.hpp
+/// \file kernels_command.hpp
 /// `scalefit-bench kernels`: times the GEMMs and softmax of a transformer layer (shapes.hpp) on an
 /// engine (engine.hpp), prints a table and appends JSON Lines (schema "scalefit.kernels/1").
 /// Under mpirun with several ranks only rank 0 measures (the others wait at a barrier); for
