@@ -1,10 +1,15 @@
 // The `cublas` engine (host code): cublasGemmEx / cublasGemmStridedBatchedEx with fp32
-// accumulation (fp64 for fp64), the CUDA softmax kernel, CUDA-event timing on its own stream.
+// accumulation (fp64 for fp64), the CUDA softmax kernel, cuDNN's fused SDPA for attention (with
+// SCALEFIT_HAVE_CUDNN), CUDA-event timing on its own stream. Inputs are filled on the device on
+// that stream; every host copy is stream-ordered and synchronized before the host reads.
 // Row-major C = A B is computed as column-major C^T = B^T A^T: cuBLAS gets (n, m, k) with B first.
 #include "scalefit/core/error.hpp"
 #include "scalefit/kernels/engine.hpp"
 #include "cuda_check.hpp"
 #include "cuda_kernels.hpp"
+#ifdef SCALEFIT_HAVE_CUDNN
+#include "cudnn_attention.hpp"
+#endif
 
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
@@ -136,6 +141,9 @@ public:
     SCALEFIT_CUBLAS_CHECK(cublasSetWorkspace(m_handle, m_workspace.ptr, m_workspace.bytes));
   }
   ~CublasEngine() override {
+#ifdef SCALEFIT_HAVE_CUDNN
+    m_attention.reset(); // its handle is bound to m_stream
+#endif
     cublasDestroy(m_handle);
     cudaEventDestroy(m_start);
     cudaEventDestroy(m_stop);
@@ -153,11 +161,30 @@ public:
     int cublas_version = 0, runtime = 0;
     cublasGetVersion(m_handle, &cublas_version);
     cudaRuntimeGetVersion(&runtime);
-    return "cuBLAS " + std::to_string(cublas_version) + ", CUDA runtime " + std::to_string(runtime);
+    std::string lib =
+        "cuBLAS " + std::to_string(cublas_version) + ", CUDA runtime " + std::to_string(runtime);
+#ifdef SCALEFIT_HAVE_CUDNN
+    lib += ", " + attention().version();
+#endif
+    return lib;
+  }
+
+  std::string fused_attention_unavailable(std::int64_t head_dim) const override {
+#ifdef SCALEFIT_HAVE_CUDNN
+    return detail::CudnnAttention::unavailable(m_precision, head_dim);
+#else
+    (void)head_dim;
+    return "scalefit was built without the cuDNN frontend (run scripts/setup.sh, or configure "
+           "with -DCUDNN_FRONTEND_INCLUDE_DIR=.../include)";
+#endif
   }
 
   void prepare(const KernelShape &shape) override {
     m_shape = shape;
+    if (shape.kind == KernelKind::attention) {
+      prepare_attention(shape);
+      return;
+    }
     const std::size_t es = precision_bytes(m_precision);
     const bool sm = shape.kind == KernelKind::softmax;
     const auto na = static_cast<std::size_t>(shape.batch * shape.m * (sm ? shape.n : shape.k));
@@ -193,6 +220,8 @@ public:
 
   std::vector<double> evaluate(const KernelShape &shape, std::span<const double> a,
                                std::span<const double> b) override {
+    if (shape.kind == KernelKind::attention)
+      return evaluate_attention(shape, a);
     const bool sm = shape.kind == KernelKind::softmax;
     const auto na = static_cast<std::size_t>(shape.batch * shape.m * (sm ? shape.n : shape.k));
     const auto nb = sm ? 0 : static_cast<std::size_t>(shape.batch * shape.k * shape.n);
@@ -223,7 +252,117 @@ public:
   }
 
 private:
+  /// Device buffers of an attention problem: m_a = q | k | v, m_b = out | dout,
+  /// m_c = dq | dk | dv, m_stats = fp32 log-sum-exp.
+  detail::AttentionBuffers attention_buffers(const KernelShape &s, void *qkv, void *od, void *grads,
+                                             void *stats) const {
+    const std::size_t n = static_cast<std::size_t>(s.batch * s.m * s.k) *
+                          precision_bytes(m_precision);
+    auto at = [](void *base, std::size_t off) {
+      return base ? static_cast<void *>(static_cast<unsigned char *>(base) + off) : nullptr;
+    };
+    detail::AttentionBuffers b;
+    b.q = qkv;
+    b.k = at(qkv, n);
+    b.v = at(qkv, 2 * n);
+    b.out = od;
+    b.dout = at(od, n);
+    b.dq = grads;
+    b.dk = at(grads, n);
+    b.dv = at(grads, 2 * n);
+    b.stats = stats;
+    return b;
+  }
+
+#ifdef SCALEFIT_HAVE_CUDNN
+  detail::CudnnAttention &attention() const {
+    if (!m_attention)
+      m_attention = std::make_unique<detail::CudnnAttention>(m_stream);
+    return *m_attention;
+  }
+#endif
+
+  void require_fused(const KernelShape &s) const {
+    if (const std::string why = fused_attention_unavailable(s.k); !why.empty())
+      throw InputError("--attention fused: " + why, "", 0, "--attention");
+  }
+
+  void prepare_attention(const KernelShape &s) {
+    require_fused(s);
+#ifdef SCALEFIT_HAVE_CUDNN
+    attention().build(s, m_precision);
+    const std::size_t n = static_cast<std::size_t>(s.batch * s.m * s.k);
+    const std::size_t es = precision_bytes(m_precision);
+    m_a.resize(3 * n * es);
+    m_b.resize(2 * n * es);
+    m_c.resize(s.pass == Pass::bwd ? 3 * n * es : 0);
+    m_stats.resize(static_cast<std::size_t>(s.batch * s.m) * sizeof(float));
+    SCALEFIT_KCUDA_CHECK(detail::launch_fill_uniform(m_a.ptr, softmax_type(m_precision),
+                                                     static_cast<std::int64_t>(3 * n), 12345,
+                                                     -1.0f, 1.0f, m_stream));
+    SCALEFIT_KCUDA_CHECK(detail::launch_fill_uniform(m_b.ptr, softmax_type(m_precision),
+                                                     static_cast<std::int64_t>(2 * n), 12346,
+                                                     -1.0f, 1.0f, m_stream));
+    if (s.pass == Pass::bwd) // out and stats as the backward pass gets them
+      attention().forward(attention_buffers(s, m_a.ptr, m_b.ptr, m_c.ptr, m_stats.ptr));
+    SCALEFIT_KCUDA_CHECK(cudaStreamSynchronize(m_stream));
+#endif
+  }
+
+  void launch_attention(const KernelShape &s, void *qkv, void *od, void *grads, void *stats) {
+#ifdef SCALEFIT_HAVE_CUDNN
+    const detail::AttentionBuffers b = attention_buffers(s, qkv, od, grads, stats);
+    if (s.pass == Pass::fwd)
+      attention().forward(b);
+    else
+      attention().backward(b);
+#else
+    (void)qkv, (void)od, (void)grads, (void)stats;
+    require_fused(s);
+#endif
+  }
+
+  std::vector<double> evaluate_attention(const KernelShape &s, std::span<const double> a) {
+    const auto n = static_cast<std::size_t>(s.batch * s.m * s.k);
+    const bool bwd = s.pass == Pass::bwd;
+    if (s.m != s.n || a.size() < (bwd ? 4 : 3) * n)
+      throw InputError("operands too short (or m != n) for attention shape " + s.name);
+    require_fused(s);
+#ifdef SCALEFIT_HAVE_CUDNN
+    attention().build(s, m_precision);
+    const std::size_t es = precision_bytes(m_precision);
+    DeviceBuffer qkv, od, grads, stats;
+    qkv.resize(3 * n * es);
+    od.resize(2 * n * es);
+    grads.resize(3 * n * es);
+    stats.resize(static_cast<std::size_t>(s.batch * s.m) * sizeof(float));
+    const auto hin = to_device_format(a.subspan(0, 3 * n), m_precision);
+    SCALEFIT_KCUDA_CHECK(
+        cudaMemcpyAsync(qkv.ptr, hin.data(), hin.size(), cudaMemcpyHostToDevice, m_stream));
+    std::vector<unsigned char> hdo;
+    const detail::AttentionBuffers b = attention_buffers(s, qkv.ptr, od.ptr, grads.ptr, stats.ptr);
+    attention().forward(b);
+    if (bwd) {
+      hdo = to_device_format(a.subspan(3 * n, n), m_precision);
+      SCALEFIT_KCUDA_CHECK(
+          cudaMemcpyAsync(b.dout, hdo.data(), hdo.size(), cudaMemcpyHostToDevice, m_stream));
+      attention().backward(b);
+    }
+    std::vector<unsigned char> hout((bwd ? 3 : 1) * n * es);
+    SCALEFIT_KCUDA_CHECK(cudaMemcpyAsync(hout.data(), bwd ? grads.ptr : od.ptr, hout.size(),
+                                         cudaMemcpyDeviceToHost, m_stream));
+    SCALEFIT_KCUDA_CHECK(cudaStreamSynchronize(m_stream));
+    return from_device_format(hout, m_precision);
+#else
+    return {};
+#endif
+  }
+
   void launch(const KernelShape &s, void *a, void *b, void *c) {
+    if (s.kind == KernelKind::attention) {
+      launch_attention(s, a, b, c, m_stats.ptr);
+      return;
+    }
     if (s.kind == KernelKind::softmax) {
       SCALEFIT_KCUDA_CHECK(detail::launch_softmax_rows(a, softmax_type(m_precision), s.batch * s.m,
                                                       static_cast<int>(s.n), m_stream));
@@ -255,7 +394,10 @@ private:
   cudaStream_t m_stream = nullptr;
   cudaEvent_t m_start = nullptr, m_stop = nullptr;
   cublasHandle_t m_handle = nullptr;
-  DeviceBuffer m_workspace, m_a, m_b, m_c;
+  DeviceBuffer m_workspace, m_a, m_b, m_c, m_stats;
+#ifdef SCALEFIT_HAVE_CUDNN
+  mutable std::unique_ptr<detail::CudnnAttention> m_attention; // created on first use
+#endif
   KernelShape m_shape;
 };
 
