@@ -2,11 +2,11 @@
 // summary, JSONL.
 #include "scalefit/bench/kernels_command.hpp"
 
-#include "scalefit/bench/adaptive.hpp"
 #include "scalefit/bench/comm.hpp"
 #include "scalefit/core/error.hpp"
 #include "scalefit/core/records.hpp"
 #include "scalefit/core/stats.hpp"
+#include "scalefit/core/timing.hpp"
 
 #include <mpi.h>
 #include <nlohmann/json.hpp>
@@ -53,8 +53,8 @@ void add_kernels_options(CLI::App &app, RawKernelsArgs &raw) {
   app.add_option("--system", raw.system, "System name for the context record");
   app.add_option("--attention", raw.attention,
                  "fused (one causal flash kernel per pass: cuDNN SDPA on cublas, tiled online "
-                 "softmax on cpu), unfused (score GEMM + softmax + context GEMM), or auto (fused "
-                 "where the engine has it)")
+                 "softmax on cpu), unfused (score GEMM + softmax + context GEMM), or auto (the "
+                 "model file's attention: when unfused, else fused where the engine has it)")
       ->capture_default_str();
   app.add_option("--sweep", raw.sweep,
                  "Measure the GEMM shape grid instead of a model: small (CPU-sized) or full "
@@ -78,7 +78,7 @@ KernelsOptions validate_kernels_args(const RawKernelsArgs &raw) {
   } else {
     std::string origin = "command line";
     if (!raw.model_path.empty()) {
-      o.model = estimator::load_model(raw.model_path);
+      o.model = load_model(raw.model_path);
       origin = raw.model_path;
     } else {
       const std::pair<int, const char *> need[] = {{raw.layers, "--layers"},
@@ -107,7 +107,7 @@ KernelsOptions validate_kernels_args(const RawKernelsArgs &raw) {
       o.model.vocabulary = raw.vocabulary;
     if (raw.ffn)
       o.model.ffn = raw.ffn;
-    estimator::validate_model(o.model, origin);
+    validate_model(o.model, origin);
     // transformer_gemms checks tp and the micro-batch; fail here, before any engine exists.
     (void)transformer_gemms(o.model, raw.tp, raw.micro_batch);
   }
@@ -117,6 +117,9 @@ KernelsOptions validate_kernels_args(const RawKernelsArgs &raw) {
     throw InputError("unknown attention '" + raw.attention + "' (expected fused, unfused or auto)",
                      "", 0, "--attention");
   o.attention = raw.attention;
+  // auto honours a model file that asks for unfused attention (core/model.hpp, `attention:`).
+  if (o.attention == "auto" && !o.sweep && o.model.attention == Attention::unfused)
+    o.attention = "unfused";
 
   if (raw.engine == "auto") {
     o.engine = default_engine_name();
@@ -183,7 +186,7 @@ nlohmann::json stats_json(const Summary &s) {
 Summary time_shape(GemmEngine &engine, const KernelsOptions &o, int &batch_out) {
   if (o.warmup > 0)
     engine.run_us(o.warmup);
-  bench::StopRule rule;
+  StopRule rule;
   rule.max_time_s = o.max_time_s;
   rule.min_time_s = std::min(0.02, o.max_time_s);
   rule.fixed_samples = o.iters;
@@ -194,7 +197,7 @@ Summary time_shape(GemmEngine &engine, const KernelsOptions &o, int &batch_out) 
     // One probe run sets the batch so a sample lasts ~1 ms (host timer noise well under 1%).
     const double probe_us = engine.run_us(1);
     elapsed_s += probe_us * 1e-6;
-    batch = bench::calibrate_batch(probe_us, 1000.0, 1000);
+    batch = calibrate_batch(probe_us, 1000.0, 1000);
   }
   while (!rule.should_stop(samples, elapsed_s)) {
     const double us = engine.run_us(batch);
@@ -217,7 +220,7 @@ int run_kernels(const KernelsOptions &o, const std::string &command_line) {
   std::unique_ptr<GemmEngine> engine;
   std::unique_ptr<JsonlWriter> writer;
   std::string error, field, attention_note;
-  AttentionImpl attention = AttentionImpl::unfused;
+  Attention attention = Attention::unfused;
   std::vector<KernelShape> shapes;
   if (rank == 0) {
     try {
@@ -226,7 +229,7 @@ int run_kernels(const KernelsOptions &o, const std::string &command_line) {
         const std::int64_t head_dim = o.model.hidden / o.model.heads;
         const std::string why = engine->fused_attention_unavailable(head_dim);
         if (why.empty())
-          attention = AttentionImpl::fused;
+          attention = Attention::fused;
         else if (o.attention == "fused")
           throw InputError("--attention fused: " + why, "", 0, "--attention");
         else
@@ -268,7 +271,7 @@ int run_kernels(const KernelsOptions &o, const std::string &command_line) {
                 "attention %s; %s%s\n",
                 o.model.name.c_str(), o.model.layers, o.model.hidden, o.model.heads,
                 o.model.sequence, o.model.vocabulary, o.model.ffn_size(), o.tp, o.micro_batch,
-                o.scale, std::string(attention_impl_name(attention)).c_str(), sampling.c_str(),
+                o.scale, std::string(attention_name(attention)).c_str(), sampling.c_str(),
                 ranks_note.c_str());
   if (!attention_note.empty())
     std::printf("# note: %s\n", attention_note.c_str());
@@ -298,7 +301,7 @@ int run_kernels(const KernelsOptions &o, const std::string &command_line) {
                           {"tp", o.tp},
                           {"micro_batch", o.micro_batch},
                           {"scale", o.scale},
-                          {"attention", o.sweep ? "none" : attention_impl_name(attention)},
+                          {"attention", o.sweep ? "none" : attention_name(attention)},
                           {"sweep", o.sweep ? sweep_grid_name(*o.sweep) : ""},
                           {"versions", {{"scalefit", SCALEFIT_VERSION}}},
                           {"command_line", command_line},

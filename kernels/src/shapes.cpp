@@ -26,10 +26,6 @@ std::string_view kernel_kind_name(KernelKind k) {
   return "?";
 }
 
-std::string_view attention_impl_name(AttentionImpl a) {
-  return a == AttentionImpl::fused ? "fused" : "unfused";
-}
-
 double KernelShape::flops() const {
   if (kind == KernelKind::softmax)
     return 0.0;
@@ -78,9 +74,9 @@ struct Linear {
 
 } // namespace
 
-std::vector<KernelShape> transformer_gemms(const estimator::ModelConfig &model, int tp,
+std::vector<KernelShape> transformer_gemms(const ModelConfig &model, int tp,
                                            int micro_batch, bool include_logits,
-                                           AttentionImpl attention) {
+                                           Attention attention) {
   if (tp < 1)
     throw InputError("expected a positive TP degree, got " + std::to_string(tp), "", 0, "--tp");
   if (micro_batch < 1)
@@ -116,7 +112,7 @@ std::vector<KernelShape> transformer_gemms(const estimator::ModelConfig &model, 
   const Linear down{"mlp_down", KernelKind::gemm, tokens, h, f / t, 1};
   const Linear logits{"logits", KernelKind::gemm, tokens, vocab_local, h, 1, false};
 
-  const bool fused = attention == AttentionImpl::fused;
+  const bool fused = attention == Attention::fused;
   KernelShape attn_fwd = make("attention.fwd", KernelKind::attention, Pass::fwd, s, s, d,
                               heads_local);
   attn_fwd.causal = true;
@@ -156,12 +152,12 @@ std::vector<KernelShape> transformer_gemms(const estimator::ModelConfig &model, 
   return out;
 }
 
-double layer_forward_flops(const estimator::ModelConfig &model, int micro_batch) {
+double layer_forward_flops(const ModelConfig &model, int micro_batch) {
   const double b = micro_batch, s = model.sequence, h = model.hidden, f = model.ffn_size();
   return 2.0 * b * s * (4.0 * h * h + 2.0 * h * f) + 4.0 * b * s * s * h;
 }
 
-double logits_forward_flops(const estimator::ModelConfig &model, int micro_batch) {
+double logits_forward_flops(const ModelConfig &model, int micro_batch) {
   return 2.0 * micro_batch * static_cast<double>(model.sequence) * model.hidden * model.vocabulary;
 }
 

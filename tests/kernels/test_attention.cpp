@@ -133,14 +133,14 @@ TEST(CpuEngineAttention, CheckPassesAndTimes) {
 }
 
 TEST(FusedShapes, FlopsAndLayerSum) {
-  estimator::ModelConfig m;
+  ModelConfig m;
   m.name = "t";
   m.layers = 2;
   m.hidden = 256;
   m.heads = 8;
   m.sequence = 128;
   m.vocabulary = 1000;
-  const auto shapes = transformer_gemms(m, 2, 3, true, AttentionImpl::fused);
+  const auto shapes = transformer_gemms(m, 2, 3, true, Attention::fused);
   double fwd_model = 0, fwd_exec = 0;
   int attention = 0;
   for (const KernelShape &s : shapes) {

@@ -12,7 +12,7 @@
 /// backward GEMMs are not modelled: the engines time the same m, n, k without transposes.
 #pragma once
 
-#include "scalefit/estimator/config.hpp"
+#include "scalefit/core/model.hpp"
 
 #include <cstdint>
 #include <string>
@@ -61,13 +61,6 @@ struct KernelShape {
   double model_flops() const;
 };
 
-/// How a layer's attention core runs.
-enum class AttentionImpl {
-  unfused, ///< Megatron-LM 2021: score batched GEMM, softmax, context batched GEMM (s x s stored)
-  fused,   ///< one fused causal kernel per pass (FlashAttention / cuDNN SDPA; no s x s stored)
-};
-/// "unfused" / "fused".
-std::string_view attention_impl_name(AttentionImpl a);
 
 /// The kernels of one transformer layer (and the logits) for one micro-batch of `micro_batch`
 /// samples on one GPU of a TP group of `tp` (Megatron-LM column/row-parallel split):
@@ -81,23 +74,23 @@ std::string_view attention_impl_name(AttentionImpl a);
 ///   logits       m=bs, n=ceil(V/t), k=h     (per_layer = false; only when include_logits)
 /// each GEMM as ".fwd" then, in backward order, ".dgrad" and ".wgrad" (attention: dgrad is the
 /// gradient of the first operand, wgrad of the second; both m=s, n, k as the chain rule gives).
-/// With `attention` fused, attn_score, softmax and attn_context (forward and backward) are
+/// With `attention` fused (core/model.hpp: one causal flash kernel per pass), attn_score, softmax and attn_context (forward and backward) are
 /// replaced by "attention.fwd" and "attention.bwd" (kind attention, batch = b a / t, m = n = s,
 /// k = h / a, causal).
 /// Sum of forward per-layer model_flops() * t = layer_forward_flops(model, b) exactly when t
 /// divides h, a and ffn (both attention implementations).
 /// \throws InputError (field "--tp" / "--micro-batch") when tp < 1, tp does not divide
-/// heads or ffn, or micro_batch < 1; the model must have passed estimator::validate_model.
-std::vector<KernelShape> transformer_gemms(const estimator::ModelConfig &model, int tp,
+/// heads or ffn, or micro_batch < 1; the model must have passed validate_model.
+std::vector<KernelShape> transformer_gemms(const ModelConfig &model, int tp,
                                            int micro_batch, bool include_logits = true,
-                                           AttentionImpl attention = AttentionImpl::unfused);
+                                           Attention attention = Attention::unfused);
 
 /// Forward FLOPs of one whole layer (all t GPUs together) for b samples: 2bs(4h^2 + 2h ffn) +
 /// 4bs^2h, which is Narayanan et al.'s 24bsh^2 + 4bs^2h when ffn = 4h [FLOP].
-double layer_forward_flops(const estimator::ModelConfig &model, int micro_batch);
+double layer_forward_flops(const ModelConfig &model, int micro_batch);
 
 /// Forward FLOPs of the logits GEMM (all t GPUs together): 2 b s h V [FLOP].
-double logits_forward_flops(const estimator::ModelConfig &model, int micro_batch);
+double logits_forward_flops(const ModelConfig &model, int micro_batch);
 
 /// Shapes shrunk for quick runs: m, n, k each multiplied by `factor` and rounded to the nearest
 /// integer (at least 1; k stays 0 for the softmax); batch kept. FLOPs shrink by about factor^3.
