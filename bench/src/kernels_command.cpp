@@ -225,20 +225,28 @@ int run_kernels(const KernelsOptions &o, const std::string &command_line) {
   if (rank == 0) {
     try {
       engine = make_engine(o.engine, o.precision);
+      auto layer = [&](Attention att) {
+        auto v = o.sweep ? sweep_shapes(*o.sweep)
+                         : transformer_gemms(o.model, o.tp, o.micro_batch, true, att);
+        return o.scale != 1.0 ? scale_shapes(std::move(v), o.scale) : v;
+      };
+      shapes = layer(Attention::unfused);
       if (!o.sweep && o.attention != "unfused") {
-        const std::int64_t head_dim = o.model.hidden / o.model.heads;
-        const std::string why = engine->fused_attention_unavailable(head_dim);
-        if (why.empty())
+        // The head size the kernel will run (after --scale) decides whether fused is available.
+        std::vector<KernelShape> fused = layer(Attention::fused);
+        std::string why;
+        for (const KernelShape &k : fused)
+          if (k.kind == KernelKind::attention && why.empty())
+            why = engine->fused_attention_unavailable(k.k);
+        if (why.empty()) {
           attention = Attention::fused;
-        else if (o.attention == "fused")
+          shapes = std::move(fused);
+        } else if (o.attention == "fused") {
           throw InputError("--attention fused: " + why, "", 0, "--attention");
-        else
+        } else {
           attention_note = "fused attention unavailable (" + why + "): running it unfused";
+        }
       }
-      shapes = o.sweep ? sweep_shapes(*o.sweep)
-                       : transformer_gemms(o.model, o.tp, o.micro_batch, true, attention);
-      if (o.scale != 1.0)
-        shapes = scale_shapes(std::move(shapes), o.scale);
       if (!o.out.empty())
         writer = std::make_unique<JsonlWriter>(o.out);
     } catch (const InputError &e) {
@@ -275,7 +283,7 @@ int run_kernels(const KernelsOptions &o, const std::string &command_line) {
                 ranks_note.c_str());
   if (!attention_note.empty())
     std::printf("# note: %s\n", attention_note.c_str());
-  std::printf("# %-18s %4s %7s %7s %7s %6s %12s %12s %9s%s\n", "shape", "pass", "m", "n", "k",
+  std::printf("# %-22s %4s %7s %7s %7s %6s %12s %12s %9s%s\n", "shape", "pass", "m", "n", "k",
               "batch", "time(us)", "median(us)", "TFLOP/s", o.check ? "  #wrong" : "");
   std::fflush(stdout);
 
@@ -325,7 +333,7 @@ int run_kernels(const KernelsOptions &o, const std::string &command_line) {
     }
     all_us += st.mean;
     best_tf = std::max(best_tf, tf);
-    std::printf("  %-18s %4s %7lld %7lld %7lld %6lld %12.2f %12.2f %9.4f", s.name.c_str(),
+    std::printf("  %-22s %4s %7lld %7lld %7lld %6lld %12.2f %12.2f %9.4f", s.name.c_str(),
                 std::string(pass_name(s.pass)).c_str(), static_cast<long long>(s.m),
                 static_cast<long long>(s.n), static_cast<long long>(s.k),
                 static_cast<long long>(s.batch), st.mean, st.median, tf);
