@@ -100,13 +100,14 @@ void run_fit(const FitArgs &a) {
   write_fit_file(fit, a.out);
   fmt::print("{}", compute_table(fit.compute));
 
-  fmt::print(
-      "{:<14} {:<22} {:<8} {:<12} {:>6} {:>10} {:>9} {:>9} {:>10} {:>10} {:<20} {:>7} {:>7}\n",
-      "op", "group", "dtype", "placement", "points", "peak_busbw", "alpha", "t(min)", "asym_algbw",
-      "asym_busbw", "model", "MAPE", "LOO");
-  fmt::print(
-      "{:<14} {:<22} {:<8} {:<12} {:>6} {:>10} {:>9} {:>9} {:>10} {:>10} {:<20} {:>7} {:>7}\n", "",
-      "", "", "", "", "[GB/s]", "[us]", "[us]", "[GB/s]", "[GB/s]", "", "[%]", "[%]");
+  const char *header =
+      "{:<14} {:<22} {:<8} {:<12} {:>6} {:>10} {:>9} {:>9} {:>10} {:>10} {:<20} {:>7} {:>7}\n";
+  if (!fit.entries.empty()) { // a fit of kernel records alone has no curve table
+    fmt::print(fmt::runtime(header), "op", "group", "dtype", "placement", "points", "peak_busbw",
+               "alpha", "t(min)", "asym_algbw", "asym_busbw", "model", "MAPE", "LOO");
+    fmt::print(fmt::runtime(header), "", "", "", "", "", "[GB/s]", "[us]", "[us]", "[GB/s]",
+               "[GB/s]", "", "[%]", "[%]");
+  }
   for (const FitEntry &e : fit.entries) {
     const std::string model = model_label(e.model);
     fmt::print("{:<14} {:<22} {:<8} {:<12} {:>6} {:>10.2f} {:>9.2f} {:>9.2f} {:>10.2f} {:>10.2f} "
