@@ -5,7 +5,7 @@
 #include "scalefit/bench/guard.hpp"
 #include "scalefit/bench/options.hpp"
 #include "scalefit/core/error.hpp"
-#include "scalefit/kernels/driver.hpp"
+#include "scalefit/bench/kernels_command.hpp"
 
 #include <CLI/CLI.hpp>
 #include <mpi.h>
