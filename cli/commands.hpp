@@ -16,4 +16,7 @@ void add_fitting_commands(CLI::App &app);
 /// `estimate`, `search`, `compare` (estimator/).
 void add_estimator_commands(CLI::App &app);
 
+/// `report` (report/): PNG plots and index.html from measurements, fit files and estimates.
+void add_report_command(CLI::App &app);
+
 }  // namespace scalefit::cli
