@@ -64,6 +64,7 @@ def bandwidth(fig, spec, d):
         ax = fig.add_subplot(gs[0, j])
         ar = fig.add_subplot(gs[1, j], sharex=ax)
         lo, hi, handles = float("inf"), 0.0, []
+        rmax, excl = 5.0, []  # residual range of the kept points; excluded points drawn clipped
         for i, s in enumerate(p["series"]):
             c = COLORS[i % len(COLORS)]
             b = s["bytes"]
@@ -84,7 +85,12 @@ def bandwidth(fig, spec, d):
                 for m in f["regimes"]:
                     ax.axvline(m["bytes"], color=c, ls=":", lw=1, alpha=0.8)
                 if b:
-                    ar.plot(b, f["residual_pct"], "o-", color=c, ms=3, lw=0.8)
+                    keep = [k for k, e in enumerate(s["excluded"]) if not e]
+                    res = f["residual_pct"]
+                    ar.plot([b[k] for k in keep], [res[k] for k in keep], "o-", color=c, ms=3,
+                            lw=0.8)
+                    rmax = max([rmax] + [abs(res[k]) for k in keep])
+                    excl += [(b[k], res[k]) for k, e in enumerate(s["excluded"]) if e]
                 name += " - %s, MAPE %.1f%%" % (f["model"], f["mape_pct"])
             handles.append(Line2D([], [], color=c, marker="o", label=name))
         handles += [Line2D([], [], color="gray", marker="o", ls="", label="busbw measured"),
@@ -98,6 +104,10 @@ def bandwidth(fig, spec, d):
         ax.set_title("%s: %s" % (d["op"], p["group"]))
         ax.set_ylabel("bandwidth [GB/s]" if j == 0 else "")
         ax.set_ylim(bottom=0)
+        lim = rmax * 1.15
+        ar.set_ylim(-lim, lim)
+        for x, r in excl:
+            ar.plot([x], [max(-lim, min(lim, r))], "x", color="red", ms=7, mew=2)
         ar.axhline(0, color="black", lw=0.8)
         ar.axhspan(-5, 5, color="green", alpha=0.08)
         ar.set_ylabel("residual [%]" if j == 0 else "")

@@ -355,8 +355,9 @@ std::vector<Plot> scaling_plots(const Inputs &in) {
         measured.push_back(
             {{"nnodes", ef.to_nnodes}, {"size_weighted", ef.size_weighted}, {"bands", bands}});
       }
-      // Fitted trend: size-weighted eff(g→n) of predict() at n = g, 2g, ... 4·max (the trend's
-      // validity range), over the base curve's power-of-two sizes.
+      // Fitted trend: size-weighted eff(g→n) = t(g)/t(n) with both times from predict() (the
+      // curves the estimator prices with) at n = g, 2g, ... 4·max (the trend's validity range),
+      // over the base curve's power-of-two sizes.
       nlohmann::json trend = nlohmann::json::array();
       const int g = s.nnodes.front(), nmax = 4 * s.nnodes.back();
       for (int n = g; n <= nmax; n *= 2) {
@@ -374,8 +375,15 @@ std::vector<Plot> scaling_plots(const Inputs &in) {
             ok = false;
             break;
           }
-          bool ext = false;
-          const double tg = fitting::entry_time_us(*base, b, ext);
+          fitting::CommQuery qg = q;
+          qg.nnodes = g;
+          qg.nranks = g * s.ranks_per_node;
+          const auto pg = fitting::predict(*f, qg, b);
+          if (!pg) {
+            ok = false;
+            break;
+          }
+          const double tg = pg->time_us;
           extrapolated = extrapolated || pn->extrapolated;
           num += b * tg / pn->time_us;
           den += b;
