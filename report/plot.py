@@ -150,6 +150,8 @@ def scaling(fig, spec, d):
         my = [m["size_weighted"] for m in s["measured"]]
         ax.plot(mx, my, "o", color=c, ms=8, label=s["label"] + " (measured, size-weighted)")
         for k, m in enumerate(s["measured"]):
+            if i > 0:  # per-band markers of the first series only: they would overlap
+                break
             for band, e in sorted(m.get("bands", {}).items()):
                 ax.plot([m["nnodes"]], [e], "_", color=c, ms=10, mew=2)
                 ax.annotate(band, (m["nnodes"], e), xytext=(6, 0), textcoords="offset points",
@@ -311,16 +313,22 @@ def compare(fig, spec, d):
     a1.set_ylim(0, max(l["iteration_s"] for l in ls) * 1.3)
     a1.legend(loc="upper left")
     a2 = fig.add_subplot(1, 3, 2)
-    shares = [[l[k] / l["iteration_s"] * 100 if l["iteration_s"] > 0 else 0 for l in ls]
-              for k, _, _ in TIME_PARTS]
     bottom = [0.0, 0.0]
-    for (key, name, c), v in zip(TIME_PARTS, shares):
-        a2.bar([0, 1], v, bottom=bottom, color=c, width=0.6)
+    for key, name, c in [("tp", "TP", "#937860"), ("pp", "PP", "#da8bc3"),
+                         ("dp", "DP / ZeRO", "#dd8452")]:
+        v = [l["comm_by_s"][key] for l in ls]
+        a2.bar([0, 1], v, bottom=bottom, color=c, label=name, width=0.6)
         bottom = [a + b for a, b in zip(bottom, v)]
+    for x, l in enumerate(ls):
+        a2.text(x, l["communication_s"], "%.3f s\n(%.3f s exposed)"
+                % (l["communication_s"], l["exposed_comm_s"]), ha="center", va="bottom",
+                fontsize=7)
     a2.set_xticks([0, 1])
     a2.set_xticklabels(["A", "B"])
-    a2.set_ylabel("share of iteration [%]")
-    a2.set_title("shares (communication B/A %.2fx)" % d["comm_ratio"])
+    a2.set_ylabel("communication per iteration [s]")
+    a2.set_ylim(0, max([l["communication_s"] for l in ls] + [1e-9]) * 1.35)
+    a2.set_title("communication (B/A %.2fx)" % d["comm_ratio"])
+    a2.legend(loc="upper right")
     a3 = fig.add_subplot(1, 3, 3)
     bottom = [0.0, 0.0]
     for key, c in MEM_PARTS:
@@ -338,6 +346,18 @@ def compare(fig, spec, d):
                                                        for l in ls]) * 1.35)
     a3.legend(loc="upper left")
     fig.subplots_adjust(left=0.06, right=0.99, bottom=0.2, top=0.85, wspace=0.3)
+
+
+def shrink(path):
+    """Re-encodes a PNG with a 256-colour palette (about 4x smaller, no visible change on these
+    flat-colour plots) when Pillow is there (python3-matplotlib depends on python3-pil)."""
+    try:
+        from PIL import Image
+    except ImportError:
+        return
+    with Image.open(path) as im:
+        q = im.convert("RGB").quantize(colors=256, method=Image.Quantize.FASTOCTREE)
+    q.save(path, format="PNG", optimize=True)
 
 
 DRAW = {"bandwidth": bandwidth, "latency": latency, "scaling": scaling, "kernels": kernels,
@@ -366,6 +386,7 @@ def main(argv):
         tmp = out + ".tmp.png"
         fig.savefig(tmp, dpi=DPI, format="png")
         plt.close(fig)
+        shrink(tmp)
         os.replace(tmp, out)
     return 0
 

@@ -338,13 +338,24 @@ std::vector<Plot> scaling_plots(const Inputs &in) {
   for (const auto &f : in.fits) {
     nlohmann::json series = nlohmann::json::array();
     std::string system;
-    for (const fitting::ScalingSeries &s : f->scaling) {
-      if (s.efficiency.empty() || s.entries.empty())
+    for (fitting::ScalingSeries s : f->scaling) {
+      if (s.entries.size() < 2)
         continue;
       system = s.system;
       const FitEntry *base = f->find(s.entries.front());
       if (!base)
         continue;
+      if (s.efficiency.empty()) // a loaded file: the loader keeps entries and trends only
+        for (std::size_t i = 1; i < s.entries.size(); ++i)
+          if (const FitEntry *e = f->find(s.entries[i]); e) {
+            try {
+              s.efficiency.push_back(fitting::scaling_efficiency(
+                  base->model, base->min_bytes, base->max_bytes, s.nnodes.front(), e->model,
+                  e->min_bytes, e->max_bytes, s.nnodes[i]));
+            } catch (const std::invalid_argument &) {
+              // ranges without a common power of two: no measured efficiency to show
+            }
+          }
       nlohmann::json measured = nlohmann::json::array();
       measured.push_back({{"nnodes", s.nnodes.front()}, {"size_weighted", 1.0}});
       for (const auto &ef : s.efficiency) {

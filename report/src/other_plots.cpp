@@ -66,6 +66,12 @@ nlohmann::json layout_json(const nlohmann::json &e, const std::string &file) {
           {"compute_s", compute},
           {"exposed_comm_s", std::max(0.0, comm - overlap)},
           {"bubble_s", bubble},
+          {"communication_s", comm},
+          {"overlap_s", overlap},
+          {"comm_by_s",
+           {{"tp", num(e, {"communication_s", "tp"}, file)},
+            {"pp", num(e, {"communication_s", "pp"}, file)},
+            {"dp", num(e, {"communication_s", "dp"}, file)}}},
           {"iteration_s", iteration},
           {"memory_gib", mem},
           {"total_gib", num(e, {"memory_gib", "total"}, file)},
@@ -189,7 +195,8 @@ std::vector<Plot> estimate_plots(const Inputs &in) {
       const double tr = e.doc.value("time_ratio", 0.0), cr = e.doc.value("comm_ratio", 0.0);
       p.caption = fmt::format(
           "Two systems side by side as Cheng et al. plot them: iteration time split (left), "
-          "communication time (middle), memory per GPU against device memory (right); B/A "
+          "communication time by parallelism, hidden or not (middle), memory per GPU against "
+          "device memory (right); B/A "
           "training time {:.2f}x, communication time {:.2f}x.",
           tr, cr);
       p.width_px = 1400;

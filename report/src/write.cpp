@@ -226,7 +226,7 @@ std::vector<Plot> write_report(const Inputs &in, const ReportOptions &opt) {
     nlohmann::json j = {{"name", p.name},         {"kind", p.kind},
                         {"title", p.title},       {"width_px", p.width_px},
                         {"height_px", p.height_px}, {"data", p.data}};
-    write_atomic(dir / "data" / (p.name + ".json"), j.dump(1) + "\n");
+    write_atomic(dir / "data" / (p.name + ".json"), j.dump() + "\n");
     manifest.push_back({{"name", p.name},
                         {"kind", p.kind},
                         {"data_file", "data/" + p.name + ".json"},
