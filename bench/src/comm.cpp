@@ -1,7 +1,6 @@
 // `scalefit-bench comm`: validation, group shapes, the timing loop, checks, table and records.
 #include "scalefit/bench/comm.hpp"
 
-#include "scalefit/bench/adaptive.hpp"
 #include "scalefit/bench/backend.hpp"
 #include "scalefit/bench/check.hpp"
 #include "scalefit/bench/collective.hpp"
@@ -11,6 +10,7 @@
 #include "scalefit/bench/verify.hpp"
 #include "scalefit/core/error.hpp"
 #include "scalefit/core/records.hpp"
+#include "scalefit/core/timing.hpp"
 #include "scalefit/core/units.hpp"
 
 #include <fmt/format.h>

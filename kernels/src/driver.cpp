@@ -1,11 +1,11 @@
 // `scalefit-bench kernels`: shape list x engine -> table, summary, JSONL.
 #include "scalefit/kernels/driver.hpp"
 
-#include "scalefit/bench/adaptive.hpp"
 #include "scalefit/bench/comm.hpp"
 #include "scalefit/core/error.hpp"
 #include "scalefit/core/records.hpp"
 #include "scalefit/core/stats.hpp"
+#include "scalefit/core/timing.hpp"
 
 #include <mpi.h>
 #include <nlohmann/json.hpp>
@@ -55,7 +55,7 @@ KernelsOptions validate_kernels_args(const RawKernelsArgs &raw) {
   KernelsOptions o;
   std::string origin = "command line";
   if (!raw.model_path.empty()) {
-    o.model = estimator::load_model(raw.model_path);
+    o.model = load_model(raw.model_path);
     origin = raw.model_path;
   } else {
     const std::pair<int, const char *> need[] = {{raw.layers, "--layers"},
@@ -84,7 +84,7 @@ KernelsOptions validate_kernels_args(const RawKernelsArgs &raw) {
     o.model.vocabulary = raw.vocabulary;
   if (raw.ffn)
     o.model.ffn = raw.ffn;
-  estimator::validate_model(o.model, origin);
+  validate_model(o.model, origin);
   // transformer_gemms checks tp and the micro-batch; fail here, before any engine exists.
   (void)transformer_gemms(o.model, raw.tp, raw.micro_batch);
   o.tp = raw.tp;
@@ -155,7 +155,7 @@ nlohmann::json stats_json(const Summary &s) {
 Summary time_shape(GemmEngine &engine, const KernelsOptions &o, int &batch_out) {
   if (o.warmup > 0)
     engine.run_us(o.warmup);
-  bench::StopRule rule;
+  StopRule rule;
   rule.max_time_s = o.max_time_s;
   rule.min_time_s = std::min(0.02, o.max_time_s);
   rule.fixed_samples = o.iters;
@@ -166,7 +166,7 @@ Summary time_shape(GemmEngine &engine, const KernelsOptions &o, int &batch_out) 
     // One probe run sets the batch so a sample lasts ~1 ms (host timer noise well under 1%).
     const double probe_us = engine.run_us(1);
     elapsed_s += probe_us * 1e-6;
-    batch = bench::calibrate_batch(probe_us, 1000.0, 1000);
+    batch = calibrate_batch(probe_us, 1000.0, 1000);
   }
   while (!rule.should_stop(samples, elapsed_s)) {
     const double us = engine.run_us(batch);
