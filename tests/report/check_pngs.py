@@ -5,7 +5,7 @@ of the stated size and not blank, and index.html shows each of them.
 Usage: check_pngs.py DIR [EXPECTED_PLOT_COUNT]
 
 The PNG is decoded here with the standard library only (zlib; the five scanline filters of the
-PNG specification, 8-bit RGB/RGBA), so the check does not trust the library that wrote it.
+PNG specification, 8-bit RGB, RGBA or palette), so the check does not trust the library that wrote it.
 "Not blank": the pixel values vary (standard deviation > 10 of 255) and at least 2% of the
 pixels differ from the most common (background) colour.
 """
@@ -23,7 +23,7 @@ def decode_png(path):
         data = f.read()
     if data[:8] != b"\x89PNG\r\n\x1a\n":
         raise ValueError("%s: not a PNG (bad signature)" % path)
-    pos, idat, ihdr = 8, b"", None
+    pos, idat, ihdr, plte = 8, b"", None, None
     while pos < len(data):
         (length,) = struct.unpack(">I", data[pos:pos + 4])
         kind = data[pos + 4:pos + 8]
@@ -32,6 +32,8 @@ def decode_png(path):
             raise ValueError("%s: bad CRC in chunk %r" % (path, kind))
         if kind == b"IHDR":
             ihdr = struct.unpack(">IIBBBBB", body)
+        elif kind == b"PLTE":
+            plte = body
         elif kind == b"IDAT":
             idat += body
         elif kind == b"IEND":
@@ -40,10 +42,10 @@ def decode_png(path):
     if ihdr is None:
         raise ValueError("%s: no IHDR" % path)
     w, h, depth, ctype, _, _, interlace = ihdr
-    if depth != 8 or ctype not in (2, 6) or interlace:
+    if depth != 8 or ctype not in (2, 3, 6) or interlace or (ctype == 3 and not plte):
         raise ValueError("%s: unsupported PNG (depth %d, colour type %d, interlace %d)"
                          % (path, depth, ctype, interlace))
-    ch = 3 if ctype == 2 else 4
+    ch = {2: 3, 3: 1, 6: 4}[ctype]
     raw = zlib.decompress(idat)
     stride = w * ch
     if len(raw) != h * (stride + 1):
@@ -71,6 +73,9 @@ def decode_png(path):
                 raise ValueError("%s: bad filter %d in row %d" % (path, ft, y))
         rows.append(bytes(line))
         prev = line
+    if ctype == 3:  # palette indices -> RGB
+        rows = [b"".join(plte[3 * i:3 * i + 3] for i in r) for r in rows]
+        ch = 3
     return w, h, ch, rows
 
 
