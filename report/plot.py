@@ -192,7 +192,18 @@ def kernels(fig, spec, d):
                 ax.annotate("%s %s" % (p["name"].replace(".fwd", ""), p["shape"]),
                             (p["flops"], p["tflops"]), xytext=(5, 3), textcoords="offset points",
                             fontsize=7, color="black")
+            if p.get("fit_tflops") is not None:
+                ax.plot([p["flops"]], [p["fit_tflops"]], "+", color="black", ms=8, mew=1.2)
         handles.append(Patch(color=c, label=s["label"]))
+    styles = ["--", ":", "-.", (0, (5, 1))]
+    for j, f in enumerate(d.get("compute_fits", [])):
+        ax.axhline(f["tflops"], color="black", lw=0.8, ls=styles[j % len(styles)])
+        handles.append(Line2D([], [], color="black", lw=0.8, ls=styles[j % len(styles)],
+                              label="compute fit %s %s: R = %.0f TFLOP/s, MAPE %.1f%%"
+                              % (f["dtype"], f["kind"], f["tflops"], f["mape_pct"])))
+    if d.get("compute_fits"):
+        handles.append(Line2D([], [], color="black", marker="+", ls="", ms=8,
+                              label="compute fit prediction"))
     handles += [Line2D([], [], color="gray", marker="o", ls="", label="forward"),
                 Line2D([], [], color="gray", marker="o", mfc="none", ls="", label="backward")]
     ax.set_xscale("log")

@@ -1,5 +1,6 @@
 // Plot data of kernels measurements and of estimates (estimate, search, compare).
 #include "scalefit/core/error.hpp"
+#include "scalefit/fitting/fit_file.hpp"
 #include "scalefit/report/report.hpp"
 
 #include <fmt/format.h>
@@ -80,6 +81,18 @@ nlohmann::json layout_json(const nlohmann::json &e, const std::string &file) {
           {"mfu", e.value("mfu", 0.0)}};
 }
 
+/// The first fit file's compute fit for (dtype, kind) of GEMM kinds, or nullptr.
+const fitting::ComputeFit *compute_fit(const Inputs &in, const std::string &dtype,
+                                       const std::string &kind) {
+  const auto k = fitting::parse_kernel_kind(kind);
+  if (!k || (*k != fitting::KernelKind::gemm && *k != fitting::KernelKind::batched_gemm))
+    return nullptr;
+  for (const auto &f : in.fits)
+    if (const fitting::ComputeFit *c = f->compute.find(dtype, *k))
+      return c;
+  return nullptr;
+}
+
 bool is_attention(const std::string &name) {
   return name.rfind("attn_score", 0) == 0 || name.rfind("attn_context", 0) == 0 ||
          name.rfind("softmax", 0) == 0;
@@ -109,14 +122,24 @@ std::vector<Plot> kernel_plots(const Inputs &in) {
                       k["batch"].get<long long>() > 1
                           ? fmt::format(" x{}", k["batch"].get<long long>())
                           : std::string());
-      if (kind != "softmax" && flops > 0)
-        pts.push_back({{"name", name},
-                       {"kind", kind},
-                       {"pass", str(k, "pass")},
-                       {"shape", shape},
-                       {"flops", flops},
-                       {"time_us", k["time_us"]},
-                       {"tflops", k["tflops"]}});
+      if (kind != "softmax" && flops > 0) {
+        nlohmann::json pt = {{"name", name},
+                             {"kind", kind},
+                             {"pass", str(k, "pass")},
+                             {"shape", shape},
+                             {"flops", flops},
+                             {"time_us", k["time_us"]},
+                             {"tflops", k["tflops"]},
+                             {"fit_tflops", nullptr}};
+        // The compute fit's prediction for this shape (fit files with a `compute` section).
+        if (const fitting::ComputeFit *cf = compute_fit(in, str(k, "dtype"), kind)) {
+          const double t = cf->gemm_us(k["m"].get<double>(), k["n"].get<double>(),
+                                       k["k"].get<double>(), k["batch"].get<double>());
+          if (t > 0)
+            pt["fit_tflops"] = flops / (t * 1e-6) / 1e12;
+        }
+        pts.push_back(pt);
+      }
       if (is_attention(name))
         atts.push_back({{"name", name},
                         {"pass", str(k, "pass")},
@@ -128,7 +151,18 @@ std::vector<Plot> kernel_plots(const Inputs &in) {
     if (!atts.empty())
       att.push_back({{"label", label}, {"kernels", atts}});
   }
-  // A compute fit (a fit file's `compute` section, when the fitter writes one) is drawn as given.
+  // The compute fits of the fit files (GEMM kinds): full-wave rate R and quality per dtype.
+  nlohmann::json fits = nlohmann::json::array();
+  for (const auto &f : in.fits)
+    for (const fitting::ComputeFit &c : f->compute.fits)
+      if (c.kind == fitting::KernelKind::gemm || c.kind == fitting::KernelKind::batched_gemm)
+        fits.push_back({{"dtype", c.dtype},
+                        {"kind", fitting::kernel_kind_name(c.kind)},
+                        {"tflops", c.tflops},
+                        {"tflops_odd", c.tflops_odd},
+                        {"mape_pct", c.quality.mape_pct},
+                        {"loo_mape_pct", c.quality.loo_mape_pct},
+                        {"file", f->path}});
   Plot p;
   p.kind = "kernels";
   p.name = "kernels-tflops";
@@ -138,7 +172,10 @@ std::vector<Plot> kernel_plots(const Inputs &in) {
               "(x batch); one colour per device/dtype/model, filled forward, hollow backward.";
   p.width_px = 1200;
   p.height_px = 720;
-  p.data = {{"sets", sets}};
+  p.data = {{"sets", sets}, {"compute_fits", fits}};
+  if (!fits.empty())
+    p.caption += " Black +: the compute fit's prediction for the same shape; dashed: its "
+                 "full-wave rate R per dtype and kind.";
   plots.push_back(std::move(p));
   if (!att.empty()) {
     Plot a;

@@ -1,4 +1,5 @@
 // index.html, the data files, and running report/plot.py.
+#include "scalefit/core/atomic_file.hpp"
 #include "scalefit/core/error.hpp"
 #include "scalefit/fitting/fit_file.hpp"
 #include "scalefit/report/report.hpp"
@@ -35,19 +36,11 @@ std::string esc(const std::string &s) {
   return o;
 }
 
-/// Writes `text` to `path` through a temporary file and a rename (readers never see half a file).
+/// Writes `text` to `path` atomically (core's AtomicFile: readers never see half a file).
 void write_atomic(const fs::path &path, const std::string &text) {
-  const fs::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out)
-      throw InputError("cannot write file", tmp.string());
-    out << text;
-    out.flush();
-    if (!out)
-      throw InputError("cannot write file", tmp.string());
-  }
-  fs::rename(tmp, path);
+  AtomicFile out(path.string());
+  out.write(text);
+  out.commit();
 }
 
 /// Runs argv, waits; \returns the exit status (-1 when it did not exit normally).

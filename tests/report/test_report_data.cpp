@@ -169,6 +169,20 @@ TEST(ReportScaling, MeasuredEfficiencyAndTrendAgreeAndExtrapolationIsMarked) {
     EXPECT_EQ(s["trend"].back()["nnodes"], 16); // 4 x the largest measured count
   }
   EXPECT_TRUE(checked);
+
+  // A fit file read back from disk (the loader keeps entries and trends, not the efficiencies):
+  // the report recomputes the same measured eff(2->4).
+  test::TempDir dir("scalefit_report_");
+  const std::string path = (dir.path / "h100.yaml").string();
+  fitting::write_fit_file(*fit, path);
+  Inputs loaded;
+  loaded.fits.push_back(fitting::load_fit_file(path));
+  const std::vector<Plot> again = scaling_plots(loaded);
+  ASSERT_EQ(again.size(), 1u);
+  ASSERT_EQ(again[0].data["series"].size(), plots[0].data["series"].size());
+  for (std::size_t i = 0; i < again[0].data["series"].size(); ++i)
+    EXPECT_NEAR(again[0].data["series"][i]["measured"][1]["size_weighted"].get<double>(),
+                plots[0].data["series"][i]["measured"][1]["size_weighted"].get<double>(), 1e-6);
 }
 
 TEST(ReportKernels, GemmPointsAndAttentionKernels) {
