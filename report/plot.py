@@ -210,8 +210,8 @@ def kernels(fig, spec, d):
     ax.set_ylim(bottom=0)
     ax.set_xlabel("FLOPs per call (2 m n k x batch)")
     ax.set_ylabel("achieved [TFLOP/s]")
-    ax.legend(handles=handles, loc="upper left")
-    fig.subplots_adjust(left=0.07, right=0.98, bottom=0.1, top=0.92)
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7)
+    fig.subplots_adjust(left=0.06, right=0.7, bottom=0.1, top=0.92)
 
 
 def attention(fig, spec, d):

@@ -3,7 +3,7 @@
 # results/reference/<system>/raw/ (copied unchanged from public nccl-tests logs and the project's
 # one-H100 measurements; each system's PROVENANCE.md names the sources):
 #   comm.jsonl   scalefit ingest of every raw nccl-tests log (node counts where a log names no host)
-#   fit.yaml     scalefit fit of comm.jsonl (what `estimate --fit` reads)
+#   fit.yaml     scalefit fit of comm.jsonl and raw kernels JSONL (what `estimate --fit` reads)
 #   *.json       example estimates priced by fit.yaml (where a configs/systems file matches)
 #   report/      scalefit report: PNGs, index.html, data/*.json
 # Usage: scripts/make-reference.sh [SYSTEM...]   (default: every system)
@@ -27,7 +27,7 @@ fit_and_report() {
   shift 2
   local kernels=()
   for k in "$ref/$sys"/raw/*.jsonl; do [ -e "$k" ] && kernels+=("$k"); done
-  "$sf" fit "$ref/$sys/comm.jsonl" -o "$ref/$sys/fit.yaml" >"$ref/$sys/fit.txt"
+  "$sf" fit "$ref/$sys/comm.jsonl" "${kernels[@]}" -o "$ref/$sys/fit.yaml" >"$ref/$sys/fit.txt"
   local est=()
   for e in "$@"; do est+=(--estimate "$e"); done
   rm -rf "$ref/$sys/report"
