@@ -31,14 +31,22 @@ struct ModelArgs {
     c->add_option("--attention", o.attention,
                   "override: fused (flash, the default) or unfused (Megatron 2022: s x s scores "
                   "stored)");
+    c->add_flag("--untied", untied, "the LM head has its own V x h weights (not tied)");
   }
-  est::ModelConfig build() const { return build_model(path, o); }
+  bool untied = false;
+  est::ModelConfig build() const {
+    est::ModelConfig m = build_model(path, o);
+    if (untied)
+      m.tied_embeddings = false;
+    return m;
+  }
 };
 
 /// Strategy options shared by estimate and compare.
 struct StrategyArgs {
   est::Strategy s;
   std::string recompute = "none";
+  std::string framework = "megatron";
   std::string bucket = "25M";
   bool no_overlap = false;
   bool no_scatter_gather = false;
@@ -54,6 +62,10 @@ struct StrategyArgs {
       c->add_option("--micro-batch", s.micro_batch, "micro-batch size b");
       c->add_option("--interleave", s.interleave, "model chunks per stage v (interleaved 1F1B)");
     }
+    c->add_option("--framework", framework,
+                  "megatron (fp16 weights, fused kernels) or pytorch (eager, bf16 autocast over "
+                  "fp32 weights, fused AdamW: pytorch_gpt_step.py)")
+        ->check(CLI::IsMember({"megatron", "pytorch"}));
     c->add_option("--bucket", bucket, "DP gradient bucket size (K/M/G, 1024-based)");
     c->add_flag("--fp32-grads", s.fp32_grads, "fp32 gradients as Megatron keeps them (18 B/param)");
     c->add_flag("--no-overlap", no_overlap, "do not hide DP/ZeRO communication behind compute");
@@ -66,6 +78,7 @@ struct StrategyArgs {
                                              : est::Recompute::none;
     s.bucket_bytes = static_cast<double>(parse_bytes(bucket, "--bucket"));
     s.overlap_dp = !no_overlap;
+    s.framework = framework == "pytorch" ? est::Framework::pytorch : est::Framework::megatron;
     s.pp_scatter_gather = !no_scatter_gather;
     return s;
   }

@@ -12,7 +12,8 @@ namespace scalefit::estimator {
 
 double parameter_count(const ModelConfig &m) {
   const double l = m.layers, h = m.hidden, f = m.ffn_size(), V = m.vocabulary, s = m.sequence;
-  return l * (4 * h * h + 2 * h * f + 9 * h + f) + (V + s) * h + 2 * h;
+  const double head = m.tied_embeddings ? 0.0 : V * h; // an untied LM head has its own V x h
+  return l * (4 * h * h + 2 * h * f + 9 * h + f) + (V + s) * h + 2 * h + head;
 }
 
 double layer_flops_per_sample(const ModelConfig &m) {
@@ -210,6 +211,10 @@ void Estimator::use_compute(const fitting::ComputeSection &c) {
   }
 }
 
+double Estimator::mem_n_s(double n, double bytes) const noexcept {
+  return n > 0 ? n * mem_s(bytes / n) : 0.0;
+}
+
 double Estimator::kernel_s(double gpu_s) const noexcept {
   return std::max(gpu_s, m_framework.dispatch_us * 1e-6) + m_launch_s;
 }
@@ -270,8 +275,14 @@ void Estimator::evaluate(const Strategy &st, Estimate &e) const noexcept {
     a_fwd = g_attn + mem_s(k * 4 * S) + mem_s(k * 5 * S);
     a_bwd = 2 * g_attn + mem_s(k * 6 * S) + mem_s(k * 5 * S);
   }
-  const double m_fwd = 2 * mem_s(k * 4 * e_ln) + 2 * mem_s(k * 7 * e_ln) + mem_s(k * 4 * e_f);
-  const double m_bwd = 2 * mem_s(k * 6 * e_ln) + 2 * mem_s(k * 7 * e_ln) + mem_s(k * 6 * e_f);
+  const bool eager = st.framework == Framework::pytorch;
+  const EagerCosts ec = eager ? eager_costs(b) : EagerCosts{};
+  const double m_fwd =
+      eager ? ec.layer_fwd
+            : 2 * mem_s(k * 4 * e_ln) + 2 * mem_s(k * 7 * e_ln) + mem_s(k * 4 * e_f);
+  const double m_bwd =
+      eager ? ec.layer_bwd
+            : 2 * mem_s(k * 6 * e_ln) + 2 * mem_s(k * 7 * e_ln) + mem_s(k * 6 * e_f);
   const double fwd_layer = g_lin + a_fwd + m_fwd;
   const bool full = st.recompute == Recompute::full;
   const bool selective = st.recompute == Recompute::selective && !fused;
@@ -283,7 +294,7 @@ void Estimator::evaluate(const Strategy &st, Estimate &e) const noexcept {
   const double bwd_layer = 2 * g_lin + a_bwd + m_bwd + rec_layer;
   // Logits and cross-entropy on the last stage (fp32 softmax over V/t).
   const double logits_gemm = 3 * gemm_s(T, V / t, h, 1);
-  const double xent = 2 * mem_s(4 * 3 * T * V / t);
+  const double xent = eager ? ec.head : 2 * mem_s(4 * 3 * T * V / t);
   const double logits = logits_gemm + xent;
   const double mb_cp = L * (fwd_layer + bwd_layer) + logits;
 
@@ -341,7 +352,8 @@ void Estimator::evaluate(const Strategy &st, Estimate &e) const noexcept {
   const double split_per_layer = 4 * h * h + 2 * h * f + 3 * h + f;
   const double repl_per_layer = 6 * h;
   const double layers_params = L * (split_per_layer / t + repl_per_layer);
-  const double first_extra = V * h / t + s * h + (st.pp == 1 ? 2 * h : 0.0);
+  const double head_params = md.tied_embeddings ? 0.0 : V * h / t; // untied LM head
+  const double first_extra = V * h / t + s * h + (st.pp == 1 ? 2 * h + head_params : 0.0);
   const double last_extra = V * h / t + 2 * h;
   const double p_local = layers_params + std::max(first_extra, last_extra);
   const double grad_el = st.fp32_grads ? 4.0 : el;
@@ -416,7 +428,10 @@ void Estimator::evaluate(const Strategy &st, Estimate &e) const noexcept {
 
   // --- Optimizer step: memory-bound Adam over the local shard (read 16 B, write 16 B / param) ---
   const double p_opt = p_local / (st.zero >= 1 ? d : 1.0);
-  const double t_opt = mem_s(32 * p_opt);
+  const double t_opt =
+      eager ? mem_n_s(std::ceil(p_opt / constants::kAdamWElementsPerLaunch),
+                      constants::kAdamWBytesPerParam * p_opt)
+            : mem_s(32 * p_opt);
 
   // --- Compute terms and what priced them ---
   const double mL = m * L;
@@ -427,7 +442,8 @@ void Estimator::evaluate(const Strategy &st, Estimate &e) const noexcept {
   e.terms[2] = {"memory-bound (layers)", mL * (m_fwd + m_bwd + (full ? m_fwd : 0)),
                 m_src_mem.c_str()};
   e.terms[3] = {"logits GEMMs", m * logits_gemm, m_src_gemm.c_str()};
-  e.terms[4] = {"cross-entropy", m * xent, m_src_mem.c_str()};
+  e.terms[4] = {eager ? "cross-entropy, embeddings" : "cross-entropy", m * xent,
+                m_src_mem.c_str()};
   e.terms[5] = {"optimizer", t_opt, m_src_mem.c_str()};
 
   // --- Time (Lu et al.) ---
@@ -457,6 +473,29 @@ void Estimator::evaluate(const Strategy &st, Estimate &e) const noexcept {
     act += activation_bytes_per_layer(md, st.micro_batch, st.tp, sp, Recompute::none);
   e.memory_bytes.activations = act;
   e.memory_bytes.total = e.memory_bytes.weights + ms.gradients + ms.optimizer + act;
+  if (eager) {
+    // PyTorch autocast: fp32 weights (4), gradients (4) and AdamW moments (8) per parameter. The
+    // peak is either at the cross-entropy backward (weights, moments, bf16 weight copies saved
+    // for backward, every activation, the live fp32 logit buffers; no gradient yet) or after
+    // backward (all 16 bytes per parameter).
+    const double psi = p_local;
+    const double mm = L * (4 * h * h + 2 * h * f) / t + (md.tied_embeddings ? 0.0 : V * h / t);
+    const double copies = full ? 0.0 : 2 * mm; // recompute casts again per block in backward
+    const double full_act =
+        full ? 4 * s * b * h * L / (sp ? t : 1.0) +
+                   activation_bytes_per_layer(md, st.micro_batch, st.tp, sp, Recompute::none)
+             : act;
+    const double logits_live = constants::kEagerXentLiveBytesPerLogit * T * V / t;
+    e.memory_bytes.weights = 4 * psi;
+    e.memory_bytes.optimizer = 8 * psi;
+    e.memory_bytes.activations = full_act + copies + logits_live;
+    const double at_loss = 12 * psi + e.memory_bytes.activations;
+    const double after = 16 * psi;
+    e.memory_bytes.gradients = at_loss >= after ? 0.0 : 4 * psi;
+    if (at_loss < after)
+      e.memory_bytes.activations = 0;
+    e.memory_bytes.total = std::max(at_loss, after);
+  }
   if (m_framework.present) // calibrated fixed overhead (allocator, workspaces, buffers)
     e.memory_bytes.total += m_framework.memory_overhead_gib * 1073741824.0;
   e.fits_memory = e.memory_bytes.total <= m_system.memory_bytes();

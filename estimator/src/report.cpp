@@ -29,7 +29,8 @@ nlohmann::json strategy_json(const Strategy &s) {
           {"bucket_bytes", s.bucket_bytes},
           {"fp32_grads", s.fp32_grads},
           {"overlap_dp", s.overlap_dp},
-          {"overlap_tp", s.overlap_tp}};
+          {"overlap_tp", s.overlap_tp},
+          {"framework", framework_name(s.framework)}};
 }
 } // namespace
 

@@ -174,6 +174,14 @@ private:
   double mem_s(double bytes) const noexcept;
   double attn_fused_s(double flops_fwd, double factor) const noexcept;
   double kernel_s(double gpu_s) const noexcept;
+  /// `n` memory-bound kernels moving `bytes` in all, priced as n of bytes / n each.
+  double mem_n_s(double n, double bytes) const noexcept;
+  /// PyTorch eager (Framework::pytorch) memory-bound work, per micro-batch on one GPU [s].
+  struct EagerCosts {
+    double layer_fwd = 0, layer_bwd = 0; ///< one block's elementwise kernels and weight casts
+    double head = 0;                     ///< cross-entropy, embeddings, final LN, head casts
+  };
+  EagerCosts eager_costs(double micro_batch) const noexcept; // eager.cpp
 
   std::optional<fitting::ComputeFit> m_fit_gemm, m_fit_bgemm, m_fit_mem, m_fit_attn;
   fitting::FrameworkConstants m_framework;
