@@ -14,6 +14,7 @@ int main(int argc, char **argv) {
   scalefit::cli::add_ingest_commands(app);
   scalefit::cli::add_fitting_commands(app);
   scalefit::cli::add_estimator_commands(app);
+  scalefit::cli::add_report_command(app);
   scalefit::cli::add_calibrate_command(app);
   try {
     app.parse(argc, argv);
