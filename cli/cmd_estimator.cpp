@@ -14,54 +14,24 @@ namespace scalefit::cli {
 namespace {
 namespace est = scalefit::estimator;
 
-/// Model file plus per-field overrides (--layers ... --ffn).
+/// Model file plus per-field overrides (--layers ... --ffn, --dtype, --attention).
 struct ModelArgs {
   std::string path;
-  int layers = 0, hidden = 0, heads = 0, seq = 0, vocab = 0, ffn = 0;
-  std::string dtype;
+  ModelOverrides o;
   void add(CLI::App *c) {
     c->add_option("--model", path, "model YAML (configs/models/...)");
-    c->add_option("--layers", layers, "override or give: transformer layers l");
-    c->add_option("--hidden", hidden, "override or give: hidden size h");
-    c->add_option("--heads", heads, "override or give: attention heads a");
-    c->add_option("--seq", seq, "override or give: sequence length s");
-    c->add_option("--vocab", vocab, "override or give: vocabulary V");
-    c->add_option("--ffn", ffn, "override or give: MLP inner size (default 4h)");
-    c->add_option("--dtype", dtype, "override: fp16, bf16 or fp32");
+    c->add_option("--layers", o.layers, "override or give: transformer layers l");
+    c->add_option("--hidden", o.hidden, "override or give: hidden size h");
+    c->add_option("--heads", o.heads, "override or give: attention heads a");
+    c->add_option("--seq", o.sequence, "override or give: sequence length s");
+    c->add_option("--vocab", o.vocabulary, "override or give: vocabulary V");
+    c->add_option("--ffn", o.ffn, "override or give: MLP inner size (default 4h)");
+    c->add_option("--dtype", o.dtype, "override: fp16, bf16 or fp32");
+    c->add_option("--attention", o.attention,
+                  "override: fused (flash, the default) or unfused (Megatron 2022: s x s scores "
+                  "stored)");
   }
-  est::ModelConfig build() const {
-    est::ModelConfig m;
-    std::string origin = "command line";
-    if (!path.empty()) {
-      m = est::load_model(path);
-      origin = path;
-    } else {
-      m.name = "custom";
-    }
-    if (layers)
-      m.layers = layers;
-    if (hidden)
-      m.hidden = hidden;
-    if (heads)
-      m.heads = heads;
-    if (seq)
-      m.sequence = seq;
-    if (vocab)
-      m.vocabulary = vocab;
-    if (ffn)
-      m.ffn = ffn;
-    if (!dtype.empty()) {
-      auto d = parse_dtype(dtype);
-      if (!d)
-        throw InputError("unknown dtype '" + dtype + "'", "", 0, "--dtype");
-      m.dtype = *d;
-    }
-    if (path.empty() && (!m.layers || !m.hidden || !m.heads || !m.sequence || !m.vocabulary))
-      throw InputError("give --model or all of --layers --hidden --heads --seq --vocab", "", 0,
-                       "--model");
-    est::validate_model(m, origin);
-    return m;
-  }
+  est::ModelConfig build() const { return build_model(path, o); }
 };
 
 /// Strategy options shared by estimate and compare.

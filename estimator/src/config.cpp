@@ -136,58 +136,6 @@ const char *recompute_name(Recompute r) {
   return "?";
 }
 
-void validate_model(const ModelConfig &m, const std::string &origin) {
-  auto need = [&](int v, const char *field) {
-    if (v <= 0)
-      throw InputError("expected a positive integer, got " + std::to_string(v), origin, 0, field);
-  };
-  need(m.layers, "layers");
-  need(m.hidden, "hidden");
-  need(m.heads, "heads");
-  need(m.sequence, "sequence");
-  need(m.vocabulary, "vocabulary");
-  need(m.ffn_size(), "ffn");
-  if (m.hidden % m.heads != 0)
-    throw InputError("heads (" + std::to_string(m.heads) + ") must divide hidden (" +
-                         std::to_string(m.hidden) + ")",
-                     origin, 0, "heads");
-  if (m.dtype != DType::half && m.dtype != DType::bfloat16 && m.dtype != DType::float32)
-    throw InputError("dtype must be half, bfloat16 or float", origin, 0, "dtype");
-}
-
-ModelConfig load_model(const std::string &path) {
-  const YAML::Node root = load_yaml(path);
-  const Reader r{path};
-  ModelConfig m;
-  const std::string stem = path.substr(path.find_last_of('/') + 1);
-  const std::string dflt_name = stem.substr(0, stem.find_last_of('.'));
-  m.name = r.get<std::string>(root, "name", "name", &dflt_name);
-  m.layers = r.positive_int(root, "layers", "layers");
-  m.hidden = r.positive_int(root, "hidden", "hidden");
-  m.heads = r.positive_int(root, "heads", "heads");
-  m.sequence = r.positive_int(root, "sequence", "sequence");
-  m.vocabulary = r.positive_int(root, "vocabulary", "vocabulary");
-  const int zero = 0;
-  m.ffn = r.get<int>(root, "ffn", "ffn", &zero);
-  if (m.ffn < 0)
-    throw InputError("expected a positive integer", path, line_of(root["ffn"]), "ffn");
-  m.global_batch = r.get<int>(root, "global_batch", "global_batch", &zero);
-  if (m.global_batch < 0)
-    throw InputError("expected a positive integer", path, line_of(root["global_batch"]),
-                     "global_batch");
-  const std::string half = "half";
-  const std::string dt = r.get<std::string>(root, "dtype", "dtype", &half);
-  const auto parsed = parse_dtype(dt);
-  if (!parsed ||
-      (*parsed != DType::half && *parsed != DType::bfloat16 && *parsed != DType::float32))
-    throw InputError("dtype must be fp16, bf16 or fp32, got '" + dt + "'", path,
-                     line_of(root["dtype"]), "dtype");
-  m.dtype = *parsed;
-  if (m.hidden % m.heads != 0)
-    throw InputError("heads must divide hidden", path, line_of(root["heads"]), "heads");
-  return m;
-}
-
 SystemConfig load_system(const std::string &path) {
   const YAML::Node root = load_yaml(path);
   const Reader r{path};

@@ -55,7 +55,7 @@ KernelsOptions validate_kernels_args(const RawKernelsArgs &raw) {
   KernelsOptions o;
   std::string origin = "command line";
   if (!raw.model_path.empty()) {
-    o.model = estimator::load_model(raw.model_path);
+    o.model = load_model(raw.model_path);
     origin = raw.model_path;
   } else {
     const std::pair<int, const char *> need[] = {{raw.layers, "--layers"},
@@ -84,7 +84,7 @@ KernelsOptions validate_kernels_args(const RawKernelsArgs &raw) {
     o.model.vocabulary = raw.vocabulary;
   if (raw.ffn)
     o.model.ffn = raw.ffn;
-  estimator::validate_model(o.model, origin);
+  validate_model(o.model, origin);
   // transformer_gemms checks tp and the micro-batch; fail here, before any engine exists.
   (void)transformer_gemms(o.model, raw.tp, raw.micro_batch);
   o.tp = raw.tp;

@@ -57,7 +57,7 @@ struct Linear {
 
 } // namespace
 
-std::vector<KernelShape> transformer_gemms(const estimator::ModelConfig &model, int tp,
+std::vector<KernelShape> transformer_gemms(const ModelConfig &model, int tp,
                                            int micro_batch, bool include_logits) {
   if (tp < 1)
     throw InputError("expected a positive TP degree, got " + std::to_string(tp), "", 0, "--tp");
@@ -113,12 +113,12 @@ std::vector<KernelShape> transformer_gemms(const estimator::ModelConfig &model, 
   return out;
 }
 
-double layer_forward_flops(const estimator::ModelConfig &model, int micro_batch) {
+double layer_forward_flops(const ModelConfig &model, int micro_batch) {
   const double b = micro_batch, s = model.sequence, h = model.hidden, f = model.ffn_size();
   return 2.0 * b * s * (4.0 * h * h + 2.0 * h * f) + 4.0 * b * s * s * h;
 }
 
-double logits_forward_flops(const estimator::ModelConfig &model, int micro_batch) {
+double logits_forward_flops(const ModelConfig &model, int micro_batch) {
   return 2.0 * micro_batch * static_cast<double>(model.sequence) * model.hidden * model.vocabulary;
 }
 

@@ -247,3 +247,42 @@ TEST(FitFile, DropsAndLiftsRoundTripAndValidation) {
     EXPECT_EQ(e.field(), "entries[0].parameters.drops");
   }
 }
+
+TEST(FitFile, FileCutShortIsRefusedEvenAtAnEntryBoundary) {
+  const std::string good = to_yaml(synthetic_fit());
+  ASSERT_EQ(good.substr(good.size() - 10), "end: true\n");
+  // Each cut leaves valid YAML that an unguarded loader would read as a smaller, complete file.
+  for (const std::string at : {"id: allreduce:world:32=4x8", "unfitted:", "scaling:", "end: true"}) {
+    const auto pos = good.find(at);
+    ASSERT_NE(pos, std::string::npos) << at;
+    const std::string cut = good.substr(0, good.rfind('\n', pos) + 1);
+    const InputError e = parse_error(cut);
+    EXPECT_EQ(e.file(), "bad.yaml");
+    EXPECT_EQ(e.field(), "end") << at;
+    EXPECT_NE(e.message().find("truncated"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(parse_error(replace(good, "end: true", "end: false")).field(), "end");
+  // The marker must be the last key: moved to the top, a cut file would still carry it.
+  const std::string moved =
+      "end: true\n" + replace(good, "end: true\n", "");
+  EXPECT_EQ(parse_error(moved).field(), "end");
+}
+
+TEST(FitFile, WriteIsAtomicAndNamesThePathOnFailure) {
+  const std::string path = ::testing::TempDir() + "fit_atomic.yaml";
+  write_fit_file(synthetic_fit(), path);
+  const std::string before = load_fit_file(path)->created;
+  try {
+    write_fit_file(synthetic_fit(), "/nonexistent-scalefit-dir/fit.yaml");
+    ADD_FAILURE() << "no InputError";
+  } catch (const InputError &e) {
+    EXPECT_EQ(e.file(), "/nonexistent-scalefit-dir/fit.yaml");
+  }
+  try {
+    write_fit_file(synthetic_fit(), "/dev/full");
+    ADD_FAILURE() << "no InputError";
+  } catch (const InputError &e) {
+    EXPECT_EQ(e.file(), "/dev/full");
+  }
+  EXPECT_EQ(load_fit_file(path)->created, before);
+}

@@ -1,7 +1,7 @@
 // The shape list of a layer against Narayanan et al. 2021: 24bsh^2 + 4bs^2h forward FLOPs per
 // layer (+ 2bshV logits), split over t GPUs; backward GEMMs have twice the forward FLOPs.
 #include "scalefit/core/error.hpp"
-#include "scalefit/estimator/config.hpp"
+#include "scalefit/core/model.hpp"
 #include "scalefit/kernels/shapes.hpp"
 
 #include <gtest/gtest.h>
@@ -15,8 +15,8 @@ using namespace scalefit::kernels;
 
 namespace {
 
-estimator::ModelConfig model(int l, int h, int a, int s, int v, int ffn = 0) {
-  estimator::ModelConfig m;
+ModelConfig model(int l, int h, int a, int s, int v, int ffn = 0) {
+  ModelConfig m;
   m.name = "t";
   m.layers = l;
   m.hidden = h;
@@ -39,7 +39,7 @@ double sum_flops(const std::vector<KernelShape> &shapes, Pass pass, bool per_lay
 
 TEST(Shapes, ForwardFlopsMatchNarayanan) {
   struct Case {
-    estimator::ModelConfig m;
+    ModelConfig m;
     int tp, b;
   };
   const Case cases[] = {

@@ -1,29 +1,24 @@
 /// \file config.hpp
-/// Inputs of the training estimator: the transformer model, the system (topology, device,
-/// spec-derived communication tiers) and the parallel strategy; YAML loaders for the first two.
+/// Inputs of the training estimator: the system (topology, device,
+/// spec-derived communication tiers) and the parallel strategy; the system YAML loader. The model
+/// config (ModelConfig, load_model) is scalefit/core/model.hpp.
 #pragma once
 
 #include "scalefit/core/collectives.hpp"
+#include "scalefit/core/model.hpp"
 
 #include <string>
 #include <vector>
 
 namespace scalefit::estimator {
 
-/// A GPT/BERT-style transformer (Narayanan et al. 2021 notation: l, h, a, s, V).
-struct ModelConfig {
-  std::string name;          ///< label for tables ("gpt-13b")
-  int layers = 0;            ///< l, transformer layers
-  int hidden = 0;            ///< h (d in Cheng et al.), hidden size
-  int heads = 0;             ///< a, attention heads
-  int sequence = 0;          ///< s, tokens per sample
-  int vocabulary = 0;        ///< V, vocabulary size (padded as the run pads it)
-  int ffn = 0;               ///< MLP inner size; 4h when 0
-  DType dtype = DType::half; ///< training dtype of weights and activations (half or bfloat16)
-  int global_batch = 0;      ///< default global batch B [samples]; 0 = none
-  /// MLP inner size [elements]: ffn, or 4h when unset.
-  int ffn_size() const { return ffn > 0 ? ffn : 4 * hidden; }
-};
+// The model config lives in core (kernels, fitting and the estimator read it).
+using scalefit::Attention;
+using scalefit::ModelConfig;
+using scalefit::ModelOverrides;
+using scalefit::build_model;
+using scalefit::load_model;
+using scalefit::validate_model;
 
 /// One row of a step efficiency table: sizes at or above `min_size` run at `efficiency`.
 struct EfficiencyStep {
@@ -103,16 +98,8 @@ struct Strategy {
   int batch() const { return global_batch > 0 ? global_batch : dp * micro_batch; }
 };
 
-/// Loads a model YAML (fields: name, layers, hidden, heads, sequence, vocabulary, ffn, dtype,
-/// global_batch). \throws InputError naming the file, line and field of a missing or bad value.
-ModelConfig load_model(const std::string &path);
-
 /// Loads a system YAML (name, gpus_per_node, device{...}, communication{intra, inter}); see
 /// docs/estimator.md. \throws InputError naming the file, line and field.
 SystemConfig load_system(const std::string &path);
-
-/// Checks a model's fields (positive sizes, heads divide hidden, dtype half/bfloat16/float).
-/// \throws InputError naming `origin` (a file or "command line") and the field.
-void validate_model(const ModelConfig &model, const std::string &origin);
 
 }  // namespace scalefit::estimator

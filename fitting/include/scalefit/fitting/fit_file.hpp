@@ -21,6 +21,9 @@ namespace scalefit::fitting {
 /// bandwidth drops (`parameters.drops`, docs/fit-file.md); the loader also reads /1 files
 /// (kFitSchemaV1), in which `drops` is an error.
 inline constexpr const char *kFitSchema = "scalefit.fit/2";
+/// The key that ends every fit file (`end: true`, the last key of the top-level mapping). The
+/// loader refuses a file without it as truncated (docs/fit-file.md, "End marker").
+inline constexpr const char *kFitEndKey = "end";
 /// The previous schema, still read: the same fields without `parameters.drops`.
 inline constexpr const char *kFitSchemaV1 = "scalefit.fit/1";
 
@@ -129,7 +132,9 @@ std::vector<ScalingSeries> build_scaling(const std::vector<FitEntry> &entries);
 /// The YAML text of a fit file (yaml-cpp emitter).
 std::string to_yaml(const FitFile &fit);
 
-/// Writes to_yaml(fit) to `path`. \throws InputError when it cannot be written.
+/// Writes to_yaml(fit) to `path` atomically (core/atomic_file.hpp: temporary file, fsync, rename):
+/// `path` holds the whole new file or its previous content, never a part.
+/// \throws InputError naming `path` when it cannot be written (missing directory, full disk...).
 void write_fit_file(const FitFile &fit, const std::string &path);
 
 /// Time [us] of `bytes` on one entry's curve with the range rule: inside [min_bytes, max_bytes]

@@ -5,7 +5,7 @@
 /// per-GPU figures on a multi-GPU node, run one process per GPU with CUDA_VISIBLE_DEVICES.
 #pragma once
 
-#include "scalefit/estimator/config.hpp"
+#include "scalefit/core/model.hpp"
 #include "scalefit/kernels/engine.hpp"
 
 #include <CLI/CLI.hpp>
@@ -45,7 +45,7 @@ void add_kernels_options(CLI::App &app, RawKernelsArgs &raw);
 
 /// Validated options.
 struct KernelsOptions {
-  estimator::ModelConfig model;          ///< the model (file and/or flags), validated
+  ModelConfig model;                     ///< the model (file and/or flags), validated
   int tp = 1;                            ///< TP degree (divides heads and ffn)
   int micro_batch = 1;                   ///< b [samples]
   std::string engine;                    ///< "cpu" or "cublas" (auto resolved)

@@ -12,7 +12,7 @@
 /// backward GEMMs are not modelled: the engines time the same m, n, k without transposes.
 #pragma once
 
-#include "scalefit/estimator/config.hpp"
+#include "scalefit/core/model.hpp"
 
 #include <cstdint>
 #include <string>
@@ -63,16 +63,16 @@ struct KernelShape {
 /// gradient of the first operand, wgrad of the second; both m=s, n, k as the chain rule gives).
 /// Sum of forward per-layer FLOPs * t = layer_forward_flops(model, b) exactly when t divides h,
 /// a and ffn. \throws InputError (field "--tp" / "--micro-batch") when tp < 1, tp does not divide
-/// heads or ffn, or micro_batch < 1; the model must have passed estimator::validate_model.
-std::vector<KernelShape> transformer_gemms(const estimator::ModelConfig &model, int tp,
+/// heads or ffn, or micro_batch < 1; the model must have passed validate_model.
+std::vector<KernelShape> transformer_gemms(const ModelConfig &model, int tp,
                                            int micro_batch, bool include_logits = true);
 
 /// Forward FLOPs of one whole layer (all t GPUs together) for b samples: 2bs(4h^2 + 2h ffn) +
 /// 4bs^2h, which is Narayanan et al.'s 24bsh^2 + 4bs^2h when ffn = 4h [FLOP].
-double layer_forward_flops(const estimator::ModelConfig &model, int micro_batch);
+double layer_forward_flops(const ModelConfig &model, int micro_batch);
 
 /// Forward FLOPs of the logits GEMM (all t GPUs together): 2 b s h V [FLOP].
-double logits_forward_flops(const estimator::ModelConfig &model, int micro_batch);
+double logits_forward_flops(const ModelConfig &model, int micro_batch);
 
 /// Shapes shrunk for quick runs: m, n, k each multiplied by `factor` and rounded to the nearest
 /// integer (at least 1; k stays 0 for the softmax); batch kept. FLOPs shrink by about factor^3.

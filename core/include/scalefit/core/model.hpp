@@ -1,0 +1,71 @@
+/// \file model.hpp
+/// A transformer's shape (Narayanan et al. 2021 notation: l, h, a, s, V), its YAML loader and
+/// command-line overrides. Read by kernels (the GEMM shapes of a layer), fitting and the
+/// estimator.
+#pragma once
+
+#include "scalefit/core/collectives.hpp"
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace scalefit {
+
+/// How attention is computed. Unfused (Megatron 2022): scores (b a s s) written to HBM, softmax
+/// and dropout as separate kernels, the s x s activations stored (Korthikanti et al. 2022,
+/// Table 2, the 5 a s / h term). Fused (FlashAttention, Dao et al. 2022): one kernel, no s x s
+/// matrix stored, only the output and the softmax statistics (one fp32 log-sum-exp per row and
+/// head).
+enum class Attention { fused, unfused };
+/// "fused" or "unfused".
+const char *attention_name(Attention a);
+/// Parses "fused" / "unfused" (also "flash" for fused); nullopt otherwise.
+std::optional<Attention> parse_attention(std::string_view name);
+
+/// A GPT/BERT-style transformer (Narayanan et al. 2021 notation: l, h, a, s, V).
+struct ModelConfig {
+  std::string name;                      ///< label for tables ("gpt-13b")
+  int layers = 0;                        ///< l, transformer layers
+  int hidden = 0;                        ///< h (d in Cheng et al.), hidden size
+  int heads = 0;                         ///< a, attention heads
+  int sequence = 0;                      ///< s, tokens per sample
+  int vocabulary = 0;                    ///< V, vocabulary size (padded as the run pads it)
+  int ffn = 0;                           ///< MLP inner size; 4h when 0
+  DType dtype = DType::half;             ///< training dtype of weights and activations
+  int global_batch = 0;                  ///< default global batch B [samples]; 0 = none
+  Attention attention = Attention::fused; ///< fused (flash) or unfused (Megatron 2022)
+  bool tied_embeddings = true;           ///< LM head shares the input embedding (Megatron, GPT-2)
+  /// MLP inner size [elements]: ffn, or 4h when unset.
+  int ffn_size() const { return ffn > 0 ? ffn : 4 * hidden; }
+};
+
+/// Per-field overrides from a command line: a value of 0 (or an empty string / nullopt) keeps
+/// the model's own.
+struct ModelOverrides {
+  int layers = 0, hidden = 0, heads = 0, sequence = 0, vocabulary = 0, ffn = 0; ///< see ModelConfig
+  std::string dtype;                    ///< "fp16", "bf16", "fp32" (parse_dtype names too)
+  std::string attention;                ///< "fused" or "unfused"
+  /// True when all five of layers, hidden, heads, sequence, vocabulary are set (a model from
+  /// flags alone).
+  bool complete() const { return layers && hidden && heads && sequence && vocabulary; }
+};
+
+/// Applies `o` to `m` (fields left at 0/empty are kept). \throws InputError naming the flag
+/// (--dtype, --attention) for an unknown name. Does not validate: call validate_model().
+void apply_overrides(ModelConfig &m, const ModelOverrides &o);
+
+/// Loads a model YAML (fields: name, layers, hidden, heads, sequence, vocabulary, and optional
+/// ffn, dtype, global_batch, attention: fused|unfused, tied_embeddings: bool).
+/// \throws InputError naming the file, line and field of a missing or bad value.
+ModelConfig load_model(const std::string &path);
+
+/// The model of a YAML file (`path` may be empty) with `o` applied, validated. Without a file,
+/// all five sizes must come from `o`. \throws InputError naming the file or flag.
+ModelConfig build_model(const std::string &path, const ModelOverrides &o);
+
+/// Checks a model's fields (positive sizes, heads divide hidden, dtype half/bfloat16/float).
+/// \throws InputError naming `origin` (a file or "command line") and the field.
+void validate_model(const ModelConfig &model, const std::string &origin);
+
+}  // namespace scalefit

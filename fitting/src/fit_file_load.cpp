@@ -1,0 +1,394 @@
+// Fit file: the loader, validating every field and naming file, line, entry and field.
+#include "scalefit/fitting/fit_file.hpp"
+
+#include "scalefit/core/error.hpp"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <fstream>
+#include <sstream>
+
+namespace scalefit::fitting {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// ---------------------------------------------------------------- loader helpers
+/// Reads fields of one YAML node, naming file, line, entry and field on error.
+struct Reader {
+  const std::string &file;
+  std::string entry; // entry id or index, for messages
+
+  [[noreturn]] void fail(const YAML::Node &at, const std::string &field,
+                         const std::string &why) const {
+    const long line = at.IsDefined() && at.Mark().line >= 0 ? at.Mark().line + 1 : 0;
+    throw InputError(entry.empty() ? why : why + " (entry " + entry + ")", file, line, field);
+  }
+  YAML::Node need(const YAML::Node &parent, const std::string &key, const std::string &path) const {
+    if (!parent.IsMap())
+      fail(parent, path, "expected a mapping");
+    YAML::Node n = parent[key];
+    if (!n || n.IsNull())
+      fail(parent, path + key, "missing");
+    return n;
+  }
+  double num(const YAML::Node &n, const std::string &field) const {
+    if (n.IsNull())
+      return kNaN;
+    if (!n.IsScalar())
+      fail(n, field, "expected a number");
+    try {
+      return n.as<double>();
+    } catch (const YAML::Exception &) {
+      fail(n, field, "expected a number, got '" + n.Scalar() + "'");
+    }
+  }
+  double num(const YAML::Node &parent, const std::string &key, const std::string &path) const {
+    return num(need(parent, key, path), path + key);
+  }
+  long integer(const YAML::Node &parent, const std::string &key, const std::string &path) const {
+    YAML::Node n = need(parent, key, path);
+    if (!n.IsScalar())
+      fail(n, path + key, "expected an integer");
+    try {
+      return n.as<long>();
+    } catch (const YAML::Exception &) {
+      fail(n, path + key, "expected an integer, got '" + n.Scalar() + "'");
+    }
+  }
+  std::string str(const YAML::Node &parent, const std::string &key, const std::string &path) const {
+    YAML::Node n = need(parent, key, path);
+    if (!n.IsScalar())
+      fail(n, path + key, "expected a string");
+    return n.Scalar();
+  }
+  /// {value, stderr} pair; stderr optional.
+  std::pair<double, double> param(const YAML::Node &parent, const std::string &key,
+                                  const std::string &path) const {
+    YAML::Node n = need(parent, key, path);
+    if (n.IsScalar())
+      return {num(n, path + key), kNaN};
+    const double v = num(n, "value", path + key + ".");
+    if (!std::isfinite(v))
+      fail(n, path + key + ".value", "expected a finite number");
+    YAML::Node se = n["stderr"];
+    return {v, se ? num(se, path + key + ".stderr") : kNaN};
+  }
+};
+
+LogLinearTrend read_trend(const Reader &r, const YAML::Node &parent, const std::string &key,
+                          const std::string &path) {
+  YAML::Node n = r.need(parent, key, path);
+  const std::string p = path + key + ".";
+  LogLinearTrend t;
+  t.intercept = r.num(n, "intercept", p);
+  t.slope = r.num(n, "slope", p);
+  t.lo_nnodes = r.num(n, "lo_nnodes", p);
+  t.hi_nnodes = r.num(n, "hi_nnodes", p);
+  t.floor = r.num(n, "floor", p);
+  if (!(t.lo_nnodes >= 1) || !(t.hi_nnodes >= t.lo_nnodes))
+    r.fail(n, p + "hi_nnodes", "expected 1 <= lo_nnodes <= hi_nnodes");
+  return t;
+}
+
+/// The last key of the top-level mapping must be `end: true` (kFitEndKey): a file cut short, even
+/// at an entry boundary where the YAML still parses, lacks it.
+void require_end_marker(const YAML::Node &root, const std::string &text, const std::string &name) {
+  // Keys and values are read as strings: assigning a YAML::Node to a defined YAML::Node would
+  // overwrite the referenced node's content (yaml-cpp's reference semantics).
+  std::string last_key, last_value;
+  bool last_scalar = false;
+  for (auto it = root.begin(); it != root.end(); ++it) {
+    last_key = it->first.IsScalar() ? it->first.Scalar() : "";
+    last_scalar = it->second.IsScalar();
+    last_value = last_scalar ? it->second.Scalar() : "";
+  }
+  const bool ok = last_key == kFitEndKey && last_scalar &&
+                  (last_value == "true" || last_value == "True" || last_value == "TRUE");
+  if (ok)
+    return;
+  const long lines = static_cast<long>(std::count(text.begin(), text.end(), '\n')) +
+                     (!text.empty() && text.back() != '\n' ? 1 : 0);
+  throw InputError(std::string("the file does not end with '") + kFitEndKey +
+                       ": true': it is truncated (cut short while being written or copied), or "
+                       "was not written by scalefit fit; refit it (docs/fit-file.md, End marker)",
+                   name, lines, kFitEndKey);
+}
+
+} // namespace
+
+FitFile parse_fit_file(const std::string &text, const std::string &name) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::ParserException &e) {
+    throw InputError("invalid YAML: " + e.msg, name, e.mark.line >= 0 ? e.mark.line + 1 : 0);
+  }
+  Reader r{name, ""};
+  if (!root.IsMap())
+    r.fail(root, "", "expected a mapping at the top level");
+  FitFile fit;
+  fit.path = name;
+  fit.schema = r.str(root, "schema", "");
+  if (fit.schema != kFitSchema && fit.schema != kFitSchemaV1)
+    r.fail(root["schema"], "schema",
+           "unsupported schema '" + fit.schema + "' (this version reads '" + kFitSchema +
+               "' and '" + kFitSchemaV1 + "')");
+  const bool v1 = fit.schema == kFitSchemaV1;
+  require_end_marker(root, text, name);
+  if (YAML::Node t = root["tool"]; t && t.IsScalar())
+    fit.tool = t.Scalar();
+  if (YAML::Node t = root["created"]; t && t.IsScalar())
+    fit.created = t.Scalar();
+  if (YAML::Node sys = root["system"]; sys && sys.IsMap())
+    for (auto it = sys.begin(); it != sys.end(); ++it)
+      if (it->second.IsScalar())
+        fit.system[it->first.as<std::string>()] = it->second.Scalar();
+  YAML::Node entries = r.need(root, "entries", "");
+  if (!entries.IsSequence())
+    r.fail(entries, "entries", "expected a list");
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const YAML::Node n = entries[i];
+    const std::string path = fmt::format("entries[{}].", i);
+    r.entry = fmt::format("#{}", i);
+    FitEntry e;
+    e.id = r.str(n, "id", path);
+    r.entry = "'" + e.id + "'";
+    if (YAML::Node sys = n["system"]; sys && sys.IsScalar())
+      e.system = sys.Scalar();
+    const std::string op = r.str(n, "op", path);
+    if (auto o = parse_op(op))
+      e.op = *o;
+    else
+      r.fail(n["op"], path + "op", "unknown operation '" + op + "'");
+    YAML::Node g = r.need(n, "group", path);
+    e.group.kind = r.str(g, "kind", path + "group.");
+    e.group.nranks = static_cast<int>(r.integer(g, "nranks", path + "group."));
+    e.group.nnodes = static_cast<int>(r.integer(g, "nnodes", path + "group."));
+    e.group.ranks_per_node = static_cast<int>(r.integer(g, "ranks_per_node", path + "group."));
+    if (e.group.nranks < 1 || e.group.nnodes < 1 || e.group.ranks_per_node < 1)
+      r.fail(g, path + "group", "nranks, nnodes and ranks_per_node must be >= 1");
+    const std::string dt = r.str(n, "dtype", path);
+    if (auto d = parse_dtype(dt))
+      e.dtype = *d;
+    else
+      r.fail(n["dtype"], path + "dtype", "unknown dtype '" + dt + "'");
+    if (n["redop"]) {
+      const std::string ro = r.str(n, "redop", path);
+      if (auto x = parse_redop(ro))
+        e.redop = *x;
+      else
+        r.fail(n["redop"], path + "redop", "unknown redop '" + ro + "'");
+    }
+    if (n["root"])
+      e.root = static_cast<int>(r.integer(n, "root", path));
+    const std::string pl = r.str(n, "placement", path);
+    if (auto p = parse_placement(pl))
+      e.placement = *p;
+    else
+      r.fail(n["placement"], path + "placement", "unknown placement '" + pl + "'");
+    if (n["points"])
+      e.points = static_cast<int>(r.integer(n, "points", path));
+    YAML::Node range = r.need(n, "size_range_bytes", path);
+    if (!range.IsSequence() || range.size() != 2)
+      r.fail(range, path + "size_range_bytes", "expected [min_bytes, max_bytes]");
+    e.min_bytes = r.num(range[0], path + "size_range_bytes[0]");
+    e.max_bytes = r.num(range[1], path + "size_range_bytes[1]");
+    if (!(e.min_bytes > 0) || !(e.max_bytes >= e.min_bytes))
+      r.fail(range, path + "size_range_bytes", "expected 0 < min_bytes <= max_bytes");
+    if (n["peak_busbw_gbps"])
+      e.peak_busbw_gbps = r.num(n, "peak_busbw_gbps", path);
+    const std::string model = r.str(n, "model", path);
+    const auto kind = parse_model(model);
+    if (!kind)
+      r.fail(n["model"], path + "model",
+             "unknown model '" + model + "' (known: alpha_beta, logistic, regimes)");
+    e.model.kind = *kind;
+    YAML::Node params = r.need(n, "parameters", path);
+    const std::string pp = path + "parameters.";
+    auto [alpha, alpha_se] = r.param(params, "alpha_us", pp);
+    if (!(alpha >= 0))
+      r.fail(params["alpha_us"], pp + "alpha_us", "expected >= 0");
+    e.model.alpha_us = alpha;
+    e.stderrs.push_back(alpha_se);
+    if (*kind == ModelKind::alpha_beta) {
+      auto [beta, beta_se] = r.param(params, "beta_gbps", pp);
+      if (!(beta > 0))
+        r.fail(params["beta_gbps"], pp + "beta_gbps", "expected > 0");
+      e.model.beta_gbps = beta;
+      e.stderrs.push_back(beta_se);
+    } else {
+      YAML::Node steps = r.need(params, "steps", pp);
+      if (!steps.IsSequence() || steps.size() == 0)
+        r.fail(steps, pp + "steps", "expected a non-empty list");
+      if (*kind == ModelKind::logistic && steps.size() != 1)
+        r.fail(steps, pp + "steps", "the logistic model has exactly 1 step");
+      YAML::Node drops = params["drops"], lifts = params["lifts"];
+      for (const auto &[node, key] : {std::pair{drops, "drops"}, std::pair{lifts, "lifts"}}) {
+        if (!node)
+          continue;
+        if (*kind != ModelKind::regimes)
+          r.fail(node, pp + key, std::string("only the regimes model has ") + key);
+        if (v1)
+          r.fail(node, pp + key,
+                 std::string(key) + " need schema '" + kFitSchema + "' (the file says '" +
+                     kFitSchemaV1 + "')");
+        if (!node.IsSequence() || node.size() == 0 || node.size() > 8)
+          r.fail(node, pp + key, "expected a list of 1 to 8 entries");
+      }
+      if (steps.size() > 8)
+        r.fail(steps, pp + "steps", "expected at most 8 steps");
+      if (*kind == ModelKind::regimes && steps.size() < 2 && !drops && !lifts)
+        r.fail(steps, pp + "steps",
+               "the regimes model has at least 2 steps, or 1 with drops or lifts");
+      for (std::size_t j = 0; j < steps.size(); ++j) {
+        const std::string sp = fmt::format("{}steps[{}].", pp, j);
+        LogisticStep st;
+        auto [b, bse] = r.param(steps[j], "bmax_gbps", sp);
+        auto [k, kse] = r.param(steps[j], "k", sp);
+        auto [h, hse] = r.param(steps[j], "s_half_bytes", sp);
+        if (!(b > 0))
+          r.fail(steps[j]["bmax_gbps"], sp + "bmax_gbps", "expected > 0");
+        if (!(k > 0))
+          r.fail(steps[j]["k"], sp + "k", "expected > 0");
+        if (!(h > 0))
+          r.fail(steps[j]["s_half_bytes"], sp + "s_half_bytes", "expected > 0");
+        e.model.steps.push_back({b, k, h});
+        e.stderrs.insert(e.stderrs.end(), {bse, kse, hse});
+      }
+      for (std::size_t j = 0; drops && j < drops.size(); ++j) {
+        const std::string sp = fmt::format("{}drops[{}].", pp, j);
+        if (!drops[j].IsMap())
+          r.fail(drops[j], sp, "expected a mapping {fraction, k, s_half_bytes}");
+        auto [f, fse] = r.param(drops[j], "fraction", sp);
+        auto [k, kse] = r.param(drops[j], "k", sp);
+        auto [h, hse] = r.param(drops[j], "s_half_bytes", sp);
+        if (!(f > 0 && f < 1))
+          r.fail(drops[j]["fraction"], sp + "fraction", "expected 0 < fraction < 1");
+        if (!(k > 0))
+          r.fail(drops[j]["k"], sp + "k", "expected > 0");
+        if (!(h > 0))
+          r.fail(drops[j]["s_half_bytes"], sp + "s_half_bytes", "expected > 0");
+        e.model.drops.push_back({f, k, h});
+        e.stderrs.insert(e.stderrs.end(), {fse, kse, hse});
+      }
+      for (std::size_t j = 0; lifts && j < lifts.size(); ++j) {
+        const std::string sp = fmt::format("{}lifts[{}].", pp, j);
+        if (!lifts[j].IsMap())
+          r.fail(lifts[j], sp, "expected a mapping {delta_us, k, s_half_bytes}");
+        auto [dl, dse] = r.param(lifts[j], "delta_us", sp);
+        auto [k, kse] = r.param(lifts[j], "k", sp);
+        auto [h, hse] = r.param(lifts[j], "s_half_bytes", sp);
+        if (!(dl > 0))
+          r.fail(lifts[j]["delta_us"], sp + "delta_us", "expected > 0");
+        if (!(k > 0))
+          r.fail(lifts[j]["k"], sp + "k", "expected > 0");
+        if (!(h > 0))
+          r.fail(lifts[j]["s_half_bytes"], sp + "s_half_bytes", "expected > 0");
+        e.model.lifts.push_back({dl, k, h});
+        e.stderrs.insert(e.stderrs.end(), {dse, kse, hse});
+      }
+    }
+    if (YAML::Node q = n["quality"]; q && q.IsMap()) {
+      auto opt = [&](const char *k, double dflt) {
+        return q[k] ? r.num(q[k], path + "quality." + k) : dflt;
+      };
+      e.quality.r2_log_time = opt("r2_log_time", kNaN);
+      e.quality.mape_pct = opt("mape_pct", kNaN);
+      e.quality.max_ape_pct = opt("max_ape_pct", kNaN);
+      e.quality.loo_mape_pct = opt("loo_mape_pct", kNaN);
+      e.quality.mape_all_pct = opt("mape_all_pct", kNaN);
+      e.quality.rmse_log = opt("rmse_log", kNaN);
+    }
+    if (YAML::Node lm = n["lm"]; lm && lm.IsMap()) {
+      if (lm["status"])
+        e.status = static_cast<int>(r.integer(lm, "status", path + "lm."));
+      if (lm["info"])
+        e.info = static_cast<int>(r.integer(lm, "info", path + "lm."));
+    }
+    if (YAML::Node s = n["selection"]; s && s.IsMap() && s["reason"] && s["reason"].IsScalar())
+      e.selection = s["reason"].Scalar();
+    if (YAML::Node d = n["diagnostic"]; d && d.IsScalar())
+      e.diagnostic = d.Scalar();
+    if (YAML::Node x = n["excluded"]; x && x.IsSequence())
+      for (std::size_t j = 0; j < x.size(); ++j) {
+        const std::string xp = fmt::format("{}excluded[{}].", path, j);
+        e.excluded.push_back(
+            {r.num(x[j], "bytes", xp), r.num(x[j], "time_us", xp), r.str(x[j], "reason", xp)});
+      }
+    if (fit.find(e.id))
+      r.fail(n["id"], path + "id", "duplicate entry id");
+    fit.entries.push_back(std::move(e));
+  }
+  r.entry.clear();
+  if (YAML::Node u = root["unfitted"]; u && u.IsSequence())
+    for (std::size_t i = 0; i < u.size(); ++i) {
+      const std::string up = fmt::format("unfitted[{}].", i);
+      fit.unfitted.push_back({r.str(u[i], "id", up),
+                              u[i]["points"] ? static_cast<int>(r.integer(u[i], "points", up)) : 0,
+                              u[i]["reason"] ? r.str(u[i], "reason", up) : ""});
+    }
+  if (YAML::Node sc = root["scaling"]; sc) {
+    if (!sc.IsSequence())
+      r.fail(sc, "scaling", "expected a list");
+    for (std::size_t i = 0; i < sc.size(); ++i) {
+      const YAML::Node n = sc[i];
+      const std::string path = fmt::format("scaling[{}].", i);
+      ScalingSeries s;
+      if (YAML::Node sys = n["system"]; sys && sys.IsScalar())
+        s.system = sys.Scalar();
+      const std::string op = r.str(n, "op", path);
+      if (auto o = parse_op(op))
+        s.op = *o;
+      else
+        r.fail(n["op"], path + "op", "unknown operation '" + op + "'");
+      const std::string dt = r.str(n, "dtype", path);
+      if (auto d = parse_dtype(dt))
+        s.dtype = *d;
+      else
+        r.fail(n["dtype"], path + "dtype", "unknown dtype '" + dt + "'");
+      const std::string pl = r.str(n, "placement", path);
+      if (auto p = parse_placement(pl))
+        s.placement = *p;
+      else
+        r.fail(n["placement"], path + "placement", "unknown placement '" + pl + "'");
+      if (n["redop"])
+        if (auto x = parse_redop(r.str(n, "redop", path)))
+          s.redop = *x;
+      if (n["root"])
+        s.root = static_cast<int>(r.integer(n, "root", path));
+      s.kind = r.str(n, "kind", path);
+      s.ranks_per_node = static_cast<int>(r.integer(n, "ranks_per_node", path));
+      YAML::Node nn = r.need(n, "nnodes", path), ids = r.need(n, "entries", path);
+      if (!nn.IsSequence() || !ids.IsSequence() || nn.size() != ids.size() || nn.size() < 2)
+        r.fail(nn, path + "nnodes",
+               "expected two equal-length lists (nnodes, entries) of >= 2 items");
+      for (std::size_t j = 0; j < nn.size(); ++j) {
+        s.nnodes.push_back(static_cast<int>(r.num(nn[j], fmt::format("{}nnodes[{}]", path, j))));
+        if (!ids[j].IsScalar() || !fit.find(ids[j].Scalar()))
+          r.fail(ids[j], fmt::format("{}entries[{}]", path, j), "no entry with this id");
+        s.entries.push_back(ids[j].Scalar());
+      }
+      YAML::Node trend = r.need(n, "trend", path);
+      s.alpha_us = read_trend(r, trend, "alpha_us", path + "trend.");
+      s.busbw_gbps = read_trend(r, trend, "busbw_gbps", path + "trend.");
+      fit.scaling.push_back(std::move(s));
+    }
+  }
+  return fit;
+}
+
+FitFilePtr load_fit_file(const std::string &path) {
+  std::ifstream in(path);
+  if (!in)
+    throw InputError("cannot open the fit file", path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return std::make_shared<const FitFile>(parse_fit_file(ss.str(), path));
+}
+
+} // namespace scalefit::fitting
