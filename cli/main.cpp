@@ -26,8 +26,8 @@ std::string subcommand_names(const CLI::App &app) {
 }
 
 /// Walks the leading words of the command line down the subcommand tree; returns a message for
-/// the first word that names no subcommand where one is expected ("" when all is well; options
-/// and positionals of a leaf command are left to CLI11). CLI11 alone reports an unknown word as
+/// the first word that names no subcommand where one is expected, or for a missing command
+/// ("" when all is well; options and positionals of a leaf command are left to CLI11). CLI11 alone reports an unknown word as
 /// "A subcommand is required", which names neither the word nor the commands.
 std::string unknown_subcommand(const CLI::App &app, int argc, char **argv) {
   const CLI::App *level = &app;
@@ -36,16 +36,17 @@ std::string unknown_subcommand(const CLI::App &app, int argc, char **argv) {
     const std::string word = argv[i];
     if (word.empty() || word[0] == '-') return "";
     if (level->get_subcommands([](const CLI::App *) { return true; }).empty()) return "";
-    const CLI::App *sub = nullptr;
-    try {
-      sub = const_cast<CLI::App *>(level)->get_subcommand(word);
-    } catch (const CLI::OptionNotFound &) {
+    const auto match =
+        level->get_subcommands([&](const CLI::App *sub) { return sub->check_name(word); });
+    if (match.empty())
       return "unknown command '" + path + " " + word + "' (commands: " + subcommand_names(*level) +
              "; see '" + path + " --help')";
-    }
-    level = sub;
+    level = match.front();
     path += " " + word;
   }
+  if (level->get_require_subcommand_min() > 0)
+    return "'" + path + "' needs a command: " + subcommand_names(*level) + " (see '" + path +
+           " --help')";
   return "";
 }
 
