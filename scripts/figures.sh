@@ -52,7 +52,7 @@ cmd=(mpirun -np 2 --oversubscribe "$bin/scalefit-bench" comm --backend mpi --ops
 say "${cmd[*]}   # x $runs"
 pct=() bare=()
 for ((i = 1; i <= runs; ++i)); do
-  line=$("${cmd[@]}" | grep '^# baseline' || true)
+  line=$("${cmd[@]}" 2>/dev/null | grep '^# baseline' || true)
   echo "run $i: ${line:-no baseline line}"
   [ -n "$line" ] || continue
   pct+=("$(sed -n 's/.*overhead [^(]*(\([-+0-9.]*\)%).*/\1/p' <<<"$line")")
@@ -61,25 +61,30 @@ done
 echo "overhead [%]:          $(printf '%s\n' "${pct[@]}" | range 2)"
 echo "bare median [us]:      $(printf '%s\n' "${bare[@]}" | range 3)"
 
-# bench_times BINARY FILTER: the per-iteration time column of each repetition (not aggregates).
+# bench_times BINARY FILTER: "wall unit cpu unit" per iteration of each repetition (no
+# aggregates). Wall time counts waiting for the cores; CPU time is what the code itself used.
 bench_times() {
   "$1" --benchmark_filter="$2" --benchmark_repetitions="$runs" 2>/dev/null |
-    awk -v f="$2" '$1 ~ f && $1 !~ /_(mean|median|stddev|cv)$/ && $3 ~ /^(ns|us|ms|s)$/ {print $2, $3}'
+    awk -v f="$2" '$1 ~ f && $1 !~ /_(mean|median|stddev|cv)$/ && $3 ~ /^(ns|us|ms|s)$/ {print $2, $3, $4, $5}'
+}
+# report_times NAME PRECISION: the ranges of wall and CPU time from bench_times on stdin.
+report_times() {
+  local t
+  t=$(cat)
+  echo "$t" | awk '{print "rep: wall " $1 " " $2 ", cpu " $3 " " $4}'
+  echo "$1, wall [$(echo "$t" | awk 'NR==1{print $2}')]: $(echo "$t" | awk '{print $1}' | range "$2")"
+  echo "$1, cpu  [$(echo "$t" | awk 'NR==1{print $4}')]: $(echo "$t" | awk '{print $3}' | range "$2")"
 }
 
 echo
 echo "== one curve fit: 30 points, every model, outliers, leave-one-out"
-say "$bin/bm_fitting --benchmark_filter=BM_FitCurveAllModelsLoo\$ --benchmark_repetitions=$runs"
-t=$(bench_times "$bin/bm_fitting" 'BM_FitCurveAllModelsLoo$')
-echo "$t" | sed 's/^/rep: /'
-echo "time per curve [$(echo "$t" | awk 'NR==1{print $2}')]:  $(echo "$t" | awk '{print $1}' | range 3)"
+say "$bin/bm_fitting --benchmark_filter='BM_FitCurveAllModelsLoo\$' --benchmark_repetitions=$runs"
+bench_times "$bin/bm_fitting" 'BM_FitCurveAllModelsLoo$' | report_times "time per curve" 3
 
 echo
 echo "== estimator: one layout evaluated (megatron-1t on dgx-a100-80gb, every valid layout in turn)"
-say "$bin/bm_estimator --benchmark_filter=BM_EvaluateLayout\$ --benchmark_repetitions=$runs"
-t=$(bench_times "$bin/bm_estimator" 'BM_EvaluateLayout$')
-echo "$t" | sed 's/^/rep: /'
-echo "time per layout [$(echo "$t" | awk 'NR==1{print $2}')]: $(echo "$t" | awk '{print $1}' | range 1)"
+say "$bin/bm_estimator --benchmark_filter='BM_EvaluateLayout\$' --benchmark_repetitions=$runs"
+bench_times "$bin/bm_estimator" 'BM_EvaluateLayout$' | report_times "time per layout" 1
 
 echo
 echo "== fit quality on the real nccl-tests logs in tests/data/nccl-tests (deterministic)"
