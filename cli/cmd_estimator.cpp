@@ -4,6 +4,7 @@
 #include "scalefit/core/error.hpp"
 #include "scalefit/core/units.hpp"
 #include "scalefit/estimator/report.hpp"
+#include "scalefit/fitting/fit_file.hpp"
 
 #include <cstdio>
 #include <memory>
@@ -30,14 +31,22 @@ struct ModelArgs {
     c->add_option("--attention", o.attention,
                   "override: fused (flash, the default) or unfused (Megatron 2022: s x s scores "
                   "stored)");
+    c->add_flag("--untied", untied, "the LM head has its own V x h weights (not tied)");
   }
-  est::ModelConfig build() const { return build_model(path, o); }
+  bool untied = false;
+  est::ModelConfig build() const {
+    est::ModelConfig m = build_model(path, o);
+    if (untied)
+      m.tied_embeddings = false;
+    return m;
+  }
 };
 
 /// Strategy options shared by estimate and compare.
 struct StrategyArgs {
   est::Strategy s;
   std::string recompute = "none";
+  std::string framework = "megatron";
   std::string bucket = "25M";
   bool no_overlap = false;
   bool no_scatter_gather = false;
@@ -53,6 +62,10 @@ struct StrategyArgs {
       c->add_option("--micro-batch", s.micro_batch, "micro-batch size b");
       c->add_option("--interleave", s.interleave, "model chunks per stage v (interleaved 1F1B)");
     }
+    c->add_option("--framework", framework,
+                  "megatron (fp16 weights, fused kernels) or pytorch (eager, bf16 autocast over "
+                  "fp32 weights, fused AdamW: pytorch_gpt_step.py)")
+        ->check(CLI::IsMember({"megatron", "pytorch"}));
     c->add_option("--bucket", bucket, "DP gradient bucket size (K/M/G, 1024-based)");
     c->add_flag("--fp32-grads", s.fp32_grads, "fp32 gradients as Megatron keeps them (18 B/param)");
     c->add_flag("--no-overlap", no_overlap, "do not hide DP/ZeRO communication behind compute");
@@ -65,6 +78,7 @@ struct StrategyArgs {
                                              : est::Recompute::none;
     s.bucket_bytes = static_cast<double>(parse_bytes(bucket, "--bucket"));
     s.overlap_dp = !no_overlap;
+    s.framework = framework == "pytorch" ? est::Framework::pytorch : est::Framework::megatron;
     s.pp_scatter_gather = !no_scatter_gather;
     return s;
   }
@@ -74,9 +88,17 @@ est::Estimator make_estimator(const std::string &system_path, const std::string 
                               const est::ModelConfig &model) {
   est::SystemConfig sys = est::load_system(system_path);
   std::shared_ptr<const est::CommModel> comm = std::make_shared<est::SpecCommModel>(sys);
-  if (!fit_path.empty())
-    comm = est::make_fit_comm_model(fit_path, comm, model.dtype);
-  return est::Estimator(model, std::move(sys), comm);
+  fitting::FitFilePtr fit;
+  if (!fit_path.empty()) {
+    fit = fitting::load_fit_file(fit_path);
+    // A file with only compute/framework sections prices no message: keep the spec tiers.
+    if (!fit->entries.empty())
+      comm = est::make_fit_comm_model(fit_path, comm, model.dtype);
+  }
+  est::Estimator e(model, std::move(sys), comm);
+  if (fit)
+    e.use_compute(fit->compute);
+  return e;
 }
 
 void print(const std::string &s) {

@@ -84,16 +84,21 @@ void run_fit(const FitArgs &a) {
       opt.models.push_back(*k);
     }
   }
-  const std::vector<std::string> files = expand_inputs(a.inputs);
+  const std::vector<std::string> all = expand_inputs(a.inputs);
+  std::vector<std::string> files, kernel_files; // scalefit.comm/1 and scalefit.kernels/1 files
+  for (const std::string &f : all)
+    (is_kernels_file(f) ? kernel_files : files).push_back(f);
   std::vector<RecordSet> sets;
   for (const std::string &f : files)
     sets.push_back(read_records(f));
-  FitFile fit = fit_records(sets, files, opt);
+  FitFile fit = files.empty() ? FitFile{} : fit_records(sets, files, opt);
+  fit.compute = fit_kernel_files(kernel_files, opt.leave_one_out);
   for (const UnfittedEntry &u : fit.unfitted)
     fmt::print(stderr, "scalefit fit: entry {}: not fitted: {}\n", u.id, u.reason);
-  if (fit.entries.empty())
-    throw InputError("no curve could be fitted from the input", files.front());
+  if (fit.entries.empty() && fit.compute.empty())
+    throw InputError("no curve could be fitted from the input", all.front());
   write_fit_file(fit, a.out);
+  fmt::print("{}", compute_table(fit.compute));
 
   fmt::print(
       "{:<14} {:<22} {:<8} {:<12} {:>6} {:>10} {:>9} {:>9} {:>10} {:>10} {:<20} {:>7} {:>7}\n",

@@ -16,4 +16,7 @@ void add_fitting_commands(CLI::App &app);
 /// `estimate`, `search`, `compare` (estimator/).
 void add_estimator_commands(CLI::App &app);
 
+/// `scalefit calibrate`: framework constants from measured training steps (cmd_calibrate.cpp).
+void add_calibrate_command(CLI::App &app);
+
 }  // namespace scalefit::cli

@@ -2,7 +2,9 @@
 // it).
 #include "scalefit/bench/backend.hpp"
 #include "scalefit/bench/check.hpp"
+#include "scalefit/bench/sysinfo.hpp"
 
+#include <algorithm>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -98,10 +100,11 @@ public:
     SCALEFIT_MPI_CHECK(MPI_Reduce(send, r, as_int(n), mpi_datatype(t), mpi_op(o), root, m_comm));
   }
   void broadcast(const void *s, void *r, std::size_t n, DType t, int root) override {
-    // Out of place, the root's result is its input too (as ncclBroadcast leaves it).
-    if (s != r && m_rank == root)
-      std::memcpy(r, s, n * dtype_size(t));
-    SCALEFIT_MPI_CHECK(MPI_Bcast(r, as_int(n), mpi_datatype(t), root, m_comm));
+    // The root broadcasts from its send buffer, the others receive into recv: MPI_Bcast alone
+    // is timed, as OSU and IMB time it (no copy into the root's recv; see
+    // Backend::outofplace_broadcast_root_result_in_send).
+    void *buf = m_rank == root ? const_cast<void *>(s) : r;
+    SCALEFIT_MPI_CHECK(MPI_Bcast(buf, as_int(n), mpi_datatype(t), root, m_comm));
   }
   void alltoall(const void *s, void *r, std::size_t n, DType t) override {
     const bool in_place = s == r;
@@ -124,6 +127,8 @@ public:
     return (MPI_Wtime() - t0) * 1e6;
   }
   void synchronize() override {}
+  void copy_in(void *d, const void *s, std::size_t b) override { std::memcpy(d, s, b); }
+  void copy_out(void *d, const void *s, std::size_t b) override { std::memcpy(d, s, b); }
 
 private:
   MPI_Comm m_comm;
@@ -162,26 +167,40 @@ public:
     return p;
   }
   void release(void *p) override { std::free(p); }
-  void copy_to_backend(void *d, const void *s, std::size_t b) override { std::memcpy(d, s, b); }
-  void copy_to_host(void *d, const void *s, std::size_t b) override { std::memcpy(d, s, b); }
   std::string device_name() const override { return cpu_model(); }
   std::map<std::string, std::string> versions() const override {
     char lib[MPI_MAX_LIBRARY_VERSION_STRING] = {};
     int len = 0, major = 0, minor = 0;
     MPI_Get_library_version(lib, &len);
     MPI_Get_version(&major, &minor);
-    std::string text(lib, static_cast<std::size_t>(len));
-    if (const auto nl = text.find_first_of("\r\n"); nl != std::string::npos)
-      text.resize(nl);
-    while (!text.empty() && (text.back() == ',' || text.back() == ' '))
-      text.pop_back();
+    // Open MPI's length counts the terminating NUL: clean_version_text cuts at it.
+    const std::string text =
+        clean_version_text(std::string(lib, static_cast<std::size_t>(std::max(0, len))));
     return {{"mpi", text}, {"mpi_standard", std::to_string(major) + "." + std::to_string(minor)}};
   }
   bool inplace_reducescatter_at_start() const override { return true; }
+  bool outofplace_broadcast_root_result_in_send() const override { return true; }
   bool host_accessible() const override { return true; }
+  std::uint64_t cache_bytes(std::string *source) const override {
+    return host_cache_bytes(source);
+  }
+  std::uint64_t available_memory_bytes() const override { return mem_available_bytes(); }
+  std::string alltoall_impl() const override { return "MPI_Alltoall"; }
+  std::string timer_name() const override { return "host"; }
 };
 
 } // namespace
+
+void *Backend::alloc_host(std::size_t bytes) {
+  void *p = std::malloc(bytes > 0 ? bytes : 1);
+  if (!p)
+    throw RuntimeError("out of host memory allocating " + std::to_string(bytes) + " B");
+  return p;
+}
+
+void Backend::release_host(void *p) {
+  std::free(p);
+}
 
 std::unique_ptr<Backend> make_mpi_backend() {
   return std::make_unique<MpiBackend>();

@@ -1,14 +1,20 @@
 // The nccl backend (compiled only when SCALEFIT_HAVE_NCCL): one GPU per rank chosen by local
 // rank, a world communicator from an id broadcast over MPI (ncclCommInitRank), sub-communicators
-// by ncclCommSplit, a dedicated stream, CUDA events for timing, optional CUDA graph capture (-G).
-// Host code only: NCCL and the CUDA runtime are host APIs; check data is staged through host
-// memory, so no kernel is needed.
+// by ncclCommSplit, a dedicated non-blocking stream, a host-clock (default, nccl-tests') or
+// CUDA-event timer, optional CUDA graph capture (-G).
+// Host code only: NCCL and the CUDA runtime are host APIs. Every host/device exchange is ordered
+// with the collectives: check data is staged through pinned host memory with cudaMemcpyAsync on
+// the communicator's own stream followed by a stream synchronize (never cudaMemcpy on the legacy
+// default stream, which a cudaStreamNonBlocking stream does not wait for), and alloc() waits for
+// its cudaMemset before returning.
 #include "scalefit/bench/backend.hpp"
 #include "scalefit/bench/check.hpp"
 
 #include <cuda_runtime.h>
 #include <nccl.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <string>
 
@@ -61,9 +67,21 @@ const char *at(const void *p, std::size_t elements, DType t) {
   return static_cast<const char *>(p) + elements * dtype_size(t);
 }
 
+/// Whether this build and the loaded NCCL both have ncclAlltoAll (NCCL >= 2.28).
+bool have_nccl_alltoall() {
+#if defined(NCCL_VERSION_CODE) && NCCL_VERSION_CODE >= 22800
+  int v = 0;
+  return ncclGetVersion(&v) == ncclSuccess && v >= 22800;
+#else
+  return false;
+#endif
+}
+
 class NcclComm final : public Comm {
 public:
-  NcclComm(ncclComm_t comm, int graph_iters) : m_comm(comm), m_graph_iters(graph_iters) {
+  NcclComm(ncclComm_t comm, int graph_iters, bool events_timer, bool native_alltoall)
+      : m_comm(comm), m_graph_iters(graph_iters), m_events_timer(events_timer),
+        m_native_alltoall(native_alltoall) {
     SCALEFIT_NCCL_CHECK(ncclCommUserRank(comm, &m_rank));
     SCALEFIT_NCCL_CHECK(ncclCommCount(comm, &m_size));
     SCALEFIT_CUDA_CHECK(cudaStreamCreateWithFlags(&m_stream, cudaStreamNonBlocking));
@@ -98,7 +116,13 @@ public:
     SCALEFIT_NCCL_CHECK(ncclBroadcast(s, r, n, nccl_type(t), root, m_comm, m_stream));
   }
   void alltoall(const void *s, void *r, std::size_t n, DType t) override {
-    // nccl-tests' alltoall: grouped point-to-point with every peer.
+#if defined(NCCL_VERSION_CODE) && NCCL_VERSION_CODE >= 22800
+    if (m_native_alltoall) {
+      SCALEFIT_NCCL_CHECK(ncclAlltoAll(s, r, n, nccl_type(t), m_comm, m_stream));
+      return;
+    }
+#endif
+    // NCCL < 2.28 (and nccl-tests there): grouped point-to-point with every peer.
     SCALEFIT_NCCL_CHECK(ncclGroupStart());
     for (int p = 0; p < m_size; ++p) {
       const std::size_t off = n * static_cast<std::size_t>(p);
@@ -127,12 +151,23 @@ public:
       m_graph_point = point_id;
       m_graph_batch = batch;
     }
+    auto issue = [&] {
+      if (graph)
+        SCALEFIT_CUDA_CHECK(cudaGraphLaunch(m_graph_exec, m_stream));
+      else
+        for (int i = 0; i < batch; ++i)
+          op();
+    };
+    if (!m_events_timer) {
+      // nccl-tests' timer: host clock from before the first issue to after the stream is idle.
+      const auto t0 = std::chrono::steady_clock::now();
+      issue();
+      SCALEFIT_CUDA_CHECK(cudaStreamSynchronize(m_stream));
+      return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0)
+          .count();
+    }
     SCALEFIT_CUDA_CHECK(cudaEventRecord(m_start, m_stream));
-    if (graph)
-      SCALEFIT_CUDA_CHECK(cudaGraphLaunch(m_graph_exec, m_stream));
-    else
-      for (int i = 0; i < batch; ++i)
-        op();
+    issue();
     SCALEFIT_CUDA_CHECK(cudaEventRecord(m_stop, m_stream));
     SCALEFIT_CUDA_CHECK(cudaEventSynchronize(m_stop));
     float ms = 0;
@@ -140,6 +175,15 @@ public:
     return static_cast<double>(ms) * 1e3;
   }
   void synchronize() override { SCALEFIT_CUDA_CHECK(cudaStreamSynchronize(m_stream)); }
+  void copy_in(void *d, const void *s, std::size_t b) override {
+    SCALEFIT_CUDA_CHECK(cudaMemcpyAsync(d, s, b, cudaMemcpyHostToDevice, m_stream));
+    SCALEFIT_CUDA_CHECK(cudaStreamSynchronize(m_stream));
+  }
+  void copy_out(void *d, const void *s, std::size_t b) override {
+    SCALEFIT_CUDA_CHECK(cudaMemcpyAsync(d, s, b, cudaMemcpyDeviceToHost, m_stream));
+    SCALEFIT_CUDA_CHECK(cudaStreamSynchronize(m_stream));
+  }
+  void abort() override { ncclCommAbort(m_comm); }
 
 private:
   void drop_graph() {
@@ -152,6 +196,7 @@ private:
   }
   ncclComm_t m_comm;
   int m_graph_iters = 0;
+  bool m_events_timer = false, m_native_alltoall = false;
   int m_rank = 0, m_size = 1;
   cudaStream_t m_stream = nullptr;
   cudaEvent_t m_start = nullptr, m_stop = nullptr;
@@ -163,14 +208,26 @@ private:
 
 class NcclBackend final : public Backend {
 public:
-  NcclBackend(int local_rank, int graph_iters) : m_graph_iters(graph_iters) {
+  NcclBackend(int local_rank, int graph_iters, bool events_timer)
+      : m_graph_iters(graph_iters), m_events_timer(events_timer),
+        m_native_alltoall(have_nccl_alltoall()) {
     int ndev = 0;
     SCALEFIT_CUDA_CHECK(cudaGetDeviceCount(&ndev));
+    m_ndev = ndev;
     m_device = local_rank % ndev;
     SCALEFIT_CUDA_CHECK(cudaSetDevice(m_device));
     cudaDeviceProp prop{};
     SCALEFIT_CUDA_CHECK(cudaGetDeviceProperties(&prop, m_device));
     m_device_name = prop.name;
+    int l2 = 0, mem_khz = 0, bus_bits = 0;
+    if (cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, m_device) == cudaSuccess && l2 > 0)
+      m_l2_bytes = static_cast<std::uint64_t>(l2);
+    if (cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, m_device) == cudaSuccess &&
+        cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, m_device) ==
+            cudaSuccess &&
+        mem_khz > 0 && bus_bits > 0)
+      m_mem_gbps = 2.0 * mem_khz * 1e3 * (bus_bits / 8.0) / 1e9; // DDR: two transfers a clock
+    cudaGetLastError(); // an attribute this driver lacks leaves no sticky error
     int rank = 0, n = 1;
     SCALEFIT_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
     SCALEFIT_MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &n));
@@ -197,21 +254,45 @@ public:
         ncclCommSplit(m_world, color >= 0 ? color : NCCL_SPLIT_NOCOLOR, key, &sub, nullptr));
     if (color < 0 || sub == nullptr)
       return nullptr;
-    return std::make_unique<NcclComm>(sub, m_graph_iters);
+    return std::make_unique<NcclComm>(sub, m_graph_iters, m_events_timer, m_native_alltoall);
   }
   void *alloc(std::size_t bytes) override {
     void *p = nullptr;
     SCALEFIT_CUDA_CHECK(cudaMalloc(&p, bytes > 0 ? bytes : 1));
+    // cudaMemset runs on the legacy default stream, which the communicators' non-blocking
+    // streams do not wait for: finish it here.
     SCALEFIT_CUDA_CHECK(cudaMemset(p, 0, bytes > 0 ? bytes : 1));
+    SCALEFIT_CUDA_CHECK(cudaDeviceSynchronize());
     return p;
   }
   void release(void *p) override { cudaFree(p); }
-  void copy_to_backend(void *d, const void *s, std::size_t b) override {
-    SCALEFIT_CUDA_CHECK(cudaMemcpy(d, s, b, cudaMemcpyHostToDevice));
+  void *alloc_host(std::size_t bytes) override {
+    void *p = nullptr;
+    SCALEFIT_CUDA_CHECK(cudaMallocHost(&p, bytes > 0 ? bytes : 1));
+    return p;
   }
-  void copy_to_host(void *d, const void *s, std::size_t b) override {
-    SCALEFIT_CUDA_CHECK(cudaMemcpy(d, s, b, cudaMemcpyDeviceToHost));
+  void release_host(void *p) override { cudaFreeHost(p); }
+  std::uint64_t cache_bytes(std::string *source) const override {
+    if (source)
+      *source = m_l2_bytes > 0 ? "cudaDevAttrL2CacheSize" : "unknown";
+    return m_l2_bytes;
   }
+  double memory_bandwidth_gbps() const override { return m_mem_gbps; }
+  std::uint64_t available_memory_bytes() const override {
+    std::size_t free_b = 0, total_b = 0;
+    if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) {
+      cudaGetLastError();
+      return 0;
+    }
+    return free_b;
+  }
+  int ranks_sharing_memory(int local_ranks) const override {
+    return (local_ranks + m_ndev - 1) / std::max(1, m_ndev);
+  }
+  std::string alltoall_impl() const override {
+    return m_native_alltoall ? "ncclAlltoAll" : "grouped ncclSend/ncclRecv";
+  }
+  std::string timer_name() const override { return m_events_timer ? "events" : "host"; }
   std::string device_name() const override { return m_device_name; }
   std::map<std::string, std::string> versions() const override {
     std::map<std::string, std::string> v = make_mpi_backend()->versions();
@@ -228,7 +309,10 @@ public:
 
 private:
   int m_graph_iters = 0;
-  int m_device = 0;
+  bool m_events_timer = false, m_native_alltoall = false;
+  int m_device = 0, m_ndev = 1;
+  std::uint64_t m_l2_bytes = 0;
+  double m_mem_gbps = 0;
   std::string m_device_name;
   ncclComm_t m_world = nullptr;
 };
@@ -248,8 +332,8 @@ int visible_gpu_count() {
   return n;
 }
 
-std::unique_ptr<Backend> make_nccl_backend(int local_rank, int graph_iters) {
-  return std::make_unique<NcclBackend>(local_rank, graph_iters);
+std::unique_ptr<Backend> make_nccl_backend(int local_rank, int graph_iters, bool events_timer) {
+  return std::make_unique<NcclBackend>(local_rank, graph_iters, events_timer);
 }
 
 } // namespace scalefit::bench

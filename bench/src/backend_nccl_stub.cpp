@@ -12,7 +12,7 @@ int visible_gpu_count() {
   return 0;
 }
 
-std::unique_ptr<Backend> make_nccl_backend(int, int) {
+std::unique_ptr<Backend> make_nccl_backend(int, int, bool) {
   throw InputError("--backend nccl: scalefit-bench was not built with NCCL (configure with "
                    "-DSCALEFIT_ENABLE_CUDA=ON and NCCL_HOME); use --backend mpi",
                    "", 0, "--backend");

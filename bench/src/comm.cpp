@@ -1,31 +1,31 @@
-// `scalefit-bench comm`: validation, group shapes, the timing loop, checks, table and records.
+// `scalefit-bench comm`: validation, context, guards, the sweep over ops, shapes, types and
+// sizes, checks, table and records. The timing loop is sampling.cpp's; MPI helpers world.cpp's.
 #include "scalefit/bench/comm.hpp"
 
-#include "scalefit/bench/adaptive.hpp"
 #include "scalefit/bench/backend.hpp"
 #include "scalefit/bench/check.hpp"
 #include "scalefit/bench/collective.hpp"
 #include "scalefit/bench/groups.hpp"
+#include "scalefit/bench/guard.hpp"
 #include "scalefit/bench/output.hpp"
+#include "scalefit/bench/sampling.hpp"
+#include "scalefit/bench/sysinfo.hpp"
 #include "scalefit/bench/table.hpp"
 #include "scalefit/bench/verify.hpp"
+#include "scalefit/bench/world.hpp"
 #include "scalefit/core/error.hpp"
 #include "scalefit/core/records.hpp"
+#include "scalefit/core/timing.hpp"
 #include "scalefit/core/units.hpp"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <optional>
 #include <set>
-
-extern char **environ;
 
 #ifndef SCALEFIT_VERSION
 #define SCALEFIT_VERSION "0.0.0"
@@ -34,79 +34,9 @@ extern char **environ;
 namespace scalefit::bench {
 namespace {
 
-constexpr int kMaxBatch = 1 << 20;
-
-int world_rank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
-int world_size() {
-  int n = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &n);
-  return n;
-}
-
-/// Broadcasts a string from rank `root` of MPI_COMM_WORLD.
-std::string bcast_string(std::string s, int root) {
-  long long n = static_cast<long long>(s.size());
-  SCALEFIT_MPI_CHECK(MPI_Bcast(&n, 1, MPI_LONG_LONG, root, MPI_COMM_WORLD));
-  s.resize(static_cast<std::size_t>(n));
-  if (n > 0)
-    SCALEFIT_MPI_CHECK(MPI_Bcast(s.data(), static_cast<int>(n), MPI_CHAR, root, MPI_COMM_WORLD));
-  return s;
-}
-
-/// Every rank's string, on every rank (fixed width, truncated at 255 characters).
-std::vector<std::string> allgather_strings(const std::string &mine) {
-  constexpr int kWidth = 256;
-  std::array<char, kWidth> buf{};
-  std::strncpy(buf.data(), mine.c_str(), kWidth - 1);
-  std::vector<char> all(static_cast<std::size_t>(kWidth * world_size()));
-  SCALEFIT_MPI_CHECK(
-      MPI_Allgather(buf.data(), kWidth, MPI_CHAR, all.data(), kWidth, MPI_CHAR, MPI_COMM_WORLD));
-  std::vector<std::string> out;
-  for (int r = 0; r < world_size(); ++r)
-    out.emplace_back(all.data() + r * kWidth);
-  return out;
-}
-
-std::string host_name() {
-  char name[MPI_MAX_PROCESSOR_NAME] = {};
-  int len = 0;
-  MPI_Get_processor_name(name, &len);
-  return std::string(name, static_cast<std::size_t>(len));
-}
-
-NodeLayout detect_layout(int emulate_nodes, int &local_rank_out) {
-  const int rank = world_rank(), n = world_size();
-  // The real local rank picks the GPU even when nodes are emulated.
-  MPI_Comm local = MPI_COMM_NULL;
-  SCALEFIT_MPI_CHECK(
-      MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &local));
-  int key = rank;
-  SCALEFIT_MPI_CHECK(MPI_Allreduce(&rank, &key, 1, MPI_INT, MPI_MIN, local));
-  SCALEFIT_MPI_CHECK(MPI_Comm_rank(local, &local_rank_out));
-  MPI_Comm_free(&local);
-  if (emulate_nodes > 0)
-    return emulated_layout(n, emulate_nodes);
-  std::vector<int> keys(static_cast<std::size_t>(n));
-  SCALEFIT_MPI_CHECK(MPI_Allgather(&key, 1, MPI_INT, keys.data(), 1, MPI_INT, MPI_COMM_WORLD));
-  return layout_from_keys(keys);
-}
-
-std::map<std::string, std::string> captured_env() {
-  std::map<std::string, std::string> env;
-  for (char **e = environ; e && *e; ++e) {
-    const std::string kv(*e);
-    if (kv.rfind("NCCL_", 0) == 0 || kv.rfind("OMPI_", 0) == 0 || kv.rfind("UCX_", 0) == 0) {
-      const auto eq = kv.find('=');
-      if (eq != std::string::npos)
-        env[kv.substr(0, eq)] = kv.substr(eq + 1);
-    }
-  }
-  return env;
-}
+/// The outlier rule, as recorded in the context (core/timing.hpp: outlier_indices).
+constexpr const char *kOutlierRule =
+    "sample > median + 5 * max(1.4826 * MAD, 0.01 * median) (slow samples only)";
 
 /// Stderr progress with an ETA (rank 0), at most every 2 s.
 class Progress {
@@ -132,103 +62,68 @@ private:
   double m_start, m_last;
 };
 
-struct Timed {
-  std::vector<double> samples_us; ///< per-operation time of each sample (max over ranks)
-  int batch = 1;
-};
-
-/// Warm-up, batch calibration and the adaptive samples of one point. Every world rank calls it;
-/// ranks without a communicator (`comm` null) only take part in the barriers and reductions.
-Timed time_point(Comm *comm, const std::function<void()> &op, const CommOptions &o,
-                 std::uint64_t point_id) {
-  Timed t;
-  // Warm-up: one operation alone (it pays the first-touch costs), then up to -w - 1 more as one
-  // batch, capped at half of --max-time so that warming large sizes does not dominate a sweep.
-  // The second batch calibrates the sample batch size. Every rank sees the same max values.
-  const int warm = o.warmup_iters > 0 ? o.warmup_iters : (o.batch > 0 || o.graph_iters > 0 ? 0 : 1);
-  double op_us = 0;
-  if (warm > 0) {
-    SCALEFIT_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
-    const double local = comm ? comm->time_batch_us(1, op, 0) : 0.0;
-    SCALEFIT_MPI_CHECK(MPI_Allreduce(&local, &op_us, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
-    const double budget_us = 0.5 * o.max_time_s * 1e6;
-    const int more =
-        static_cast<int>(std::min<double>(warm - 1, std::floor(budget_us / std::max(op_us, 1e-3))));
-    if (more > 0) {
-      double batch_us = 0;
-      SCALEFIT_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
-      const double l2 = comm ? comm->time_batch_us(more, op, 0) : 0.0;
-      SCALEFIT_MPI_CHECK(MPI_Allreduce(&l2, &batch_us, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
-      op_us = batch_us / more;
-    }
-  }
-  t.batch = o.graph_iters > 0 ? o.graph_iters
-            : o.batch > 0     ? o.batch
-                              : calibrate_batch(op_us, o.batch_time_us, kMaxBatch);
-  const StopRule rule{o.min_time_s,  o.max_time_s,  o.max_noise,
-                      o.min_samples, o.max_samples, o.fixed_samples};
-  const double start = MPI_Wtime();
-  for (;;) {
-    SCALEFIT_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
-    // Elapsed time rides along with the batch time, so every rank gets the same max values and
-    // takes the same stop decision (rank 0's decision, without a broadcast).
-    const double local[2] = {comm ? comm->time_batch_us(t.batch, op, point_id) : 0.0,
-                             MPI_Wtime() - start};
-    double global[2] = {0, 0};
-    SCALEFIT_MPI_CHECK(MPI_Allreduce(local, global, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
-    t.samples_us.push_back(global[0] / t.batch);
-    if (rule.should_stop(t.samples_us, global[1]))
-      break;
-  }
-  return t;
+/// The sweep's dtypes: -d's list, or with -d all every type the backend has.
+std::vector<DType> sweep_dtypes(const CommOptions &o, const std::string &backend_name) {
+  if (!o.all_dtypes)
+    return o.dtypes;
+  std::vector<DType> all = o.dtypes;
+  for (DType t : {DType::float32, DType::float64, DType::half, DType::bfloat16, DType::int8,
+                  DType::uint8, DType::int32, DType::uint32, DType::int64, DType::uint64})
+    if ((backend_name == "nccl" || mpi_datatype(t) != MPI_DATATYPE_NULL) &&
+        std::find(all.begin(), all.end(), t) == all.end())
+      all.push_back(t);
+  return all;
 }
 
-/// --baseline: harness and bare MPI_Allreduce batches, interleaved so both see the same noise.
-nlohmann::json time_baseline(Comm *comm, const std::function<void()> &op, const void *send,
-                             void *recv, const CollArgs &a, int batch, int nsamples) {
-  std::vector<double> harness, bare;
-  const MPI_Comm mc = comm ? comm->mpi_comm() : MPI_COMM_NULL;
-  const int count = static_cast<int>(a.count);
-  const MPI_Datatype type = mpi_datatype(a.dtype);
-  const MPI_Op mop = mpi_op(a.redop);
-  for (int s = 0; s < nsamples; ++s) {
-    double local = 0, global = 0;
-    SCALEFIT_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
-    local = comm ? comm->time_batch_us(batch, op, 0) : 0.0;
-    SCALEFIT_MPI_CHECK(MPI_Allreduce(&local, &global, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
-    harness.push_back(global / batch);
-    SCALEFIT_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
-    local = 0;
-    if (mc != MPI_COMM_NULL) {
-      const double t0 = MPI_Wtime();
-      for (int i = 0; i < batch; ++i)
-        MPI_Allreduce(send, recv, count, type, mop, mc);
-      local = (MPI_Wtime() - t0) * 1e6;
-    }
-    SCALEFIT_MPI_CHECK(MPI_Allreduce(&local, &global, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
-    bare.push_back(global / batch);
+/// Backend-dependent validation (every rank alike).
+void validate_for_backend(const CommOptions &o, const std::string &backend_name,
+                          const std::vector<DType> &dtypes) {
+  if (backend_name == "mpi") {
+    for (DType t : dtypes)
+      if (mpi_datatype(t) == MPI_DATATYPE_NULL)
+        throw InputError("data type " + std::string(dtype_name(t)) +
+                             " is not supported by the mpi backend (half and bfloat16 need "
+                             "--backend nccl)",
+                         "", 0, "-d");
+    const bool reduces = std::any_of(o.ops.begin(), o.ops.end(), op_has_redop);
+    if (reduces && mpi_op(o.redop) == MPI_OP_NULL)
+      throw InputError("reduction " + std::string(redop_name(o.redop)) +
+                           " is not supported by the mpi backend (avg needs --backend nccl)",
+                       "", 0, "-o");
+    if (o.graph_iters > 0)
+      throw InputError("CUDA graphs need --backend nccl", "", 0, "-G");
+    if (o.events_timer)
+      throw InputError("CUDA events need --backend nccl (the mpi backend times with the host "
+                       "clock, MPI_Wtime)",
+                       "", 0, "--timer");
+  } else if (o.baseline) {
+    throw InputError("--baseline times a bare MPI_Allreduce loop: it needs --backend mpi", "", 0,
+                     "--baseline");
   }
-  const Summary h = summarize(harness), b = summarize(bare);
-  return {{"samples", nsamples},           {"iters_per_sample", batch},
-          {"harness_median_us", h.median}, {"harness_mean_us", h.mean},
-          {"bare_median_us", b.median},    {"bare_mean_us", b.mean}};
+}
+
+/// Bytes of the send and receive allocations of one (op, shape, dtype) block: its largest
+/// point's buffers, or at least `rotation_bytes` each so the rotation leaves the cache.
+std::pair<std::size_t, std::size_t> block_bytes(const Collective &coll, std::size_t cmax,
+                                                DType t, int nranks, std::size_t rotation_bytes) {
+  const std::size_t es = dtype_size(t);
+  const std::size_t ns = coll.send_count(cmax, nranks) * es;
+  const std::size_t nr = std::max(ns, coll.recv_count(cmax, nranks) * es);
+  return {std::max(ns, rotation_bytes), std::max(nr, rotation_bytes)};
+}
+
+/// "what" for the watchdog and progress: "allreduce 1048576 B float out-of-place world n=4 ...".
+std::string point_name(Op op, std::uint64_t bytes, DType t, Placement p, const GroupShape &s) {
+  return fmt::format("{} {} B {} {} {}", op_name(op), bytes, dtype_name(t), placement_name(p),
+                     s.label());
 }
 
 } // namespace
 
-void agree_or_throw(const std::string &error, const std::string &field) {
-  const int rank = world_rank(), n = world_size();
-  int mine = error.empty() ? n : rank, first = n;
-  SCALEFIT_MPI_CHECK(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
-  if (first == n)
-    return;
-  throw InputError(bcast_string(error, first), "", 0, field);
-}
-
 int run_comm(const CommOptions &o, const std::string &command_line) {
   const int rank = world_rank(), nranks = world_size();
-  int local_rank = 0;
-  const NodeLayout layout = detect_layout(o.emulate_nodes, local_rank);
+  int local_rank = 0, local_size = 1;
+  const NodeLayout layout = detect_layout(o.emulate_nodes, local_rank, local_size);
 
   // --- Backend ---------------------------------------------------------------------------------
   std::string backend_name = o.backend;
@@ -250,35 +145,8 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
     backend_name = (nccl_built() && min_gpus > 0) ? "nccl" : "mpi";
 
   // --- Everything decidable from the options, before building anything -------------------------
-  const std::vector<DType> dtypes = [&] {
-    if (!o.all_dtypes)
-      return o.dtypes;
-    std::vector<DType> all = o.dtypes;
-    for (DType t : {DType::float32, DType::float64, DType::half, DType::bfloat16, DType::int8,
-                    DType::uint8, DType::int32, DType::uint32, DType::int64, DType::uint64})
-      if ((backend_name == "nccl" || mpi_datatype(t) != MPI_DATATYPE_NULL) &&
-          std::find(all.begin(), all.end(), t) == all.end())
-        all.push_back(t);
-    return all;
-  }();
-  if (backend_name == "mpi") {
-    for (DType t : dtypes)
-      if (mpi_datatype(t) == MPI_DATATYPE_NULL)
-        throw InputError("data type " + std::string(dtype_name(t)) +
-                             " is not supported by the mpi backend (half and bfloat16 need "
-                             "--backend nccl)",
-                         "", 0, "-d");
-    const bool reduces = std::any_of(o.ops.begin(), o.ops.end(), op_has_redop);
-    if (reduces && mpi_op(o.redop) == MPI_OP_NULL)
-      throw InputError("reduction " + std::string(redop_name(o.redop)) +
-                           " is not supported by the mpi backend (avg needs --backend nccl)",
-                       "", 0, "-o");
-    if (o.graph_iters > 0)
-      throw InputError("CUDA graphs need --backend nccl", "", 0, "-G");
-  } else if (o.baseline) {
-    throw InputError("--baseline times a bare MPI_Allreduce loop: it needs --backend mpi", "", 0,
-                     "--baseline");
-  }
+  const std::vector<DType> dtypes = sweep_dtypes(o, backend_name);
+  validate_for_backend(o, backend_name, dtypes);
   const std::vector<GroupShape> shapes = enumerate_shapes(layout, o.groups);
   if (std::any_of(o.ops.begin(), o.ops.end(), op_has_root))
     for (const GroupShape &s : shapes)
@@ -289,7 +157,7 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
   const std::vector<std::uint64_t> sizes =
       size_sweep(o.min_bytes, o.max_bytes, o.step_factor, o.step_bytes);
 
-  // --- Context and output file (rank 0 judges; every rank agrees) -------------------------------
+  // --- Context and output file (rank 0 judges and locks; every rank agrees) ---------------------
   const std::vector<std::string> hosts_per_rank = allgather_strings(host_name());
   ContextRecord ctx;
   ctx.system = o.system;
@@ -312,9 +180,14 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
     ctx.extra["dtypes"].push_back(dtype_name(t));
   ctx.extra["tool"] = "scalefit-bench comm";
   ResumeState resume;
+  std::unique_ptr<OutputLock> lock;
   std::string out_error;
   if (rank == 0 && !o.out.empty()) {
     try {
+      // Judge first (creates nothing), then lock (two jobs never write one file), then read the
+      // file again under the lock: what a job still running appended is seen.
+      (void)prepare_output(o.out, o.resume, ctx);
+      lock = std::make_unique<OutputLock>(o.out);
       resume = prepare_output(o.out, o.resume, ctx);
     } catch (const InputError &e) {
       out_error = e.what();
@@ -331,21 +204,80 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
       done_keys.insert(joined.substr(pos, nl - pos));
   }
 
-  // --- Backend instance and the run's description ---------------------------------------------
-  std::unique_ptr<Backend> backend =
-      backend_name == "nccl" ? make_nccl_backend(local_rank, o.graph_iters) : make_mpi_backend();
+  // --- Backend instance, memory, and the run's description -----------------------------------
+  std::unique_ptr<Backend> backend = backend_name == "nccl"
+                                         ? make_nccl_backend(local_rank, o.graph_iters,
+                                                             o.events_timer)
+                                         : make_mpi_backend();
+  std::string cache_source;
+  const std::uint64_t cache = backend->cache_bytes(&cache_source);
+  const std::size_t rotation_bytes = o.hot ? 0 : static_cast<std::size_t>(2 * cache);
+  const double mem_gbps = backend->memory_bandwidth_gbps();
+  {
+    // Memory the sweep needs on this rank, before anything is allocated.
+    std::uint64_t need = 0, staging = 0;
+    for (Op op : o.ops)
+      for (const GroupShape &s : shapes)
+        for (DType t : dtypes) {
+          const std::vector<SizePoint> pts = op_size_points(op, sizes, t, s.nranks);
+          if (pts.empty())
+            continue;
+          const auto [sb, rb] = block_bytes(collective(op), pts.back().count, t, s.nranks,
+                                            rotation_bytes);
+          need = std::max<std::uint64_t>(need, sb + rb);
+          staging = std::max<std::uint64_t>(staging, std::max(sb, rb));
+        }
+    const bool host = backend->host_accessible();
+    std::string why = memory_refusal(need, backend->ranks_sharing_memory(local_size),
+                                     backend->available_memory_bytes(),
+                                     host ? "the node's MemAvailable" : "one GPU's free memory");
+    if (why.empty() && !host && o.check)
+      why = memory_refusal(staging, local_size, mem_available_bytes(),
+                           "the node's MemAvailable (pinned check staging)");
+    agree_or_throw(why.empty() ? "" : "rank " + std::to_string(rank) + ": " + why, "-e");
+  }
   const std::vector<std::string> devices = allgather_strings(backend->device_name());
   ctx.devices = devices;
   ctx.versions = backend->versions();
   ctx.versions["scalefit"] = SCALEFIT_VERSION;
   ctx.start_time = utc_now_iso8601();
+  const std::string time_definition = fmt::format(
+      "{} over samples of the per-operation time, each sample's time averaged over ranks "
+      "(nccl-tests' average; the max over ranks is recorded too); timer {}",
+      statistic_name(o.statistic), backend->timer_name());
+  ctx.extra["timer"] = {
+      {"name", backend->timer_name()},
+      {"definition",
+       backend->timer_name() == "events"
+           ? "CUDA events recorded on the communicator's stream around each batch"
+           : "host clock around a batch of back-to-back operations and a final stream "
+             "synchronize (nccl-tests' definition; MPI_Wtime on the mpi backend)"},
+      {"across_ranks", "time_us: mean over ranks per sample; time_max_over_ranks_us: max"}};
+  ctx.extra["statistic"] = statistic_name(o.statistic);
+  ctx.extra["buffers"] = {{"mode", o.hot ? "hot" : "rotate"},
+                          {"cache_bytes", cache},
+                          {"cache_source", cache_source},
+                          {"rotation_bytes", rotation_bytes}};
+  ctx.extra["alltoall"] = backend->alltoall_impl();
+  ctx.extra["stop_rule"] = {{"max_ci", o.max_ci},        {"confidence", 0.95},
+                            {"max_noise", o.max_noise},  {"min_samples", o.min_samples},
+                            {"max_samples", o.max_samples}, {"min_time_s", o.min_time_s},
+                            {"max_time_s", o.max_time_s}, {"budget_s", o.budget_s},
+                            {"fixed_samples", o.fixed_samples}};
+  ctx.extra["outlier_rule"] = kOutlierRule;
+  if (mem_gbps > 0)
+    ctx.extra["memory_bandwidth_gbps"] = mem_gbps;
+  ctx.extra["placements"] = nlohmann::json::array();
+  for (Placement p : o.placements)
+    ctx.extra["placements"].push_back(placement_name(p));
+  ctx.extra["timeout_s"] = o.timeout_s;
 
-  // Points per block, for the progress total.
+  // Points to measure, for the progress total and the budget's shares.
   std::size_t total_points = 0;
   for (Op op : o.ops)
     for (const GroupShape &s : shapes)
       for (DType t : dtypes)
-        total_points += 2 * op_size_points(op, sizes, t, s.nranks).size();
+        total_points += o.placements.size() * op_size_points(op, sizes, t, s.nranks).size();
   total_points -= std::min(total_points, done_keys.size());
 
   if (rank == 0) {
@@ -363,10 +295,21 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
         o.step_bytes > 0 ? "bytes" : "factor", o.warmup_iters,
         o.fixed_samples > 0
             ? fmt::format("{} samples", o.fixed_samples).c_str()
-            : fmt::format("adaptive (noise < {:g}%, {:g}-{:g} s, {}-{} samples)", o.max_noise * 100,
-                          o.min_time_s, o.max_time_s, o.min_samples, o.max_samples)
+            : fmt::format("adaptive ({}, {:g}-{:g} s, {}-{} samples{})",
+                          o.max_ci > 0 ? fmt::format("95% CI of the {} within +-{:g}%",
+                                                     statistic_name(o.statistic), o.max_ci * 100)
+                                       : fmt::format("noise < {:g}%", o.max_noise * 100),
+                          o.min_time_s, o.max_time_s, o.min_samples, o.max_samples,
+                          o.budget_s > 0 ? fmt::format(", budget {:g} s", o.budget_s) : "")
                   .c_str(),
         o.check ? 1 : 0, o.graph_iters);
+    std::printf("# buffers: %s; alltoall: %s\n",
+                o.hot ? "hot (the same buffers every operation: --hot)"
+                      : fmt::format("rotated by one message per operation through >= {} B (2 x "
+                                    "{} B cache, {})",
+                                    rotation_bytes, cache, cache_source)
+                            .c_str(),
+                backend->alltoall_impl().c_str());
     std::printf("#\n# Using devices\n");
     for (int r = 0; r < nranks; ++r)
       std::printf("#  Rank %2d Node %2d Pid %6s on %10s device %2d %s\n", r,
@@ -402,9 +345,11 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
     writer->write(j);
   };
 
+  Watchdog watchdog(o.timeout_s);
   Progress progress(total_points);
   const double run_start = MPI_Wtime();
   double timing_s = 0, check_s = 0; // rank 0's wall time in timing loops and in checks
+  std::size_t points_left = total_points;
   std::int64_t wrong_total = 0;
   std::uint64_t point_id = 0;
   for (Op op : o.ops) {
@@ -413,11 +358,15 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
       const std::vector<GroupMembership> members = assign_instances(layout, shape);
       const GroupMembership me = members[static_cast<std::size_t>(rank)];
       MPI_Comm sub = MPI_COMM_NULL;
+      watchdog.set_point(fmt::format("creating the {} communicator", shape.label()), nullptr);
+      watchdog.arm(60); // communicator creation (ncclCommSplit) may take seconds at scale
       SCALEFIT_MPI_CHECK(
           MPI_Comm_split(MPI_COMM_WORLD, me.color >= 0 ? me.color : MPI_UNDEFINED, me.key, &sub));
       std::unique_ptr<Comm> comm = backend->make_comm(sub, me.color, me.key);
+      watchdog.disarm();
       const int instances = count_instances(members);
       std::int64_t block_wrong = 0;
+      bool block_above_memory = false;
       double busbw_sum = 0;
       int busbw_n = 0;
       if (rank == 0) {
@@ -426,19 +375,18 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
         std::printf("# Group shape: %s: %d concurrent instance%s of %d ranks (%d node%s x %d)\n",
                     shape.label().c_str(), instances, instances == 1 ? "" : "s", shape.nranks,
                     shape.nnodes, shape.nnodes == 1 ? "" : "s", shape.ranks_per_node);
-        std::printf("#\n%s", table_header().c_str());
+        std::printf("#\n%s", table_header(time_definition).c_str());
         std::fflush(stdout);
       }
       for (DType dtype : dtypes) {
         const std::vector<SizePoint> points = op_size_points(op, sizes, dtype, shape.nranks);
         if (points.empty())
           continue;
-        const std::size_t cmax = points.back().count, es = dtype_size(dtype);
-        const std::size_t ns = coll.send_count(cmax, shape.nranks) * es;
-        const std::size_t nr = std::max(ns, coll.recv_count(cmax, shape.nranks) * es);
+        const auto [send_alloc, recv_alloc] =
+            block_bytes(coll, points.back().count, dtype, shape.nranks, rotation_bytes);
         std::optional<Buffers> bufs;
         if (comm)
-          bufs.emplace(*backend, ns, nr);
+          bufs.emplace(*backend, send_alloc, recv_alloc);
         for (const SizePoint &pt : points) {
           CollArgs a;
           a.count = pt.count;
@@ -450,8 +398,13 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
           std::string row = row_preamble(pt.bytes, pt.count, dtype_name(dtype),
                                          op_has_redop(op) ? redop_name(o.redop) : "none", a.root);
           std::string baseline_line;
+          bool row_above_memory = false;
           std::size_t measured = 0;
           for (Placement pl : {Placement::out_of_place, Placement::in_place}) {
+            if (std::find(o.placements.begin(), o.placements.end(), pl) == o.placements.end()) {
+              row += row_absent();
+              continue;
+            }
             MeasurementRecord m;
             m.op = op;
             m.group = shape;
@@ -473,51 +426,120 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
             }
             ++measured;
             ++point_id;
-            const void *send = nullptr;
-            void *recv = nullptr;
-            if (comm)
-              std::tie(send, recv) = placement_ptrs(coll, *bufs, a, pl);
+            // Rotation: step = the point's footprint (nccl-tests' max(sendBytes,
+            // expectedBytes)); the extent is how far from the base it reaches.
+            const std::size_t es = dtype_size(dtype);
+            const std::size_t ns = coll.send_count(pt.count, shape.nranks) * es;
+            const std::size_t nr = coll.recv_count(pt.count, shape.nranks) * es;
+            const std::size_t rk = static_cast<std::size_t>(a.rank);
+            const std::size_t extent =
+                pl == Placement::out_of_place
+                    ? std::max(ns, nr)
+                    : std::max(ns + coll.send_inplace_offset(pt.count) * rk * es,
+                               nr + coll.recv_inplace_offset(pt.count) * rk * es);
+            const std::size_t alloc = pl == Placement::out_of_place
+                                          ? std::min(send_alloc, recv_alloc)
+                                          : recv_alloc;
+            const Rotation rot = Rotation::make(std::max(ns, nr), extent, alloc, o.hot);
+            const char *send = nullptr;
+            char *recv = nullptr;
+            if (comm) {
+              auto [s0, r0] = placement_ptrs(coll, *bufs, a, pl);
+              send = static_cast<const char *>(s0);
+              recv = static_cast<char *>(r0);
+            }
             Comm *cp = comm.get();
-            const std::function<void()> run = [&coll, cp, send, recv, &a] {
-              coll.run(*cp, send, recv, a);
+            std::size_t k = 0;
+            const std::function<void()> run = [&coll, cp, send, recv, &a, &k, &rot] {
+              const std::size_t shift = rot.step * k;
+              if (++k == rot.steps)
+                k = 0;
+              coll.run(*cp, send + shift, recv + shift, a);
             };
+            watchdog.set_point(point_name(op, pt.bytes, dtype, pl, shape), cp);
+            // This point's cap: --max-time, or with --budget the remaining time over the
+            // remaining points (capped by --max-time when that was given).
+            SamplingPlan plan;
+            plan.warmup_iters = o.warmup_iters > 0
+                                    ? o.warmup_iters
+                                    : (o.batch > 0 || o.graph_iters > 0 ? 0 : 1);
+            plan.batch = o.graph_iters > 0 ? o.graph_iters : o.batch;
+            plan.batch_time_us = o.batch_time_us;
+            plan.rule = StopRule{o.min_time_s,  o.max_time_s,    o.max_noise,
+                                 o.min_samples, o.max_samples,   o.fixed_samples,
+                                 o.max_ci,      o.statistic};
+            if (o.budget_s > 0) {
+              double left_s = o.budget_s - (MPI_Wtime() - run_start);
+              SCALEFIT_MPI_CHECK(
+                  MPI_Bcast(&left_s, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD)); // rank 0's clock
+              const double share = std::max(0.0, left_s) / static_cast<double>(
+                                                               std::max<std::size_t>(1, points_left));
+              plan.rule.max_time_s = o.max_time_given ? std::min(o.max_time_s, share) : share;
+              plan.rule.min_time_s = std::min(plan.rule.min_time_s, plan.rule.max_time_s);
+            }
+            if (points_left > 0)
+              --points_left;
             const double t_begin = MPI_Wtime();
-            const Timed t = time_point(cp, run, o, point_id);
+            const PointSamples t = time_point(cp, run, plan, point_id, watchdog);
             const double t_timed = MPI_Wtime();
             timing_s += t_timed - t_begin;
             std::int64_t wrong = 0;
             if (o.check) {
+              watchdog.arm(1e-8 * static_cast<double>(send_alloc + recv_alloc)); // ~100 MB/s
               const std::int64_t mine = comm ? check_point(*backend, *comm, coll, *bufs, a, pl) : 0;
               SCALEFIT_MPI_CHECK(
                   MPI_Allreduce(&mine, &wrong, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD));
+              watchdog.disarm();
               block_wrong += wrong;
               check_s += MPI_Wtime() - t_timed;
             }
             nlohmann::json baseline;
             if (o.baseline && op == Op::allreduce && pl == Placement::out_of_place) {
-              baseline = time_baseline(cp, run, send, recv, a, t.batch,
-                                       std::max<int>(10, static_cast<int>(t.samples_us.size())));
-              const double hb = baseline["harness_median_us"], bb = baseline["bare_median_us"];
+              baseline = time_baseline(cp, run, send, recv, a, rot, t.batch,
+                                       summarize(t.max_us).max, std::max<int>(10, static_cast<int>(t.mean_us.size())),
+                                       o.statistic, watchdog);
+              const std::string st(statistic_name(o.statistic));
               baseline_line = fmt::format(
-                  "# baseline {} B: bare MPI_Allreduce loop median {:.3f} us (mean {:.3f}) | "
-                  "harness median {:.3f} us (mean {:.3f}) | overhead {:+.3f} us ({:+.2f}%), "
-                  "{} interleaved samples x {} ops\n",
-                  pt.bytes, bb, baseline["bare_mean_us"].get<double>(), hb,
-                  baseline["harness_mean_us"].get<double>(), hb - bb,
-                  bb > 0 ? (hb - bb) / bb * 100 : 0.0, baseline["samples"].get<int>(), t.batch);
+                  "# baseline {} B ({} of samples; mean over ranks): bare MPI_Allreduce loop "
+                  "{:.3f} us | harness {:.3f} us | overhead {:+.3f} us ({:+.2f}%); medians "
+                  "{:.3f} vs {:.3f} us; {} interleaved samples x {} ops\n",
+                  pt.bytes, st, baseline["bare_" + st + "_us"].get<double>(),
+                  baseline["harness_" + st + "_us"].get<double>(),
+                  baseline["overhead_us"].get<double>(), baseline["overhead_pct"].get<double>(),
+                  baseline["bare_median_us"].get<double>(),
+                  baseline["harness_median_us"].get<double>(), baseline["samples"].get<int>(),
+                  t.batch);
             }
             if (rank == 0) {
-              const Summary s = summarize(t.samples_us);
-              m.time_us = s.mean;
-              m.algbw_gbps = gbps(static_cast<double>(pt.bytes), s.mean);
+              const Summary s = summarize(t.mean_us);
+              const Summary smax = summarize(t.max_us);
+              const double ci = relative_ci_halfwidth(t.mean_us, o.statistic);
+              m.time_us = statistic_of(s, o.statistic);
+              m.algbw_gbps = gbps(static_cast<double>(pt.bytes), m.time_us);
               m.busbw_gbps = m.algbw_gbps * busbw_factor(op, shape.nranks);
               if (o.check)
                 m.wrong = wrong;
               m.stats = s;
               m.iters_per_sample = t.batch;
-              m.samples_us = t.samples_us;
+              m.samples_us = t.mean_us;
               m.extra = nlohmann::json::object();
               m.extra["instances"] = instances;
+              m.extra["statistic"] = statistic_name(o.statistic);
+              m.extra["time_max_over_ranks_us"] = statistic_of(smax, o.statistic);
+              m.extra["samples_max_over_ranks_us"] = t.max_us;
+              m.extra["ci_rel"] = std::isfinite(ci) ? nlohmann::json(ci) : nlohmann::json();
+              m.extra["stop"] = o.fixed_samples > 0                           ? "fixed"
+                                : (o.max_ci > 0 && ci <= o.max_ci)            ? "precision"
+                                : static_cast<int>(s.n) >= o.max_samples      ? "max-samples"
+                                : (o.max_ci == 0 && s.rel_noise() <= o.max_noise) ? "precision"
+                                                                                  : "time-cap";
+              m.extra["time_cap_s"] = plan.rule.max_time_s;
+              m.extra["rotation_positions"] = rot.steps;
+              m.extra["outlier_samples"] = outlier_indices(t.mean_us);
+              if (mem_gbps > 0 && m.algbw_gbps > mem_gbps) {
+                m.extra["above_memory_bandwidth"] = true;
+                row_above_memory = block_above_memory = true;
+              }
               if (!baseline.is_null())
                 m.extra["baseline"] = baseline;
               write_record(to_json(m));
@@ -527,7 +549,8 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
             }
           }
           if (rank == 0) {
-            std::printf("%s\n%s", row.c_str(), baseline_line.c_str());
+            std::printf("%s%s\n%s", row.c_str(), row_above_memory ? kAboveMemoryMark : "",
+                        baseline_line.c_str());
             std::fflush(stdout);
             progress.advance(measured,
                              fmt::format("{} {} {} {} B", op_name(op), shape.label(),
@@ -538,12 +561,15 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
       }
       wrong_total += block_wrong;
       if (rank == 0) {
+        if (block_above_memory)
+          std::printf("%s", above_memory_note(mem_gbps).c_str());
         std::printf(
             "%s",
             table_footer(block_wrong, busbw_n ? busbw_sum / busbw_n : 0.0, op_name(op)).c_str());
         std::fflush(stdout);
         progress.advance(0, fmt::format("{} {} done", op_name(op), shape.label()), true);
       }
+      watchdog.set_point("", nullptr);
       comm.reset();
       if (sub != MPI_COMM_NULL)
         MPI_Comm_free(&sub);

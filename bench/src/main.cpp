@@ -8,7 +8,10 @@
 
 #include <CLI/CLI.hpp>
 #include <mpi.h>
+#include <sys/prctl.h>
+#include <unistd.h>
 
+#include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <exception>
@@ -77,6 +80,10 @@ int run(int argc, char **argv, int rank) {
 } // namespace
 
 int main(int argc, char **argv) {
+  // Stop at once when the launcher (mpirun/orted/srun's step daemon) dies, so a killed job
+  // appends nothing more and releases its --out lock; the watchdog thread (guard.hpp) also
+  // notices a changed parent (also one that died before this call).
+  prctl(PR_SET_PDEATHSIG, SIGTERM);
   MPI_Init(&argc, &argv);
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   int rank = 0;

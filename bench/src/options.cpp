@@ -58,20 +58,47 @@ void add_comm_options(CLI::App &app, RawCommArgs &raw) {
       ->capture_default_str();
   app.add_option("--batch-time", raw.batch_time_us, "Target duration of one sample [us]")
       ->capture_default_str();
-  // nccl-tests takes -c 0/1; a bare -c means 1.
+  // nccl-tests takes -c 0/1; a bare -c means 1. No default_str: CLI11 would both show it and
+  // substitute it for a bare -c; the help text states the default instead.
   app.add_option("-c,--check", raw.check,
-                 "Check results in a separate untimed run: 0 (default) or 1; a bare -c means 1")
+                 "Check results in a separate untimed run: 0 or 1 (default 0); a bare -c means 1")
       ->expected(0, 1)
-      ->default_str("1");
+      ->type_name("0|1");
   app.add_option("-G,--cudagraph", raw.graph_iters,
                  "Capture each sample's N operations as a CUDA graph (nccl; sets --batch N)")
       ->capture_default_str();
   app.add_option("--min-time", raw.min_time_s, "Adaptive: minimum timed time per point [s]")
       ->capture_default_str();
-  app.add_option("--max-time", raw.max_time_s, "Adaptive: time budget per point [s]")
+  app.add_option("--max-time", raw.max_time_s,
+                 "Adaptive: cap per point [s] (with --budget: also caps the budget's share)")
+      ->capture_default_str()
+      ->each([&raw](const std::string &) { raw.max_time_given = true; });
+  app.add_option("--max-ci", raw.max_ci,
+                 "Adaptive: stop when the 95% confidence interval of the reported statistic has "
+                 "a relative half-width below this (0: use --max-noise)")
       ->capture_default_str();
   app.add_option("--max-noise", raw.max_noise,
-                 "Adaptive: stop when stddev/mean of samples is below this")
+                 "Adaptive with --max-ci 0: stop when stddev/mean of samples is below this")
+      ->capture_default_str();
+  app.add_option("--stat", raw.statistic,
+                 "Statistic of the samples that time_us and the table report: mean (as "
+                 "nccl-tests) or median")
+      ->capture_default_str();
+  app.add_option("--budget", raw.budget_s,
+                 "Wall time for the whole sweep [s]; each point may use the remaining time / "
+                 "remaining points (0: no budget, --max-time per point)")
+      ->capture_default_str();
+  app.add_option("--placement", raw.placement, "Placements to time: out, in or both")
+      ->capture_default_str();
+  app.add_flag("--hot", raw.hot,
+               "Keep the same buffers for every operation (cached case); default: rotate the "
+               "buffers through >= 2x the last-level cache, as nccl-tests does");
+  app.add_option("--timer", raw.timer,
+                 "host: host clock around back-to-back ops and a final stream synchronize "
+                 "(nccl-tests); events: CUDA events per batch (nccl only)")
+      ->capture_default_str();
+  app.add_option("--timeout", raw.timeout_s,
+                 "Abort the job when one operation takes longer than this [s] (0: never)")
       ->capture_default_str();
   app.add_option("--min-samples", raw.min_samples, "Adaptive: floor on samples per point")
       ->capture_default_str();
@@ -173,12 +200,24 @@ CommOptions validate_comm_args(const RawCommArgs &raw) {
   if (raw.batch < 0)
     bad("--batch", "must be >= 0 (0: calibrated)");
   o.batch = raw.batch;
-  if (raw.check != 0 && raw.check != 1)
-    bad("-c", "expected 0 or 1");
-  o.check = raw.check == 1;
+  if (raw.check.size() > 1)
+    bad("-c", "given more than once");
+  if (!raw.check.empty()) {
+    const std::string &c = raw.check.front();
+    if (c != "" && c != "0" && c != "1")
+      bad("-c", "expected 0 or 1, got '" + c + "'");
+    o.check = c != "0";
+  }
   if (raw.graph_iters < 0)
     bad("-G", "must be >= 0");
   o.graph_iters = raw.graph_iters;
+  for (const auto &[name, v] :
+       {std::pair{"--min-time", raw.min_time_s}, std::pair{"--max-time", raw.max_time_s},
+        std::pair{"--max-noise", raw.max_noise}, std::pair{"--max-ci", raw.max_ci},
+        std::pair{"--batch-time", raw.batch_time_us}, std::pair{"--budget", raw.budget_s},
+        std::pair{"--timeout", raw.timeout_s}, std::pair{"-f", raw.step_factor}})
+    if (!std::isfinite(v))
+      bad(name, "must be a finite number");
   if (!(raw.min_time_s >= 0))
     bad("--min-time", "must be >= 0");
   if (!(raw.max_time_s > 0))
@@ -193,6 +232,27 @@ CommOptions validate_comm_args(const RawCommArgs &raw) {
     bad("--min-samples", "must be >= 1");
   if (raw.max_samples < raw.min_samples)
     bad("--max-samples", "is smaller than --min-samples");
+  if (!(raw.max_ci >= 0 && raw.max_ci < 1))
+    bad("--max-ci", "must be in [0, 1) (a relative half-width; 0: use --max-noise)");
+  if (!(raw.budget_s >= 0))
+    bad("--budget", "must be >= 0 (0: no budget)");
+  if (!(raw.timeout_s >= 0))
+    bad("--timeout", "must be >= 0 (0: never)");
+  if (raw.statistic == "mean")
+    o.statistic = Statistic::mean;
+  else if (raw.statistic == "median")
+    o.statistic = Statistic::median;
+  else
+    bad("--stat", "expected mean or median, got '" + raw.statistic + "'");
+  if (raw.timer != "host" && raw.timer != "events")
+    bad("--timer", "expected host or events, got '" + raw.timer + "'");
+  o.events_timer = raw.timer == "events";
+  o.placements = parse_placements(raw.placement);
+  o.max_ci = raw.max_ci;
+  o.budget_s = raw.budget_s;
+  o.timeout_s = raw.timeout_s;
+  o.hot = raw.hot;
+  o.max_time_given = raw.max_time_given;
   o.min_time_s = raw.min_time_s;
   o.max_time_s = raw.max_time_s;
   o.max_noise = raw.max_noise;
@@ -246,6 +306,13 @@ std::vector<std::uint64_t> size_sweep(std::uint64_t min_bytes, std::uint64_t max
   if (step_bytes == 0 && (step_factor <= 1 || min_bytes == 0))
     throw InputError("the size sweep does not advance (need -f > 1 and -b > 0, or -i > 0)", "", 0,
                      "-f");
+  // Count first: -i 1 -e 8G would otherwise build a vector of 8 G sizes (64 GB) before anything.
+  const std::uint64_t n =
+      step_bytes > 0 ? (max_bytes - min_bytes) / step_bytes + 1 : 0; // factor sweeps are short
+  if (n > kMaxSweepSizes)
+    throw InputError("the sweep holds " + std::to_string(n) + " sizes (more than " +
+                         std::to_string(kMaxSweepSizes) + "); raise -i or narrow -b/-e",
+                     "", 0, "-i");
   std::vector<std::uint64_t> sizes;
   for (std::uint64_t s = min_bytes; s <= max_bytes;) {
     sizes.push_back(s);
@@ -255,6 +322,16 @@ std::vector<std::uint64_t> size_sweep(std::uint64_t min_bytes, std::uint64_t max
     s = next;
   }
   return sizes;
+}
+
+std::vector<Placement> parse_placements(const std::string &text) {
+  if (text == "out")
+    return {Placement::out_of_place};
+  if (text == "in")
+    return {Placement::in_place};
+  if (text == "both")
+    return {Placement::out_of_place, Placement::in_place};
+  throw InputError("expected out, in or both, got '" + text + "'", "", 0, "--placement");
 }
 
 std::vector<SizePoint> op_size_points(Op op, const std::vector<std::uint64_t> &sizes, DType dtype,

@@ -22,8 +22,8 @@ std::string format_float(double value, int width) {
   return fmt::format("{:>{}.0e}", value, width);
 }
 
-std::string table_header() {
-  std::string h;
+std::string table_header(const std::string &time_definition) {
+  std::string h = "# time: " + time_definition + "\n";
   h += fmt::format("# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}           out-of-place                 "
                    "      in-place          \n",
                    "", "", "", "", "");
@@ -48,6 +48,16 @@ std::string row_body(double time_us, double algbw_gbps, double busbw_gbps,
   const std::string w = wrong ? fmt::format("{:>6}", *wrong) : std::string("   N/A");
   return fmt::format("  {}  {}  {}  {}", format_float(time_us, 7), format_float(algbw_gbps, 6),
                      format_float(busbw_gbps, 6), w);
+}
+
+std::string row_absent() {
+  return fmt::format("  {:>7}  {:>6}  {:>6}  {:>6}", "-", "-", "-", "-");
+}
+
+std::string above_memory_note(double memory_gbps) {
+  return fmt::format("# {} : algbw above the device memory bandwidth ({:.0f} GB/s): the data did "
+                     "not all come from memory (cache), not a link rate\n",
+                     std::string(kAboveMemoryMark).substr(2), memory_gbps);
 }
 
 std::string table_footer(std::int64_t wrong_total, double avg_busbw_gbps, std::string_view name) {

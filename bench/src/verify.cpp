@@ -16,14 +16,26 @@ Buffers::Buffers(Backend &b, std::size_t sb, std::size_t rb)
 Buffers::~Buffers() {
   backend->release(send);
   backend->release(recv);
+  if (host)
+    backend->release_host(host);
+}
+
+void Buffers::ensure_host(std::size_t bytes) {
+  if (host_bytes >= bytes && host)
+    return;
+  if (host)
+    backend->release_host(host);
+  host = nullptr;
+  host = static_cast<unsigned char *>(backend->alloc_host(bytes));
+  host_bytes = bytes;
 }
 
 /// Send and receive pointers of a placement (nccl-tests' in-place layout inside the recv buffer).
 std::pair<const void *, void *> placement_ptrs(const Collective &c, Buffers &b, const CollArgs &a,
-                                               Placement p) {
+                                               Placement p, std::size_t shift) {
   if (p == Placement::out_of_place)
-    return {b.send, b.recv};
-  auto *base = static_cast<char *>(b.recv);
+    return {static_cast<const char *>(b.send) + shift, static_cast<char *>(b.recv) + shift};
+  auto *base = static_cast<char *>(b.recv) + shift;
   const std::size_t es = dtype_size(a.dtype), r = static_cast<std::size_t>(a.rank);
   return {base + c.send_inplace_offset(a.count) * r * es,
           base + c.recv_inplace_offset(a.count) * r * es};
@@ -39,18 +51,20 @@ std::int64_t check_point(Backend &backend, Comm &comm, const Collective &coll, B
   const CheckPattern pat = check_pattern(a.dtype, a.redop, a.nranks);
   const bool direct = backend.host_accessible();
   if (!direct)
-    b.host.resize(std::max(b.send_bytes, b.recv_bytes));
+    b.ensure_host(std::max(ns, nr) * es + std::max(coll.send_inplace_offset(a.count),
+                                                   coll.recv_inplace_offset(a.count)) *
+                                              static_cast<std::size_t>(a.rank) * es);
   auto [send, recv] = placement_ptrs(coll, b, a, placement);
   // Host images of the send and receive buffers (the buffers themselves when direct).
-  auto *send_img = direct ? static_cast<unsigned char *>(b.send) : b.host.data();
-  auto *recv_img = direct ? static_cast<unsigned char *>(b.recv) : b.host.data();
+  auto *send_img = direct ? static_cast<unsigned char *>(b.send) : b.host;
+  auto *recv_img = direct ? static_cast<unsigned char *>(b.recv) : b.host;
   if (placement == Placement::out_of_place) {
     std::memset(recv_img, 0xff, nr * es); // NaN / -1: never an expected value
     if (!direct)
-      backend.copy_to_backend(b.recv, recv_img, nr * es);
+      comm.copy_in(b.recv, recv_img, nr * es);
     fill_inputs(a.dtype, send_img, ns, pat, a.rank);
     if (!direct)
-      backend.copy_to_backend(b.send, send_img, ns * es);
+      comm.copy_in(b.send, send_img, ns * es);
   } else {
     const std::size_t total = std::max(ns + coll.send_inplace_offset(a.count) * a.rank,
                                        nr + coll.recv_inplace_offset(a.count) * a.rank);
@@ -59,7 +73,7 @@ std::int64_t check_point(Backend &backend, Comm &comm, const Collective &coll, B
                                                      static_cast<const char *>(b.recv));
     fill_inputs(a.dtype, recv_img + off, ns, pat, a.rank);
     if (!direct)
-      backend.copy_to_backend(b.recv, recv_img, total * es);
+      comm.copy_in(b.recv, recv_img, total * es);
   }
   coll.run(comm, send, recv, a);
   comm.synchronize();
@@ -69,10 +83,13 @@ std::int64_t check_point(Backend &backend, Comm &comm, const Collective &coll, B
   if (placement == Placement::in_place && coll.op == Op::reducescatter &&
       backend.inplace_reducescatter_at_start())
     result = b.recv;
+  if (placement == Placement::out_of_place && coll.op == Op::broadcast && a.rank == a.root &&
+      backend.outofplace_broadcast_root_result_in_send())
+    result = send;
   const unsigned char *h = static_cast<const unsigned char *>(result);
   if (!direct) {
-    backend.copy_to_host(b.host.data(), result, nr * es);
-    h = b.host.data();
+    comm.copy_out(b.host, result, nr * es);
+    h = b.host;
   }
   const bool tolerant = a.redop == RedOp::avg && op_has_redop(coll.op);
   const double tol = (a.dtype == DType::half || a.dtype == DType::bfloat16) ? 1e-2 : 1e-6;

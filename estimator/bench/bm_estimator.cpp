@@ -1,6 +1,7 @@
 // Google Benchmark: how many layouts the estimator evaluates per second on one core, and how long
 // a full search takes (Calculon evaluates about 50 configurations per second per core).
 #include "scalefit/estimator/search.hpp"
+#include "scalefit/fitting/fit_file.hpp"
 
 #include <benchmark/benchmark.h>
 
@@ -48,6 +49,26 @@ void BM_EvaluateLayout(benchmark::State &state) {
   state.counters["layouts"] = static_cast<double>(layouts.size());
 }
 BENCHMARK(BM_EvaluateLayout);
+
+// The same layouts with every GEMM, attention and memory-bound term priced by compute fits (the
+// H100 kernel fits of tests/data/estimator/fit_h100_kernels.yaml) instead of the spec tables.
+void BM_EvaluateLayoutComputeFit(benchmark::State &state) {
+  est::Estimator e(est::load_model(cfg("models/megatron-1t.yaml")),
+                   est::load_system(cfg("systems/dgx-h100.yaml")));
+  e.use_compute(scalefit::fitting::load_fit_file(SCALEFIT_BM_COMPUTE_FIT)->compute);
+  const auto layouts = valid_layouts(e);
+  est::Estimate out;
+  std::size_t i = 0;
+  for (auto _ : state) {
+    e.evaluate(layouts[i], out);
+    benchmark::DoNotOptimize(out.time_s.iteration);
+    if (++i == layouts.size())
+      i = 0;
+  }
+  state.SetItemsProcessed(state.iterations());
+  state.counters["layouts"] = static_cast<double>(layouts.size());
+}
+BENCHMARK(BM_EvaluateLayoutComputeFit);
 
 #ifdef SCALEFIT_BM_FIT_FILE
 // The same layouts with TP collectives priced by a fit file (tabulated curves) and the rest by

@@ -124,6 +124,10 @@ double SystemConfig::memory_bytes() const {
   return device.memory_gib * kGiB;
 }
 
+const char *framework_name(Framework f) {
+  return f == Framework::pytorch ? "pytorch" : "megatron";
+}
+
 const char *recompute_name(Recompute r) {
   switch (r) {
   case Recompute::none:

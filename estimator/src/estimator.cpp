@@ -3,6 +3,7 @@
 #include "scalefit/estimator/estimator.hpp"
 
 #include "scalefit/core/error.hpp"
+#include "scalefit/estimator/constants.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -11,7 +12,8 @@ namespace scalefit::estimator {
 
 double parameter_count(const ModelConfig &m) {
   const double l = m.layers, h = m.hidden, f = m.ffn_size(), V = m.vocabulary, s = m.sequence;
-  return l * (4 * h * h + 2 * h * f + 9 * h + f) + (V + s) * h + 2 * h;
+  const double head = m.tied_embeddings ? 0.0 : V * h; // an untied LM head has its own V x h
+  return l * (4 * h * h + 2 * h * f + 9 * h + f) + (V + s) * h + 2 * h + head;
 }
 
 double layer_flops_per_sample(const ModelConfig &m) {
@@ -47,7 +49,10 @@ double activation_bytes_per_layer(const ModelConfig &m, int micro_batch, int tp,
   const double scale = dtype_size(m.dtype) / 2.0;
   if (recompute == Recompute::full)
     return scale * 2 * s * b * h / (sp ? t : 1.0);
-  const double attn_core = recompute == Recompute::selective ? 0.0 : 5 * a * s * s * b / t;
+  const double attn_core =
+      m.attention == Attention::fused
+          ? constants::kFlashStatsBytes * a * s * b / t / scale // fp32 stats, not scaled by dtype
+          : (recompute == Recompute::selective ? 0.0 : 5 * a * s * s * b / t);
   const double split = s * b * (8 * h + 4 * f) / t;
   const double unsplit = 10 * s * b * h / (sp ? t : 1.0);
   return scale * (unsplit + split + attn_core);
@@ -166,13 +171,78 @@ void Estimator::validate(const Strategy &s, int gpus) const {
   }
 }
 
+namespace {
+const char *fit_dtype(DType d) {
+  return d == DType::bfloat16 ? "bf16" : d == DType::half ? "fp16" : "tf32";
+}
+const char *alt_dtype(DType d) {
+  return d == DType::bfloat16 ? "fp16" : d == DType::half ? "bf16" : "fp32";
+}
+} // namespace
+
+void Estimator::use_compute(const fitting::ComputeSection &c) {
+  using fitting::KernelKind;
+  auto pick = [&](KernelKind k, std::optional<fitting::ComputeFit> &slot, std::string &src) {
+    const fitting::ComputeFit *f = c.find(fit_dtype(m_model.dtype), k);
+    std::string note;
+    if (!f) {
+      f = c.find(alt_dtype(m_model.dtype), k);
+      note = std::string(" for ") + fit_dtype(m_model.dtype);
+    }
+    if (!f)
+      return;
+    slot = *f;
+    src = std::string("fit:") + fitting::kernel_kind_name(k) + ":" + f->dtype + note;
+  };
+  pick(KernelKind::gemm, m_fit_gemm, m_src_gemm);
+  pick(KernelKind::batched_gemm, m_fit_bgemm, m_src_bgemm);
+  pick(KernelKind::memory, m_fit_mem, m_src_mem);
+  pick(KernelKind::attention_fused, m_fit_attn, m_src_fused);
+  if (!m_fit_bgemm && m_fit_gemm) { // batched GEMMs priced as single ones when not measured
+    m_fit_bgemm = m_fit_gemm;
+    m_src_bgemm = m_src_gemm;
+  }
+  m_src_attn = m_src_bgemm;
+  m_framework = c.framework;
+  if (m_framework.present) {
+    m_launch_s = 0; // the calibrated dispatch floor replaces the system's launch share
+    for (std::string *s : {&m_src_gemm, &m_src_bgemm, &m_src_mem, &m_src_attn, &m_src_fused})
+      *s += " +calibrated";
+  }
+}
+
+double Estimator::mem_n_s(double n, double bytes) const noexcept {
+  return n > 0 ? n * mem_s(bytes / n) : 0.0;
+}
+
+double Estimator::kernel_s(double gpu_s) const noexcept {
+  return std::max(gpu_s, m_framework.dispatch_us * 1e-6) + m_launch_s;
+}
+
 double Estimator::gemm_s(double m, double n, double k, double batch) const noexcept {
+  if (m_fit_gemm)
+    return kernel_s(m_fit_gemm->gemm_us(m, n, k, batch) * 1e-6);
   const double flops = 2 * m * n * k * batch;
-  return flops / (m_peak * m_system.device.gemm_efficiency.at(flops * 1e-9)) + m_launch_s;
+  return kernel_s(flops / (m_peak * m_system.device.gemm_efficiency.at(flops * 1e-9)));
+}
+
+double Estimator::bgemm_s(double m, double n, double k, double batch) const noexcept {
+  if (m_fit_bgemm)
+    return kernel_s(m_fit_bgemm->gemm_us(m, n, k, batch) * 1e-6);
+  return gemm_s(m, n, k, batch);
 }
 
 double Estimator::mem_s(double bytes) const noexcept {
-  return bytes / (m_hbm * m_system.device.hbm_efficiency.at(bytes * 1e-6)) + m_launch_s;
+  const double eff = m_framework.present ? m_framework.memory_efficiency : 1.0;
+  if (m_fit_mem)
+    return kernel_s(m_fit_mem->memory_us(bytes) * 1e-6 / eff);
+  return kernel_s(bytes / (m_hbm * m_system.device.hbm_efficiency.at(bytes * 1e-6) * eff));
+}
+
+double Estimator::attn_fused_s(double flops_fwd, double factor) const noexcept {
+  if (m_fit_attn)
+    return kernel_s(m_fit_attn->flops_us(factor * flops_fwd) * 1e-6);
+  return kernel_s(factor * flops_fwd / (m_peak * constants::kFusedAttentionEfficiency));
 }
 
 void Estimator::evaluate(const Strategy &st, Estimate &e) const noexcept {
@@ -187,27 +257,45 @@ void Estimator::evaluate(const Strategy &st, Estimate &e) const noexcept {
   const int gpn = m_system.gpus_per_node;
 
   // --- Compute of one layer for one micro-batch on one TP rank (forward) ---
-  const double g_attn = 2 * gemm_s(s, s, h / a, b * a / t); // scores and context
+  const bool fused = md.attention == Attention::fused;
   const double g_lin = gemm_s(T, 3 * h / t, h, 1) + gemm_s(T, h, h / t, 1) +
                        gemm_s(T, f / t, h, 1) + gemm_s(T, h, f / t, 1);
   const double e_ln = sp ? T * h / t : T * h; // elements of the LayerNorm/dropout region
   const double S = b * (a / t) * s * s;       // attention score elements
   const double e_f = T * f / t;               // MLP inner elements
-  const double m_attn_fwd = mem_s(k * 4 * S) + mem_s(k * 5 * S); // softmax, dropout
-  const double m_attn_bwd = mem_s(k * 6 * S) + mem_s(k * 5 * S);
+  double a_fwd = 0, a_bwd = 0;                // attention core, forward and backward
+  if (fused) {
+    // FlashAttention: one kernel each way, causal half of 4 b s^2 h / t FLOPs forward.
+    const double fl = constants::kCausalFraction * 4 * b * s * s * h / t;
+    a_fwd = attn_fused_s(fl, 1.0);
+    a_bwd = attn_fused_s(fl, constants::kFlashBackwardFactor);
+  } else {
+    // Megatron 2022: scores and context batched GEMMs; softmax and dropout through HBM.
+    const double g_attn = 2 * bgemm_s(s, s, h / a, b * a / t);
+    a_fwd = g_attn + mem_s(k * 4 * S) + mem_s(k * 5 * S);
+    a_bwd = 2 * g_attn + mem_s(k * 6 * S) + mem_s(k * 5 * S);
+  }
+  const bool eager = st.framework == Framework::pytorch;
+  const EagerCosts ec = eager ? eager_costs(b) : EagerCosts{};
   const double m_fwd =
-      2 * mem_s(k * 4 * e_ln) + 2 * mem_s(k * 7 * e_ln) + mem_s(k * 4 * e_f) + m_attn_fwd;
+      eager ? ec.layer_fwd
+            : 2 * mem_s(k * 4 * e_ln) + 2 * mem_s(k * 7 * e_ln) + mem_s(k * 4 * e_f);
   const double m_bwd =
-      2 * mem_s(k * 6 * e_ln) + 2 * mem_s(k * 7 * e_ln) + mem_s(k * 6 * e_f) + m_attn_bwd;
-  const double fwd_layer = g_lin + g_attn + m_fwd;
+      eager ? ec.layer_bwd
+            : 2 * mem_s(k * 6 * e_ln) + 2 * mem_s(k * 7 * e_ln) + mem_s(k * 6 * e_f);
+  const double fwd_layer = g_lin + a_fwd + m_fwd;
+  const bool full = st.recompute == Recompute::full;
+  const bool selective = st.recompute == Recompute::selective && !fused;
   double rec_layer = 0;
-  if (st.recompute == Recompute::full)
+  if (full)
     rec_layer = fwd_layer;
-  if (st.recompute == Recompute::selective)
-    rec_layer = g_attn + m_attn_fwd;
-  const double bwd_layer = 2 * (g_lin + g_attn) + m_bwd + rec_layer;
+  if (selective)
+    rec_layer = a_fwd;
+  const double bwd_layer = 2 * g_lin + a_bwd + m_bwd + rec_layer;
   // Logits and cross-entropy on the last stage (fp32 softmax over V/t).
-  const double logits = 3 * gemm_s(T, V / t, h, 1) + 2 * mem_s(4 * 3 * T * V / t);
+  const double logits_gemm = 3 * gemm_s(T, V / t, h, 1);
+  const double xent = eager ? ec.head : 2 * mem_s(4 * 3 * T * V / t);
+  const double logits = logits_gemm + xent;
   const double mb_cp = L * (fwd_layer + bwd_layer) + logits;
 
   // --- Messages ---
@@ -264,7 +352,8 @@ void Estimator::evaluate(const Strategy &st, Estimate &e) const noexcept {
   const double split_per_layer = 4 * h * h + 2 * h * f + 3 * h + f;
   const double repl_per_layer = 6 * h;
   const double layers_params = L * (split_per_layer / t + repl_per_layer);
-  const double first_extra = V * h / t + s * h + (st.pp == 1 ? 2 * h : 0.0);
+  const double head_params = md.tied_embeddings ? 0.0 : V * h / t; // untied LM head
+  const double first_extra = V * h / t + s * h + (st.pp == 1 ? 2 * h + head_params : 0.0);
   const double last_extra = V * h / t + 2 * h;
   const double p_local = layers_params + std::max(first_extra, last_extra);
   const double grad_el = st.fp32_grads ? 4.0 : el;
@@ -339,7 +428,23 @@ void Estimator::evaluate(const Strategy &st, Estimate &e) const noexcept {
 
   // --- Optimizer step: memory-bound Adam over the local shard (read 16 B, write 16 B / param) ---
   const double p_opt = p_local / (st.zero >= 1 ? d : 1.0);
-  const double t_opt = mem_s(32 * p_opt);
+  const double t_opt =
+      eager ? mem_n_s(std::ceil(p_opt / constants::kAdamWElementsPerLaunch),
+                      constants::kAdamWBytesPerParam * p_opt)
+            : mem_s(32 * p_opt);
+
+  // --- Compute terms and what priced them ---
+  const double mL = m * L;
+  e.terms[0] = {"layer GEMMs", mL * g_lin * (3 + (full ? 1 : 0)), m_src_gemm.c_str()};
+  e.terms[1] = {fused ? "attention (fused)" : "attention (unfused)",
+                mL * (a_fwd + a_bwd + (full || selective ? a_fwd : 0)),
+                fused ? m_src_fused.c_str() : m_src_attn.c_str()};
+  e.terms[2] = {"memory-bound (layers)", mL * (m_fwd + m_bwd + (full ? m_fwd : 0)),
+                m_src_mem.c_str()};
+  e.terms[3] = {"logits GEMMs", m * logits_gemm, m_src_gemm.c_str()};
+  e.terms[4] = {eager ? "cross-entropy, embeddings" : "cross-entropy", m * xent,
+                m_src_mem.c_str()};
+  e.terms[5] = {"optimizer", t_opt, m_src_mem.c_str()};
 
   // --- Time (Lu et al.) ---
   const double mb_time = mb_cp + tp_mb + pp_mb;
@@ -368,6 +473,31 @@ void Estimator::evaluate(const Strategy &st, Estimate &e) const noexcept {
     act += activation_bytes_per_layer(md, st.micro_batch, st.tp, sp, Recompute::none);
   e.memory_bytes.activations = act;
   e.memory_bytes.total = e.memory_bytes.weights + ms.gradients + ms.optimizer + act;
+  if (eager) {
+    // PyTorch autocast: fp32 weights (4), gradients (4) and AdamW moments (8) per parameter. The
+    // peak is either at the cross-entropy backward (weights, moments, bf16 weight copies saved
+    // for backward, every activation, the live fp32 logit buffers; no gradient yet) or after
+    // backward (all 16 bytes per parameter).
+    const double psi = p_local;
+    const double mm = L * (4 * h * h + 2 * h * f) / t + (md.tied_embeddings ? 0.0 : V * h / t);
+    const double copies = full ? 0.0 : 2 * mm; // recompute casts again per block in backward
+    const double full_act =
+        full ? 4 * s * b * h * L / (sp ? t : 1.0) +
+                   activation_bytes_per_layer(md, st.micro_batch, st.tp, sp, Recompute::none)
+             : act;
+    const double logits_live = constants::kEagerXentLiveBytesPerLogit * T * V / t;
+    e.memory_bytes.weights = 4 * psi;
+    e.memory_bytes.optimizer = 8 * psi;
+    e.memory_bytes.activations = full_act + copies + logits_live;
+    const double at_loss = 12 * psi + e.memory_bytes.activations;
+    const double after = 16 * psi;
+    e.memory_bytes.gradients = at_loss >= after ? 0.0 : 4 * psi;
+    if (at_loss < after)
+      e.memory_bytes.activations = 0;
+    e.memory_bytes.total = std::max(at_loss, after);
+  }
+  if (m_framework.present) // calibrated fixed overhead (allocator, workspaces, buffers)
+    e.memory_bytes.total += m_framework.memory_overhead_gib * 1073741824.0;
   e.fits_memory = e.memory_bytes.total <= m_system.memory_bytes();
 
   // --- Throughput ---

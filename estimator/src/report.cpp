@@ -29,7 +29,8 @@ nlohmann::json strategy_json(const Strategy &s) {
           {"bucket_bytes", s.bucket_bytes},
           {"fp32_grads", s.fp32_grads},
           {"overlap_dp", s.overlap_dp},
-          {"overlap_tp", s.overlap_tp}};
+          {"overlap_tp", s.overlap_tp},
+          {"framework", framework_name(s.framework)}};
 }
 } // namespace
 
@@ -80,6 +81,12 @@ nlohmann::json estimate_json(const Estimator &est, const Strategy &s, const Esti
   }
   j["messages"] = msgs;
   j["priced_by"] = priced_by;
+  nlohmann::json terms = nlohmann::json::array();
+  for (const ComputeTerm &t : e.terms)
+    terms.push_back({{"what", t.what}, {"seconds", t.seconds}, {"priced_by", t.priced_by}});
+  j["compute_terms"] = terms;
+  j["attention"] = attention_name(est.model().attention);
+  j["calibrated"] = est.calibrated();
   return j;
 }
 
@@ -110,6 +117,16 @@ std::string estimate_table(const Estimator &est, const Strategy &s, const Estima
   fmt::format_to(out,
                  "throughput: {:.1f} TFLOP/s per GPU (hardware), MFU {:.1f}%, {:.2f} samples/s\n\n",
                  e.tflops_per_gpu, 100 * e.mfu, e.samples_per_s);
+  fmt::format_to(out, "compute terms [s] ({} attention{})\n", attention_name(est.model().attention),
+                 est.calibrated() ? fmt::format(", framework calibrated: dispatch {:.2f} us/kernel, "
+                                                "memory-bound efficiency {:.3f}, +{:.2f} GiB",
+                                                est.framework().dispatch_us,
+                                                est.framework().memory_efficiency,
+                                                est.framework().memory_overhead_gib)
+                                  : std::string());
+  for (const ComputeTerm &c : e.terms)
+    fmt::format_to(out, "  {:<22} {:10.4f}  priced by {}\n", c.what, c.seconds, c.priced_by);
+  fmt::format_to(out, "\n");
   fmt::format_to(out, "{:<5} {:<14} {:>12} {:>6} {:>6} {:>4} {:>10} {:>11} {:>9}  {}\n", "by", "op",
                  "bytes", "ranks", "nodes", "rpn", "count", "time_us", "total_s", "priced by");
   for (int i = 0; i < e.n_messages; ++i) {

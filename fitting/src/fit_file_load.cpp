@@ -134,10 +134,10 @@ FitFile parse_fit_file(const std::string &text, const std::string &name) {
   FitFile fit;
   fit.path = name;
   fit.schema = r.str(root, "schema", "");
-  if (fit.schema != kFitSchema && fit.schema != kFitSchemaV1)
+  if (fit.schema != kFitSchema && fit.schema != kFitSchemaV3 && fit.schema != kFitSchemaV1)
     r.fail(root["schema"], "schema",
-           "unsupported schema '" + fit.schema + "' (this version reads '" + kFitSchema +
-               "' and '" + kFitSchemaV1 + "')");
+           "unsupported schema '" + fit.schema + "' (this version reads '" + kFitSchemaV3 + "', '" +
+               kFitSchema + "' and '" + kFitSchemaV1 + "')");
   const bool v1 = fit.schema == kFitSchemaV1;
   require_end_marker(root, text, name);
   if (YAML::Node t = root["tool"]; t && t.IsScalar())
@@ -379,6 +379,8 @@ FitFile parse_fit_file(const std::string &text, const std::string &name) {
       fit.scaling.push_back(std::move(s));
     }
   }
+  if (fit.schema == kFitSchemaV3)
+    fit.compute = parse_compute_yaml(root, name);
   return fit;
 }
 

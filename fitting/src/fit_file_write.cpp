@@ -49,7 +49,8 @@ std::string to_yaml(const FitFile &fit) {
   YAML::Emitter out;
   out.SetDoublePrecision(10);
   out << YAML::BeginMap;
-  out << YAML::Key << "schema" << YAML::Value << fit.schema;
+  const bool v3 = !fit.compute.empty() || fit.compute.framework.present;
+  out << YAML::Key << "schema" << YAML::Value << (v3 ? std::string(kFitSchemaV3) : fit.schema);
   out << YAML::Key << "tool" << YAML::Value << fit.tool;
   out << YAML::Key << "created" << YAML::Value << fit.created;
   out << YAML::Key << "system" << YAML::Value << YAML::BeginMap;
@@ -230,6 +231,7 @@ std::string to_yaml(const FitFile &fit) {
     out << YAML::EndMap;
   }
   out << YAML::EndSeq;
+  emit_compute_yaml(out, fit.compute);
   // Last key: the loader requires it, so a file cut anywhere (even at an entry boundary) is refused.
   out << YAML::Key << kFitEndKey << YAML::Value << true;
   out << YAML::EndMap;

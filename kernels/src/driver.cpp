@@ -1,11 +1,11 @@
 // `scalefit-bench kernels`: shape list x engine -> table, summary, JSONL.
 #include "scalefit/kernels/driver.hpp"
 
-#include "scalefit/bench/adaptive.hpp"
 #include "scalefit/bench/comm.hpp"
 #include "scalefit/core/error.hpp"
 #include "scalefit/core/records.hpp"
 #include "scalefit/core/stats.hpp"
+#include "scalefit/core/timing.hpp"
 
 #include <mpi.h>
 #include <nlohmann/json.hpp>
@@ -155,7 +155,7 @@ nlohmann::json stats_json(const Summary &s) {
 Summary time_shape(GemmEngine &engine, const KernelsOptions &o, int &batch_out) {
   if (o.warmup > 0)
     engine.run_us(o.warmup);
-  bench::StopRule rule;
+  StopRule rule;
   rule.max_time_s = o.max_time_s;
   rule.min_time_s = std::min(0.02, o.max_time_s);
   rule.fixed_samples = o.iters;
@@ -166,7 +166,7 @@ Summary time_shape(GemmEngine &engine, const KernelsOptions &o, int &batch_out) 
     // One probe run sets the batch so a sample lasts ~1 ms (host timer noise well under 1%).
     const double probe_us = engine.run_us(1);
     elapsed_s += probe_us * 1e-6;
-    batch = bench::calibrate_batch(probe_us, 1000.0, 1000);
+    batch = calibrate_batch(probe_us, 1000.0, 1000);
   }
   while (!rule.should_stop(samples, elapsed_s)) {
     const double us = engine.run_us(batch);

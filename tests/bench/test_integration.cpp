@@ -105,7 +105,7 @@ std::vector<pid_t> processes_with(const std::string &marker) {
   return pids;
 }
 
-const char *kFast = " -n 2 --batch 2 -w 1 -b 8 -e 2K -f 4 ";
+const char *kFast = " -n 2 --batch 2 -w 1 -b 8 -e 2K -f 4 --placement both ";
 
 } // namespace
 
@@ -125,6 +125,25 @@ TEST(Integration, TwoRanksEveryOpFloatAndDoubleChecked) {
   ASSERT_EQ(set.contexts.size(), 1u);
   EXPECT_EQ(set.contexts[0].nranks, 2);
   EXPECT_EQ(set.contexts[0].backend, "mpi");
+  // No NUL (or line break) in any version string (Open MPI counts the terminator).
+  for (const auto &[lib, v] : set.contexts[0].versions) {
+    EXPECT_EQ(v.find('\0'), std::string::npos) << lib;
+    EXPECT_EQ(v.find('\n'), std::string::npos) << lib;
+  }
+  EXPECT_FALSE(set.contexts[0].versions.at("mpi").empty());
+  const auto &cx = set.contexts[0].extra;
+  EXPECT_EQ(cx["buffers"]["mode"], "rotate");
+  EXPECT_EQ(cx["timer"]["name"], "host");
+  EXPECT_EQ(cx["alltoall"], "MPI_Alltoall");
+  EXPECT_EQ(cx["statistic"], "mean");
+  EXPECT_TRUE(cx.contains("outlier_rule"));
+  for (const auto &m : set.measurements) {
+    EXPECT_EQ(m.extra["samples_max_over_ranks_us"].size(), m.samples_us.size()) << m.key();
+    for (std::size_t j = 0; j < m.samples_us.size(); ++j) // mean over ranks <= max over ranks
+      EXPECT_LE(m.samples_us[j], m.extra["samples_max_over_ranks_us"][j].get<double>() * (1 + 1e-12));
+    EXPECT_EQ(m.extra["stop"], "fixed") << m.key();
+    EXPECT_TRUE(m.extra["outlier_samples"].is_array()) << m.key();
+  }
   // One node of 2 ranks: intra n=2 is world and there is no inter shape.
   std::size_t want = 0;
   for (Op op : all_ops())
@@ -192,7 +211,8 @@ TEST(Integration, KilledSweepResumesWithoutLossOrDuplicates) {
   TempDir d;
   const fs::path out = d.path / "comm.jsonl";
   const std::string args = "comm --backend mpi --ops allreduce,allgather -b 8 -e 1M -f 2 "
-                           "--min-time 0.02 --max-time 0.04 --out " +
+                           "--min-time 0.02 --max-time 0.04 --max-ci 0.0001 --placement both "
+                           "--out " +
                            out.string();
   // Start the sweep in its own process group, and SIGKILL it once a few records are on disk.
   set_mpi_env();
@@ -216,12 +236,23 @@ TEST(Integration, KilledSweepResumesWithoutLossOrDuplicates) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (lines() < 8 && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  // SIGKILL mpiexec, then its ranks: orphaned ranks of a killed mpiexec may keep running (as on
-  // a cluster when a job is killed), and they are ours to stop (found by our unique path).
-  kill(-pid, SIGKILL);
+  // SIGKILL mpiexec alone (as a scheduler killing a job's launcher): its ranks must stop by
+  // themselves within a moment (PR_SET_PDEATHSIG, the watchdog's parent check) and append
+  // nothing more (the audit saw them run on for 2 s and append 8 records).
+  kill(pid, SIGKILL);
   int status = 0;
   waitpid(pid, &status, 0);
   ASSERT_TRUE(WIFSIGNALED(status)) << "the sweep finished before it could be killed";
+  const auto killed_at = std::chrono::steady_clock::now();
+  while (!processes_with(out.string()).empty() &&
+         std::chrono::steady_clock::now() - killed_at < std::chrono::seconds(3))
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_TRUE(processes_with(out.string()).empty()) << "ranks outlived their launcher by 3 s";
+  const auto size_when_gone = fs::file_size(out);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(fs::file_size(out), size_when_gone);
+  // Clean up anything left (the assertion above has already failed then).
+  kill(-pid, SIGKILL);
   for (int tries = 0; tries < 100; ++tries) {
     const auto left = processes_with(out.string());
     if (left.empty())
@@ -346,11 +377,156 @@ TEST(Integration, BaselinePrintedBesideTheHarness) {
                                  out.string(),
                              d);
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(r.out.find("# baseline 8 B: bare MPI_Allreduce loop"), std::string::npos) << r.out;
+  // The baseline names its statistic, and it is the table's (the audit: table mean 0.87 us
+  // beside baseline medians 0.20 us).
+  EXPECT_NE(r.out.find("# time: mean over samples"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("# baseline 8 B (mean of samples; mean over ranks): bare MPI_Allreduce "
+                       "loop"),
+            std::string::npos)
+      << r.out;
   const RecordSet set = read_records(out.string());
   ASSERT_FALSE(set.measurements.empty());
   const auto &extra = set.measurements[0].extra;
   ASSERT_TRUE(extra.contains("baseline")) << extra.dump();
-  EXPECT_GT(extra["baseline"]["bare_median_us"].get<double>(), 0);
-  EXPECT_GT(extra["baseline"]["harness_median_us"].get<double>(), 0);
+  const auto &b = extra["baseline"];
+  EXPECT_EQ(b["statistic"], "mean");
+  EXPECT_GT(b["bare_median_us"].get<double>(), 0);
+  EXPECT_GT(b["harness_median_us"].get<double>(), 0);
+  EXPECT_NEAR(b["overhead_us"].get<double>(),
+              b["harness_mean_us"].get<double>() - b["bare_mean_us"].get<double>(), 1e-9);
+}
+
+TEST(Integration, DefaultsMeasureOutOfPlaceToAConfidenceTarget) {
+  TempDir d;
+  const fs::path out = d.path / "comm.jsonl";
+  const Result r = run_bench(2,
+                             "--backend mpi --ops allreduce,broadcast -b 8 -e 4K -f 8 --hot "
+                             "--max-ci 0.5 --budget 4 --out " +
+                                 out.string(),
+                             d);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const RecordSet set = read_records(out.string());
+  ASSERT_EQ(set.measurements.size(), 2u * 4u); // 8, 64, 512, 4096 B; out of place only
+  EXPECT_EQ(set.contexts[0].extra["buffers"]["mode"], "hot");
+  for (const auto &m : set.measurements) {
+    EXPECT_EQ(m.placement, Placement::out_of_place);
+    const double cap = m.extra["time_cap_s"].get<double>();
+    EXPECT_GE(cap, 0) << m.key(); // 0 once the budget is spent: then --min-samples only
+    EXPECT_LE(cap, 4.0) << m.key(); // a share of the budget, never more than all of it
+    const std::string stop = m.extra["stop"];
+    if (stop == "precision") // the achieved CI is recorded, and met the target
+      EXPECT_LE(m.extra["ci_rel"].get<double>(), 0.5) << m.key();
+    else
+      EXPECT_TRUE(stop == "time-cap" || stop == "max-samples") << stop;
+    EXPECT_GE(m.samples_us.size(), 5u) << m.key(); // --min-samples' default
+  }
+  EXPECT_NE(r.out.find("        -       -       -       -"), std::string::npos) << r.out;
+}
+
+TEST(Integration, SweepThatDoesNotFitInMemoryIsRefusedWithTheFigure) {
+  expect_usage_error(2, "--backend mpi --ops allreduce -b 8 -e 256G -f 1024 -n 1",
+                     "the sweep needs");
+  expect_usage_error(2, "--backend mpi --ops allreduce -b 1 -e 8G -i 1", "sizes (more than");
+  expect_usage_error(2, "--backend mpi --ops allreduce --timer events", "--timer");
+}
+
+TEST(Integration, StuckRankIsAbortedByTheTimeoutNamingThePoint) {
+  TempDir d;
+  const fs::path out = d.path / "stuck.jsonl";
+  set_mpi_env();
+  const fs::path err = d.path / "err.txt";
+  const std::string cmd = std::string("exec ") + SCALEFIT_MPIEXEC + " --oversubscribe -np 2 " +
+                          SCALEFIT_BENCH_BIN +
+                          " comm --backend mpi --ops allreduce -b 8 -e 8 -n 1000000 --batch 1 "
+                          "--timeout 2 --out " +
+                          out.string() + " >/dev/null 2>" + err.string();
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attr, 0);
+  pid_t pid = 0;
+  const char *argv[] = {"/bin/sh", "-c", cmd.c_str(), nullptr};
+  ASSERT_EQ(posix_spawn(&pid, "/bin/sh", nullptr, &attr, const_cast<char **>(argv), environ), 0);
+  posix_spawnattr_destroy(&attr);
+  // Wait for both ranks, then stop one (SIGSTOP: a hung rank, as in the audit).
+  std::vector<pid_t> ranks;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (std::chrono::steady_clock::now() < deadline) {
+    ranks.clear();
+    for (pid_t p : processes_with(out.string()))
+      if (p != pid)
+        ranks.push_back(p);
+    if (ranks.size() == 2 && fs::exists(out.string() + ".lock"))
+      break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_EQ(ranks.size(), 2u);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500)); // into the timed samples
+  kill(ranks.back(), SIGSTOP);
+  const auto stopped_at = std::chrono::steady_clock::now();
+  int status = 0;
+  pid_t done = 0;
+  while ((done = waitpid(pid, &status, WNOHANG)) == 0 &&
+         std::chrono::steady_clock::now() - stopped_at < std::chrono::seconds(40))
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const double waited =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - stopped_at).count();
+  for (pid_t p : processes_with(out.string())) { // ours: never leave a stopped rank behind
+    kill(p, SIGKILL);
+    kill(p, SIGCONT);
+  }
+  if (done == 0) {
+    kill(-pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    FAIL() << "the job did not end within 40 s of a rank stopping (--timeout 2)";
+  }
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) != 0) << status;
+  const std::string text = slurp(err);
+  EXPECT_NE(text.find("timeout: allreduce 8 B float out-of-place world n=2"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("--timeout 2 s"), std::string::npos) << text;
+  EXPECT_NE(text.find("rank "), std::string::npos) << text;
+  EXPECT_LT(waited, 30.0);
+}
+
+TEST(Integration, TwoJobsCannotWriteOneOutputFile) {
+  TempDir d;
+  const fs::path out = d.path / "comm.jsonl";
+  set_mpi_env();
+  const std::string cmd = std::string("exec ") + SCALEFIT_MPIEXEC + " --oversubscribe -np 2 " +
+                          SCALEFIT_BENCH_BIN +
+                          " comm --backend mpi --ops allreduce -b 8 -e 8 -n 1000000 --batch 1 "
+                          "--out " +
+                          out.string() + " >/dev/null 2>&1";
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attr, 0);
+  pid_t pid = 0;
+  const char *argv[] = {"/bin/sh", "-c", cmd.c_str(), nullptr};
+  ASSERT_EQ(posix_spawn(&pid, "/bin/sh", nullptr, &attr, const_cast<char **>(argv), environ), 0);
+  posix_spawnattr_destroy(&attr);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!fs::exists(out.string() + ".lock") && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_TRUE(fs::exists(out.string() + ".lock"));
+  // A second job on the same file, to append or to resume, is refused naming the file.
+  for (const char *extra : {"", " --resume"}) {
+    const Result second =
+        run_bench(2, "--backend mpi --ops allreduce -b 8 -e 8 -n 1 --out " + out.string() + extra,
+                  d);
+    EXPECT_EQ(second.code, 2) << extra << second.err;
+    EXPECT_NE(second.err.find("is being written by another scalefit-bench job"),
+              std::string::npos)
+        << second.err;
+    EXPECT_NE(second.err.find(out.string()), std::string::npos) << second.err;
+  }
+  kill(-pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  for (int tries = 0; tries < 100 && !processes_with(out.string()).empty(); ++tries) {
+    for (pid_t p : processes_with(out.string()))
+      kill(p, SIGKILL);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
 }

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 using namespace scalefit;
 using namespace scalefit::bench;
 
@@ -89,6 +91,16 @@ TEST(ParseArgs, BadInputNamesTheArgument) {
   EXPECT_EQ(field_of_error({"--min-time", "1", "--max-time", "0.5"}), "--min-time");
   EXPECT_EQ(field_of_error({"--min-samples", "10", "--max-samples", "5"}), "--max-samples");
   EXPECT_EQ(field_of_error({"-c", "2"}), "-c");
+  EXPECT_EQ(field_of_error({"--placement", "sideways"}), "--placement");
+  EXPECT_EQ(field_of_error({"--stat", "mode"}), "--stat");
+  EXPECT_EQ(field_of_error({"--timer", "sundial"}), "--timer");
+  EXPECT_EQ(field_of_error({"--budget", "-1"}), "--budget");
+  EXPECT_EQ(field_of_error({"--timeout", "-3"}), "--timeout");
+  EXPECT_EQ(field_of_error({"--max-ci", "1.5"}), "--max-ci");
+  EXPECT_EQ(field_of_error({"--max-time", "nan"}), "--max-time");
+  EXPECT_EQ(field_of_error({"--budget", "inf"}), "--budget");
+  // -i 1 -e 8G would be 8 G sizes (the OOM of the audit): refused before any is stored.
+  EXPECT_EQ(field_of_error({"-b", "1", "-e", "8G", "-i", "1"}), "-i");
   EXPECT_EQ(field_of_error({"-b", "8", "-e", "64"}), "(no error)");
 }
 
@@ -116,4 +128,81 @@ TEST(SizePoints, SizesRoundingToTheSameEffectiveSizeAreMeasuredOnce) {
   ASSERT_EQ(pts.size(), 2u);
   EXPECT_EQ(pts[0].bytes, 16u);
   EXPECT_EQ(pts[1].bytes, 32u);
+}
+
+TEST(ParseArgs, PlacementStatTimerBudgetTimeout) {
+  const CommOptions d = parse_comm_args({});
+  ASSERT_EQ(d.placements.size(), 1u); // out of place by default: what users ask for
+  EXPECT_EQ(d.placements[0], Placement::out_of_place);
+  EXPECT_EQ(d.statistic, Statistic::mean);
+  EXPECT_FALSE(d.events_timer);
+  EXPECT_FALSE(d.hot);
+  EXPECT_EQ(parse_comm_args({"--placement", "both"}).placements.size(), 2u);
+  EXPECT_EQ(parse_comm_args({"--placement", "in"}).placements[0], Placement::in_place);
+  EXPECT_EQ(parse_comm_args({"--stat", "median"}).statistic, Statistic::median);
+  EXPECT_TRUE(parse_comm_args({"--timer", "events"}).events_timer);
+  EXPECT_TRUE(parse_comm_args({"--hot"}).hot);
+  const CommOptions b = parse_comm_args({"--budget", "20", "--timeout", "2"});
+  EXPECT_DOUBLE_EQ(b.budget_s, 20);
+  EXPECT_DOUBLE_EQ(b.timeout_s, 2);
+  EXPECT_FALSE(b.max_time_given);
+  EXPECT_TRUE(parse_comm_args({"--max-time", "0.5"}).max_time_given);
+}
+
+namespace {
+/// Every field of the options, as text, to compare two parses.
+std::string describe(const CommOptions &o) {
+  std::ostringstream s;
+  for (Op op : o.ops)
+    s << op_name(op) << ",";
+  s << "|" << o.backend << "|" << o.min_bytes << "|" << o.max_bytes << "|" << o.step_factor << "|"
+    << o.step_bytes << "|";
+  for (DType t : o.dtypes)
+    s << dtype_name(t) << ",";
+  s << "|" << o.all_dtypes << "|" << redop_name(o.redop) << "|" << o.root << "|"
+    << o.warmup_iters << "|" << o.fixed_samples << "|" << o.batch << "|" << o.check << "|"
+    << o.graph_iters << "|" << o.min_time_s << "|" << o.max_time_s << "|" << o.max_ci << "|"
+    << o.max_noise << "|" << statistic_name(o.statistic) << "|" << o.budget_s << "|";
+  for (Placement p : o.placements)
+    s << placement_name(p) << ",";
+  s << "|" << o.hot << "|" << o.events_timer << "|" << o.timeout_s << "|" << o.min_samples << "|"
+    << o.max_samples << "|" << o.batch_time_us << "|";
+  for (GroupKind g : o.groups)
+    s << group_kind_name(g) << ",";
+  s << "|" << o.emulate_nodes << "|" << o.out << "|" << o.resume << "|" << o.system << "|"
+    << o.baseline;
+  return s.str();
+}
+} // namespace
+
+// What --help shows as an option's default is what the option does when absent: passing the
+// shown value explicitly must change nothing (the audit found "-c,--check INT=1" beside
+// "0 (default)"). Every option with a shown default is tried.
+TEST(ParseArgs, HelpDefaultsAgreeWithBehaviour) {
+  CLI::App app{"comm"};
+  RawCommArgs raw;
+  add_comm_options(app, raw);
+  const std::string absent = describe(parse_comm_args({}));
+  int tried = 0;
+  for (const CLI::Option *opt : app.get_options()) {
+    std::string shown = opt->get_default_str();
+    if (shown.empty())
+      continue;
+    if (shown.front() == '[' && shown.back() == ']')
+      shown = shown.substr(1, shown.size() - 2); // a list: CLI11 shows [a,b]
+    const std::string name = opt->get_lnames().empty() ? "-" + opt->get_snames().front()
+                                                        : "--" + opt->get_lnames().front();
+    SCOPED_TRACE(name + " " + shown);
+    EXPECT_EQ(describe(parse_comm_args({name, shown})), absent);
+    ++tried;
+  }
+  EXPECT_GE(tried, 20);
+  // -c shows no default value (a bare -c means 1) and says the default in words.
+  const std::string help = app.help();
+  const auto at = help.find("-c,--check");
+  ASSERT_NE(at, std::string::npos) << help;
+  const std::string line = help.substr(at, help.find('\n', at) - at);
+  EXPECT_EQ(line.find('='), std::string::npos) << line;
+  EXPECT_NE(line.find("(default 0)"), std::string::npos) << line;
+  EXPECT_FALSE(parse_comm_args({}).check);
 }

@@ -26,7 +26,7 @@ TEST(Table, RowColumnsLineUpWithTheHeader) {
   const std::string body = row_body(5871.07, 22.86, 22.86, 0);
   EXPECT_EQ(body, "  5871.07   22.86   22.86       0");
   EXPECT_EQ(row_body(1.5, 0.0, 0.0, std::nullopt), "     1.50    0.00    0.00     N/A");
-  const std::string header = table_header();
+  const std::string header = table_header("mean of test");
   // The column names of the current format, and the units row.
   EXPECT_NE(header.find("#       size         count      type   redop    root     time   algbw"
                         "   busbw  #wrong     time   algbw   busbw  #wrong"),

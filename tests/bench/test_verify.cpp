@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <map>
+#include <memory>
 
 using namespace scalefit;
 using namespace scalefit::bench;
@@ -35,6 +37,15 @@ public:
   }
   double time_batch_us(int, const std::function<void()> &, std::uint64_t) override { return 0; }
   void synchronize() override {}
+  void copy_in(void *d, const void *s, std::size_t b) override {
+    ++copies_in;
+    std::memcpy(d, s, b);
+  }
+  void copy_out(void *d, const void *s, std::size_t b) override {
+    ++copies_out;
+    std::memcpy(d, s, b);
+  }
+  int copies_in = 0, copies_out = 0;
 
 private:
   void copy(const void *s, void *r, std::size_t n, DType t) {
@@ -48,13 +59,40 @@ private:
   int m_mode;
 };
 
+/// A backend whose memory the checks may not touch directly (as a GPU's): host memory under
+/// the hood, but every exchange must go through Comm::copy_in/copy_out, and the root of an
+/// out-of-place Broadcast holds its result in recv (as ncclBroadcast).
+class StagedBackend final : public Backend {
+public:
+  std::string_view name() const override { return "staged"; }
+  bool supports(DType) const override { return true; }
+  bool supports(RedOp) const override { return true; }
+  std::unique_ptr<Comm> make_comm(MPI_Comm, int, int) override { return nullptr; }
+  void *alloc(std::size_t bytes) override { return m_mpi->alloc(bytes); }
+  void release(void *p) override { m_mpi->release(p); }
+  std::string device_name() const override { return "test"; }
+  std::map<std::string, std::string> versions() const override { return {}; }
+  std::uint64_t cache_bytes(std::string *) const override { return 0; }
+  std::uint64_t available_memory_bytes() const override { return 0; }
+  std::string alltoall_impl() const override { return "test"; }
+  std::string timer_name() const override { return "test"; }
+
+private:
+  std::unique_ptr<Backend> m_mpi = make_mpi_backend(); // host memory only; no MPI call is made
+};
+
+std::int64_t check_on(Backend &backend, OneRankComm &comm, const Collective &coll, DType t,
+                      Placement p) {
+  const CollArgs a{5, t, RedOp::sum, 0, 0, 1};
+  const std::size_t es = dtype_size(t);
+  Buffers b(backend, coll.send_count(5, 1) * es, coll.recv_count(5, 1) * es);
+  return check_point(backend, comm, coll, b, a, p);
+}
+
 std::int64_t check(int mode, const Collective &coll, DType t, Placement p) {
   auto backend = make_mpi_backend(); // host memory only; no MPI call is made
   OneRankComm comm(mode);
-  const CollArgs a{5, t, RedOp::sum, 0, 0, 1};
-  const std::size_t es = dtype_size(t);
-  Buffers b(*backend, coll.send_count(5, 1) * es, coll.recv_count(5, 1) * es);
-  return check_point(*backend, comm, coll, b, a, p);
+  return check_on(*backend, comm, coll, t, p);
 }
 
 } // namespace
@@ -67,12 +105,35 @@ TEST(Verify, CorrectResultsHaveNoWrongElement) {
 }
 
 TEST(Verify, AMissingResultIsWrongEverywhere) {
+  for (const Collective &coll : all_collectives()) {
+    // mpi's out-of-place Broadcast root keeps its result in its send buffer (MPI_Bcast from
+    // there, no copy timed): on one rank nothing can be missing.
+    const std::int64_t want =
+        coll.op == Op::broadcast ? 0 : 5;
+    EXPECT_EQ(check(1, coll, DType::float32, Placement::out_of_place), want) << op_name(coll.op);
+  }
+}
+
+TEST(Verify, StagedBackendGoesThroughTheCommunicatorsCopies) {
+  StagedBackend backend;
   for (const Collective &coll : all_collectives())
-    EXPECT_EQ(check(1, coll, DType::float32, Placement::out_of_place), 5) << op_name(coll.op);
+    for (Placement p : {Placement::out_of_place, Placement::in_place}) {
+      OneRankComm good(0), missing(1), corrupt(2);
+      EXPECT_EQ(check_on(backend, good, coll, DType::float32, p), 0) << op_name(coll.op);
+      // Data in and the result out only by the stream-ordered copies (never a side channel).
+      EXPECT_GE(good.copies_in, 1) << op_name(coll.op);
+      EXPECT_EQ(good.copies_out, 1) << op_name(coll.op);
+      if (p == Placement::out_of_place)
+        EXPECT_EQ(check_on(backend, missing, coll, DType::float32, p), 5) << op_name(coll.op);
+      EXPECT_EQ(check_on(backend, corrupt, coll, DType::int32, p), 1) << op_name(coll.op);
+    }
 }
 
 TEST(Verify, OneCorruptElementIsCounted) {
   for (const Collective &coll : all_collectives())
     for (Placement p : {Placement::out_of_place, Placement::in_place})
-      EXPECT_EQ(check(2, coll, DType::int32, p), 1) << op_name(coll.op);
+      // (mpi's out-of-place Broadcast root: the result is the untouched send buffer.)
+      EXPECT_EQ(check(2, coll, DType::int32, p),
+                coll.op == Op::broadcast && p == Placement::out_of_place ? 0 : 1)
+          << op_name(coll.op);
 }

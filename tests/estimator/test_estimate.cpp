@@ -30,7 +30,7 @@ using namespace scalefit::estimator;
 
 namespace {
 Estimator make(const char *model, const char *system = "dgx-a100-80gb") {
-  return Estimator(load_model(test_paths::model_path(model)),
+  return Estimator(test_paths::load_unfused(test_paths::model_path(model)),
                    load_system(test_paths::system_path(system)));
 }
 double volume(const Estimate &e, Parallelism a, Parallelism b) {

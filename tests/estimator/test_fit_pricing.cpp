@@ -33,7 +33,7 @@ TEST(FitPricing, FitCoversWhatItHasAndSpecTheRest) {
   EXPECT_EQ(fit->source_name(fit->price(Op::allreduce, dp, 1e8).source), "spec:inter");
 
   // In an estimate: TP messages priced by the fit, DP by the spec, and the time follows the fit.
-  Estimator est(load_model(test_paths::model_path("gpt-22b-korthikanti")), sys, fit);
+  Estimator est(test_paths::load_unfused(test_paths::model_path("gpt-22b-korthikanti")), sys, fit);
   Strategy s;
   s.tp = 8, s.dp = 2, s.micro_batch = 4, s.global_batch = 8, s.recompute = Recompute::full;
   Estimate e;

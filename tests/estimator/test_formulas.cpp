@@ -14,6 +14,7 @@ using namespace scalefit::estimator;
 namespace {
 ModelConfig gpt(int l, int h, int a, int s, int V) {
   ModelConfig m;
+  m.attention = Attention::unfused; // the papers' (Korthikanti et al.) attention
   m.layers = l;
   m.hidden = h;
   m.heads = a;
@@ -36,7 +37,7 @@ TEST(Formulas, ChengFlopsPerSampleToATenthOfATflop) {
                 {"gpt-6.7b", 41.2},
                 {"gpt-13b", 79.9},
                 {"gpt-18.4b", 114.4}}) {
-    const ModelConfig m = load_model(test_paths::model_path(r.file));
+    const ModelConfig m = test_paths::load_unfused(test_paths::model_path(r.file));
     EXPECT_EQ(m.sequence, 1024) << r.file;
     EXPECT_NEAR(layer_flops_per_sample(m) * 1e-12, r.tflop, 0.05 + 1e-9) << r.file;
   }
@@ -136,7 +137,7 @@ TEST(Formulas, SpecCurvesHandComputed) {
 // Cheng et al. 2024: with compute unchanged and no overlap, t_iter(g)/t_iter(n) is exactly
 // (r_cp + r_cm)/(r_cp + r_cm/eff) with eff = t_comm(g)/t_comm(n).
 TEST(Formulas, WeakScalingFollowsChengsSpeedup) {
-  const Estimator est(load_model(test_paths::model_path("gpt-6.7b")),
+  const Estimator est(test_paths::load_unfused(test_paths::model_path("gpt-6.7b")),
                       load_system(test_paths::system_path("polaris")));
   Strategy s;
   s.dp = 8, s.tp = 4, s.global_batch = 64, s.overlap_dp = false;

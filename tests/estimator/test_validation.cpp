@@ -14,7 +14,7 @@ using namespace scalefit::estimator;
 
 namespace {
 Estimate run(const char *model, Strategy s) {
-  const Estimator est(load_model(test_paths::model_path(model)),
+  const Estimator est(test_paths::load_unfused(test_paths::model_path(model)),
                       load_system(test_paths::system_path("dgx-a100-80gb")));
   est.validate(s, s.gpus());
   Estimate e;

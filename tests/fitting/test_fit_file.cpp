@@ -116,7 +116,7 @@ TEST(FitFile, LoaderErrors) {
   const std::string good = to_yaml(synthetic_fit());
   {
     const InputError e =
-        parse_error(replace(good, "schema: scalefit.fit/2", "schema: scalefit.fit/3"));
+        parse_error(replace(good, "schema: scalefit.fit/2", "schema: scalefit.fit/9"));
     EXPECT_EQ(e.field(), "schema");
     EXPECT_EQ(e.line(), 1);
     EXPECT_EQ(e.file(), "bad.yaml");

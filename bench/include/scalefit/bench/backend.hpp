@@ -44,13 +44,26 @@ public:
   /// Sends `count` elements to rank `to` and receives `count` from rank `from`, concurrently.
   virtual void sendrecv(const void *send, void *recv, std::size_t count, DType t, int to,
                         int from) = 0;
-  /// Runs `op` `batch` times back to back and returns this rank's elapsed time for the batch,
-  /// from issue to completion [us] (MPI_Wtime; or CUDA events on the stream). `point_id`
-  /// identifies the (op, size, placement) so a backend may cache a captured CUDA graph.
+  /// Runs `op` `batch` times back to back and returns this rank's elapsed time for the batch
+  /// [us], by the backend's timer (Timer): host = a host clock from before the first issue to
+  /// after the final stream synchronize (nccl-tests' definition; MPI_Wtime on mpi); events =
+  /// CUDA events recorded on the stream around the batch. `op` issues one operation (and
+  /// advances the caller's buffer rotation). `point_id` identifies the (op, size, placement) so
+  /// a backend may cache a captured CUDA graph (-G).
   virtual double time_batch_us(int batch, const std::function<void()> &op,
                                std::uint64_t point_id) = 0;
   /// Waits for every issued operation to finish (a no-op for MPI).
   virtual void synchronize() = 0;
+  /// Copies `bytes` of host memory into a buffer from Backend::alloc, in order with this
+  /// communicator's operations (nccl: cudaMemcpyAsync on its stream, then a stream synchronize,
+  /// so a collective issued next sees the data), and returns when the copy is complete.
+  virtual void copy_in(void *dst, const void *host_src, std::size_t bytes) = 0;
+  /// Copies `bytes` of a buffer from Backend::alloc to host memory after every operation issued
+  /// before on this communicator completed (nccl: same stream, then a synchronize).
+  virtual void copy_out(void *host_dst, const void *src, std::size_t bytes) = 0;
+  /// Aborts the communicator from another thread so a stuck operation returns (the watchdog's
+  /// --timeout: ncclCommAbort); a no-op on mpi, where MPI_Abort ends the job.
+  virtual void abort() {}
   /// The MPI communicator when the backend is MPI (for --baseline), else MPI_COMM_NULL.
   virtual MPI_Comm mpi_comm() const { return MPI_COMM_NULL; }
 };
@@ -66,12 +79,13 @@ public:
   /// every rank calls it, with `group` = its instance's MPI communicator (MPI_COMM_NULL and
   /// color -1 for ranks that sit the shape out; they get nullptr).
   virtual std::unique_ptr<Comm> make_comm(MPI_Comm group, int color, int key) = 0;
-  virtual void *alloc(std::size_t bytes) = 0; ///< zero-filled buffer of `bytes`
+  /// A zero-filled buffer of `bytes` (device memory on nccl; complete before it returns).
+  virtual void *alloc(std::size_t bytes) = 0;
   virtual void release(void *buffer) = 0; ///< frees a buffer from alloc()
-  /// Copies `bytes` from host memory into a buffer from alloc() (cudaMemcpy for nccl).
-  virtual void copy_to_backend(void *dst, const void *host_src, std::size_t bytes) = 0;
-  /// Copies `bytes` from a buffer from alloc() into host memory.
-  virtual void copy_to_host(void *host_dst, const void *src, std::size_t bytes) = 0;
+  /// Host memory for staging check data (pinned with cudaMallocHost on nccl, so copies are
+  /// truly asynchronous on the stream; plain malloc on mpi). Not zero-filled.
+  virtual void *alloc_host(std::size_t bytes);
+  virtual void release_host(void *buffer); ///< frees a buffer from alloc_host()
   /// Where this rank runs: the GPU name (nccl) or the CPU model (mpi).
   virtual std::string device_name() const = 0;
   /// Library versions ("mpi", "nccl", "cuda").
@@ -81,6 +95,29 @@ public:
   /// Whether an in-place ReduceScatter leaves this rank's result at the start of the buffer
   /// (MPI_Reduce_scatter_block with MPI_IN_PLACE) instead of at rank * count (NCCL).
   virtual bool inplace_reducescatter_at_start() const { return false; }
+  /// Whether an out-of-place Broadcast leaves the root's receive buffer untouched, its result
+  /// being its send buffer (mpi: MPI_Bcast from the send buffer, no copy timed) instead of a
+  /// copy in recv (ncclBroadcast).
+  virtual bool outofplace_broadcast_root_result_in_send() const { return false; }
+  /// The last-level cache the buffers could stay in between operations [B] and where the figure
+  /// came from: the GPU's L2 (cudaDevAttrL2CacheSize) on nccl; the host's largest cache level of
+  /// cpu0 (/sys/devices/system/cpu/cpu0/cache, else sysconf) on mpi. 0 when unknown.
+  virtual std::uint64_t cache_bytes(std::string *source = nullptr) const = 0;
+  /// Peak memory bandwidth of the device holding the buffers [GB/s]: on nccl 2 x memory clock x
+  /// bus width (cudaDevAttrMemoryClockRate, cudaDevAttrGlobalMemoryBusWidth; DDR); 0 when
+  /// unknown (mpi: the host's is not queried).
+  virtual double memory_bandwidth_gbps() const { return 0; }
+  /// Memory the buffers come from that is free now [B]: device free memory (cudaMemGetInfo) on
+  /// nccl; MemAvailable of /proc/meminfo on mpi. 0 when unknown.
+  virtual std::uint64_t available_memory_bytes() const = 0;
+  /// Ranks of a node that share that memory when `local_ranks` ranks run on the node: all of
+  /// them on mpi (host memory); ceil(local_ranks / visible GPUs) on nccl.
+  virtual int ranks_sharing_memory(int local_ranks) const { return local_ranks; }
+  /// How AllToAll is issued, for the context record ("MPI_Alltoall", "ncclAlltoAll",
+  /// "grouped ncclSend/ncclRecv").
+  virtual std::string alltoall_impl() const = 0;
+  /// The timer's name and definition for the context record and the README ("host", "events").
+  virtual std::string timer_name() const = 0;
 };
 
 /// The MPI backend on MPI_COMM_WORLD's ranks.
@@ -95,8 +132,9 @@ int visible_gpu_count();
 /// The NCCL backend: GPU `local_rank % visible GPUs`, a world communicator from an id broadcast
 /// over MPI (ncclCommInitRank); sub-communicators by ncclCommSplit. Collective over
 /// MPI_COMM_WORLD. `graph_iters` > 0 captures each sample's batch as a CUDA graph (-G).
+/// `events_timer`: time batches with CUDA events instead of the host clock (--timer events).
 /// \throws InputError when not built with NCCL; RuntimeError when a CUDA/NCCL call fails.
-std::unique_ptr<Backend> make_nccl_backend(int local_rank, int graph_iters);
+std::unique_ptr<Backend> make_nccl_backend(int local_rank, int graph_iters, bool events_timer);
 
 /// MPI_Datatype of a type, or MPI_DATATYPE_NULL when MPI has none (half, bfloat16).
 MPI_Datatype mpi_datatype(DType t);

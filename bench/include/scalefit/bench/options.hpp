@@ -4,6 +4,7 @@
 #pragma once
 
 #include "scalefit/core/collectives.hpp"
+#include "scalefit/core/timing.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -34,10 +35,18 @@ struct CommOptions {
   int batch = 0;               ///< --batch: operations per sample (0: calibrated)
   bool check = false;          ///< -c 1: verify results in a separate untimed run
   int graph_iters = 0;         ///< -G N: capture N operations as a CUDA graph (nccl)
-  double min_time_s = 0.01;    ///< --min-time: timed time before a noise stop [s]
+  double min_time_s = 0.01;    ///< --min-time: timed time before a precision stop [s]
   double max_time_s = 0.05;    ///< --max-time: stop a point after this long [s]
-  double max_noise = 0.01;     ///< --max-noise: stop when stddev/mean is below
-  int min_samples = 3;         ///< --min-samples: floor on samples per point
+  bool max_time_given = false; ///< --max-time given explicitly (it then also caps --budget shares)
+  double max_ci = 0.01;        ///< --max-ci: target relative 95% CI half-width (0: noise rule)
+  double max_noise = 0.01;     ///< --max-noise: stop when stddev/mean is below (--max-ci 0)
+  Statistic statistic = Statistic::mean; ///< --stat: what time_us and the table report
+  double budget_s = 0;         ///< --budget: wall time for the whole sweep [s] (0: none)
+  std::vector<Placement> placements{Placement::out_of_place}; ///< --placement out|in|both
+  bool hot = false;            ///< --hot: no buffer rotation (data may stay in cache)
+  bool events_timer = false;   ///< --timer events (nccl); default host (nccl-tests')
+  double timeout_s = 300;      ///< --timeout: abort the job when one op takes longer [s] (0: off)
+  int min_samples = 5;         ///< --min-samples: floor on samples per point
   int max_samples = 1000;      ///< --max-samples: ceiling on samples per point
   double batch_time_us = 1000; ///< --batch-time: target duration of one sample [us]
   std::vector<GroupKind> groups{GroupKind::world}; ///< --groups
@@ -48,6 +57,9 @@ struct CommOptions {
   bool baseline = false;        ///< --baseline: bare MPI_Allreduce loop beside allreduce
 };
 
+/// The most sizes one sweep may hold (a larger -b/-e/-i sweep is refused before anything runs).
+inline constexpr std::size_t kMaxSweepSizes = 100000;
+
 /// Raw text of the options as CLI11 parses them, before validation.
 struct RawCommArgs {
   std::vector<std::string> ops{"all"};
@@ -56,9 +68,13 @@ struct RawCommArgs {
   double step_factor = 2;
   std::vector<std::string> dtypes{"float"};
   std::string redop = "sum";
-  int root = 0, warmup_iters = 5, fixed_samples = 0, batch = 0, check = 0, graph_iters = 0;
+  int root = 0, warmup_iters = 5, fixed_samples = 0, batch = 0, graph_iters = 0;
+  std::vector<std::string> check; ///< -c: empty (absent), "" (bare -c: 1), "0" or "1"
   double min_time_s = 0.01, max_time_s = 0.05, max_noise = 0.01, batch_time_us = 1000;
-  int min_samples = 3, max_samples = 1000;
+  double max_ci = 0.01, budget_s = 0, timeout_s = 300;
+  std::string statistic = "mean", placement = "out", timer = "host";
+  bool hot = false, max_time_given = false;
+  int min_samples = 5, max_samples = 1000;
   std::vector<std::string> groups{"world"};
   int emulate_nodes = 0;
   std::string out, system = "local";
@@ -73,7 +89,9 @@ void add_comm_options(CLI::App &app, RawCommArgs &raw);
 /// happen later, once the backend is known.
 /// \throws InputError naming the argument for: unknown op, dtype, redop, group kind or backend;
 ///   min > max; -f <= 1; -i 0; -f and -i together; negative counts or times; min-time > max-time;
-///   max-noise <= 0; min-samples > max-samples; --emulate-nodes < 0; --resume without --out.
+///   max-noise <= 0; max-ci < 0 or >= 1; min-samples > max-samples; --emulate-nodes < 0;
+///   --resume without --out; unknown --stat/--placement/--timer; --budget or --timeout < 0;
+///   non-finite numbers; a sweep of more than kMaxSweepSizes sizes.
 CommOptions validate_comm_args(const RawCommArgs &raw);
 
 /// Parses `comm`'s arguments (without the program and subcommand names) into options, as the
@@ -81,7 +99,8 @@ CommOptions validate_comm_args(const RawCommArgs &raw);
 CommOptions parse_comm_args(const std::vector<std::string> &args);
 
 /// The requested sizes, nccl-tests' loop: min, then *factor (or +step_bytes) while <= max [B].
-/// \throws InputError when the sweep is empty or does not advance (min 0 with a factor).
+/// \throws InputError when the sweep is empty, does not advance (min 0 with a factor), or holds
+///   more than kMaxSweepSizes sizes (e.g. -i 1 -e 8G: counted before any is stored).
 std::vector<std::uint64_t> size_sweep(std::uint64_t min_bytes, std::uint64_t max_bytes,
                                       std::uint64_t step_factor, std::uint64_t step_bytes);
 
@@ -96,6 +115,10 @@ struct SizePoint {
 /// effective size are measured once (nccl-tests would print them twice).
 std::vector<SizePoint> op_size_points(Op op, const std::vector<std::uint64_t> &sizes, DType dtype,
                                       int nranks);
+
+/// Placement names of --placement: "out" -> {out_of_place}, "in" -> {in_place}, "both" -> both.
+/// \throws InputError (field --placement) otherwise.
+std::vector<Placement> parse_placements(const std::string &text);
 
 /// "world", "intra", "inter".
 std::string_view group_kind_name(GroupKind k);

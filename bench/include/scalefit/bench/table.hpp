@@ -14,8 +14,10 @@ namespace scalefit::bench {
 /// (fewer as the integer part grows), or exponent notation when it does not fit.
 std::string format_float(double value, int width);
 
-/// The three header lines (placement titles, column names, units), each ending in '\n'.
-std::string table_header();
+/// The header: one comment line naming what `time` is (`time_definition`, e.g. "mean over
+/// samples of the per-operation time, averaged over ranks"), then nccl-tests' three lines
+/// (placement titles, column names, units), each ending in '\n'.
+std::string table_header(const std::string &time_definition);
 
 /// The row's first columns: size [B], count [elements], type, redop ("none" for ops that do not
 /// reduce), root (-1 for ops without one).
@@ -25,6 +27,14 @@ std::string row_preamble(std::uint64_t bytes, std::uint64_t count, std::string_v
 /// One placement's columns: time [us], algbw and busbw [GB/s], #wrong ("N/A" without -c).
 std::string row_body(double time_us, double algbw_gbps, double busbw_gbps,
                      std::optional<std::int64_t> wrong);
+
+/// The columns of a placement that was not measured (--placement): dashes, same widths.
+std::string row_absent();
+
+/// The marker appended to a row whose algbw exceeds the device's memory bandwidth, and the
+/// footnote that explains it (with the bandwidth [GB/s]).
+inline constexpr const char *kAboveMemoryMark = "  !mem";
+std::string above_memory_note(double memory_gbps);
 
 /// The footer: out-of-bounds count, average bus bandwidth [GB/s] and the concluding line.
 std::string table_footer(std::int64_t wrong_total, double avg_busbw_gbps, std::string_view name);

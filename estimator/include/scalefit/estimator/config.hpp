@@ -76,6 +76,14 @@ enum class Recompute { none, selective, full };
 /// "none", "selective", "full".
 const char *recompute_name(Recompute r);
 
+/// The training framework whose kernels and memory the estimate models.
+enum class Framework {
+  megatron, ///< Megatron-LM (2022 papers): fp16/bf16 weights and fused kernels, K = 12 optimizer
+  pytorch,  ///< PyTorch eager with bf16 autocast over fp32 weights, fused AdamW (constants.hpp)
+};
+/// "megatron" or "pytorch".
+const char *framework_name(Framework f);
+
 /// A parallel layout and its training options (Megatron-LM and ZeRO terms).
 struct Strategy {
   int dp = 1;                            ///< data-parallel degree d
@@ -92,6 +100,7 @@ struct Strategy {
   bool overlap_dp = true;        ///< hide DP bucket reductions and ZeRO-3 prefetch behind compute
   bool overlap_tp = false;       ///< hide TP collectives behind compute (not by default)
   bool pp_scatter_gather = true; ///< send b s h / t per boundary when tp > 1 (Narayanan et al.)
+  Framework framework = Framework::megatron; ///< whose kernels and memory layout
   /// Number of GPUs dp * tp * pp.
   int gpus() const { return dp * tp * pp; }
   /// Effective global batch: global_batch, or dp * micro_batch when unset.

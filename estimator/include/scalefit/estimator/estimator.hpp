@@ -5,9 +5,11 @@
 
 #include "scalefit/estimator/comm_model.hpp"
 #include "scalefit/estimator/config.hpp"
+#include "scalefit/fitting/compute.hpp"
 
 #include <array>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace scalefit::estimator {
@@ -46,7 +48,9 @@ ModelStateBytes model_state_bytes(double psi, int zero, int dp, bool fp32_grads,
 /// Activation bytes of one transformer layer for one micro-batch of b samples on one TP rank
 /// (Korthikanti et al. 2022, Table 2; for an FFN of size f the 24 becomes 8 + 4f/h):
 /// TP: s b h (10 + 24/t + 5as/(ht)); TP+SP: s b h (34 + 5as/h) / t; selective drops the 5as/h
-/// term; full recomputation keeps the layer input, 2 s b h (/t with SP).
+/// term; full recomputation keeps the layer input, 2 s b h (/t with SP). Fused attention
+/// (m.attention, FlashAttention) stores no s x s matrix: the 5as/h term is replaced by the
+/// softmax statistics, 4 a s b / t bytes (one fp32 log-sum-exp per row and head).
 double activation_bytes_per_layer(const ModelConfig &m, int micro_batch, int tp, bool sp,
                                   Recompute recompute);
 
@@ -76,6 +80,15 @@ struct Message {
   /// Time of all `count` operations [s].
   double total_s() const { return count * time_us * 1e-6; }
 };
+
+/// One compute term of an iteration and what priced it.
+struct ComputeTerm {
+  const char *what = "";      ///< static description ("layer GEMMs", "attention", ...)
+  double seconds = 0;         ///< time of the term per iteration on one GPU [s]
+  const char *priced_by = ""; ///< "fit:gemm:bf16", "spec:gemm_efficiency", ... (owned by the Estimator)
+};
+/// Compute terms an estimate lists.
+inline constexpr int kComputeTerms = 6;
 
 /// Maximum number of message kinds an estimate lists.
 inline constexpr int kMaxMessages = 16;
@@ -117,6 +130,9 @@ struct Estimate {
   double comm_tp_s = 0, comm_pp_s = 0, comm_dp_s = 0; ///< T_cm by parallelism [s]
   std::array<Message, kMaxMessages> messages{};       ///< the message list
   int n_messages = 0;                                 ///< used entries of messages
+  /// T_cp by term: layer GEMMs, attention, memory-bound (layers), logits GEMMs, cross-entropy,
+  /// optimizer; each says what priced it. They sum to time_s.compute.
+  std::array<ComputeTerm, kComputeTerms> terms{};
 };
 
 /// Evaluates layouts of one model on one system. Construction precomputes what does not depend
@@ -140,9 +156,38 @@ public:
   /// Peak matrix rate for the model's dtype [FLOP/s].
   double peak_flops() const { return m_peak; }
 
+  /// Prices GEMM, batched GEMM, attention and memory-bound terms by the fits in `compute` for
+  /// the model's dtype (bf16 fits serve fp16 and the reverse; tf32 serves fp32) instead of the
+  /// system's efficiency tables; kinds without a fit keep the tables. A calibrated `framework`
+  /// section adds its dispatch floor per kernel and memory-bound efficiency.
+  void use_compute(const fitting::ComputeSection &compute);
+  /// What prices the GEMMs, attention, memory-bound kernels: "fit:gemm:bf16", "spec:..." labels.
+  const std::string &gemm_source() const { return m_src_gemm; }
+  /// True when a calibrated framework section is in use.
+  bool calibrated() const { return m_framework.present; }
+  /// The calibrated constants in use (present == false when none).
+  const fitting::FrameworkConstants &framework() const { return m_framework; }
+
 private:
   double gemm_s(double m, double n, double k, double batch) const noexcept;
+  double bgemm_s(double m, double n, double k, double batch) const noexcept;
   double mem_s(double bytes) const noexcept;
+  double attn_fused_s(double flops_fwd, double factor) const noexcept;
+  double kernel_s(double gpu_s) const noexcept;
+  /// `n` memory-bound kernels moving `bytes` in all, priced as n of bytes / n each.
+  double mem_n_s(double n, double bytes) const noexcept;
+  /// PyTorch eager (Framework::pytorch) memory-bound work, per micro-batch on one GPU [s].
+  struct EagerCosts {
+    double layer_fwd = 0, layer_bwd = 0; ///< one block's elementwise kernels and weight casts
+    double head = 0;                     ///< cross-entropy, embeddings, final LN, head casts
+  };
+  EagerCosts eager_costs(double micro_batch) const noexcept; // eager.cpp
+
+  std::optional<fitting::ComputeFit> m_fit_gemm, m_fit_bgemm, m_fit_mem, m_fit_attn;
+  fitting::FrameworkConstants m_framework;
+  std::string m_src_gemm = "spec:gemm_efficiency", m_src_bgemm = "spec:gemm_efficiency",
+              m_src_mem = "spec:hbm_efficiency", m_src_attn = "spec:gemm_efficiency",
+              m_src_fused = "spec:fused_attention_efficiency";
 
   ModelConfig m_model;
   SystemConfig m_system;

@@ -7,6 +7,7 @@
 
 #include "scalefit/core/collectives.hpp"
 #include "scalefit/core/records.hpp"
+#include "scalefit/fitting/compute.hpp"
 #include "scalefit/fitting/fit.hpp"
 #include "scalefit/fitting/predict.hpp"
 #include "scalefit/fitting/scaling.hpp"
@@ -21,6 +22,9 @@ namespace scalefit::fitting {
 /// bandwidth drops (`parameters.drops`, docs/fit-file.md); the loader also reads /1 files
 /// (kFitSchemaV1), in which `drops` is an error.
 inline constexpr const char *kFitSchema = "scalefit.fit/2";
+/// Schema of files with a `compute` or `framework` section (compute.hpp): /2 plus those
+/// sections. Written only when the file holds one, so files without stay readable by /2 readers.
+inline constexpr const char *kFitSchemaV3 = "scalefit.fit/3";
 /// The key that ends every fit file (`end: true`, the last key of the top-level mapping). The
 /// loader refuses a file without it as truncated (docs/fit-file.md, "End marker").
 inline constexpr const char *kFitEndKey = "end";
@@ -112,6 +116,7 @@ public:
   std::vector<FitEntry> entries;
   std::vector<UnfittedEntry> unfitted;
   std::vector<ScalingSeries> scaling;
+  ComputeSection compute; ///< kernel throughput fits and calibrated framework constants (/3)
 
   /// The entry with this id, or nullptr.
   const FitEntry *find(const std::string &id) const;

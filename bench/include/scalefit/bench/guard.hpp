@@ -1,0 +1,87 @@
+/// \file guard.hpp
+/// What keeps a sweep from hurting the machine or the data: the --out lock (one writer per
+/// file), the watchdog (--timeout per operation; the launcher's death), and the memory estimate
+/// made before anything is allocated.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+namespace scalefit::bench {
+
+class Comm;
+
+/// An exclusive lock on an output file, held for the whole run: flock(LOCK_EX | LOCK_NB) on
+/// `<path>.lock` beside it (created, holding the owner's pid and host), removed on release. A
+/// second job that wants the same --out (to append, or to --resume it) is refused at once.
+class OutputLock {
+public:
+  /// Takes the lock of `path`, creating its directory if needed. \throws InputError (field
+  /// --out, exit 2) naming the file, the lock file and the holder's pid/host when another process
+  /// holds it, or when the lock file cannot be created.
+  explicit OutputLock(const std::string &path);
+  ~OutputLock(); ///< removes the lock file, then releases the lock
+  OutputLock(const OutputLock &) = delete;
+  OutputLock &operator=(const OutputLock &) = delete;
+  /// The lock file's path (`<path>.lock`).
+  const std::string &lock_path() const { return m_lock_path; }
+
+private:
+  std::string m_lock_path;
+  int m_fd = -1;
+};
+
+/// A thread that ends the job when it cannot make progress:
+///  - --timeout: when an armed step (barrier + a batch of operations + the gather of times)
+///    runs longer than its expected duration (batch x the warm-up's time per operation; 0 before
+///    it is known) plus --timeout seconds, it prints "scalefit-bench: rank R on HOST: timeout: <what> did not
+///    complete within ..." on stderr, aborts the current communicator (ncclCommAbort on nccl) and
+///    calls MPI_Abort(MPI_COMM_WORLD, kExitInternal). (Called from this thread: Open MPI's
+///    MPI_Abort tolerates it; the job is ending either way.)
+///  - the launcher's death: when the parent process changes (mpirun/orted gone, the rank
+///    re-parented), it prints a line and _exit()s at once, so no record is appended after the
+///    job was killed. main() also sets PR_SET_PDEATHSIG for the immediate case.
+/// Polls every 20 ms.
+class Watchdog {
+public:
+  /// `timeout_s` 0 disables the timeout (the parent check still runs).
+  explicit Watchdog(double timeout_s);
+  ~Watchdog();
+  Watchdog(const Watchdog &) = delete;
+  Watchdog &operator=(const Watchdog &) = delete;
+  /// Names the work the next steps belong to ("allreduce 1048576 B float out-of-place world
+  /// n=4 (1x4)") and the communicator to abort on a timeout (may be null).
+  void set_point(const std::string &what, Comm *comm);
+  /// Starts a step expected to take `expected_s` seconds: the deadline is now + expected_s +
+  /// the timeout (nothing when the timeout is 0).
+  void arm(double expected_s = 0);
+  /// Ends the step.
+  void disarm();
+
+private:
+  void loop();
+  double m_timeout_s;
+  std::atomic<std::int64_t> m_deadline_ns{0}; ///< steady_clock ns; 0: disarmed
+  std::atomic<double> m_expected_s{0};
+  std::mutex m_mutex; ///< guards m_what, m_comm, m_stop
+  std::condition_variable m_cv;
+  std::string m_what;
+  Comm *m_comm = nullptr;
+  bool m_stop = false;
+  long m_parent = 0;
+  std::thread m_thread;
+};
+
+/// The memory judgement made before allocating: `per_rank_bytes` for each of `sharing` ranks
+/// that draw from one pool of `available_bytes` (MemAvailable, or a GPU's free memory; 0:
+/// unknown, no judgement). Returns "" when it fits, else the refusal message naming the figures
+/// ("the sweep needs X per rank x N ranks sharing <pool> = T, but only A is available ...").
+std::string memory_refusal(std::uint64_t per_rank_bytes, int sharing,
+                           std::uint64_t available_bytes, const std::string &pool);
+
+} // namespace scalefit::bench

@@ -1,0 +1,144 @@
+// The timing loop of a point and the --baseline comparison (see sampling.hpp).
+#include "scalefit/bench/sampling.hpp"
+
+#include "scalefit/bench/check.hpp"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <vector>
+#include <cmath>
+
+namespace scalefit::bench {
+namespace {
+
+constexpr int kMaxBatch = 1 << 20;
+
+/// One number per rank combined over MPI_COMM_WORLD with one MPI_Allgather (every rank gets
+/// the same values, so every rank takes the same stop decision): the mean over participating
+/// ranks, the max over them, and the max over all ranks of `elapsed`. Collective.
+struct Combined {
+  double mean = 0, max = 0, elapsed = 0;
+};
+Combined combine(double value, bool participates, double elapsed = 0) {
+  static thread_local std::vector<double> all;
+  int n = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &n);
+  all.resize(2 * static_cast<std::size_t>(n));
+  const double mine[2] = {participates ? value : -1.0, elapsed};
+  SCALEFIT_MPI_CHECK(MPI_Allgather(mine, 2, MPI_DOUBLE, all.data(), 2, MPI_DOUBLE, MPI_COMM_WORLD));
+  Combined c;
+  double sum = 0;
+  int k = 0;
+  for (int r = 0; r < n; ++r) {
+    const double v = all[2 * static_cast<std::size_t>(r)];
+    c.elapsed = std::max(c.elapsed, all[2 * static_cast<std::size_t>(r) + 1]);
+    if (v < 0)
+      continue;
+    sum += v;
+    c.max = std::max(c.max, v);
+    ++k;
+  }
+  c.mean = k > 0 ? sum / k : 0.0;
+  return c;
+}
+
+} // namespace
+
+Rotation Rotation::make(std::size_t step, std::size_t extent, std::size_t alloc, bool hot) {
+  Rotation r;
+  r.step = step;
+  if (hot || step == 0 || extent > alloc)
+    return r;
+  r.steps = (alloc - extent) / step + 1;
+  return r;
+}
+
+PointSamples time_point(Comm *comm, const std::function<void()> &op, const SamplingPlan &plan,
+                        std::uint64_t point_id, Watchdog &watchdog) {
+  PointSamples t;
+  const bool me = comm != nullptr;
+  // Warm-up: one operation alone (it pays the first-touch costs), then up to -w - 1 more as one
+  // batch, capped at half of the point's time cap so that warming large sizes does not dominate
+  // a sweep. The second batch calibrates the sample batch size; every rank sees the same max.
+  const int warm = plan.warmup_iters;
+  double op_us = 0;
+  if (warm > 0) {
+    watchdog.arm();
+    SCALEFIT_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+    op_us = combine(me ? comm->time_batch_us(1, op, 0) : 0.0, me).max;
+    watchdog.disarm();
+    const double budget_us = 0.5 * plan.rule.max_time_s * 1e6;
+    const int more =
+        static_cast<int>(std::min<double>(warm - 1, std::floor(budget_us / std::max(op_us, 1e-3))));
+    if (more > 0) {
+      watchdog.arm(2e-6 * more * op_us);
+      SCALEFIT_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+      op_us = combine(me ? comm->time_batch_us(more, op, 0) : 0.0, me).max / more;
+      watchdog.disarm();
+    }
+  }
+  t.batch = plan.batch > 0 ? plan.batch : calibrate_batch(op_us, plan.batch_time_us, kMaxBatch);
+  t.warmup_op_us = op_us;
+  const double start = MPI_Wtime();
+  for (;;) {
+    watchdog.arm(2e-6 * t.batch * op_us);
+    SCALEFIT_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+    const double local = me ? comm->time_batch_us(t.batch, op, point_id) : 0.0;
+    // The elapsed time rides along, so every rank gets the same max and stops alike.
+    const Combined c = combine(local, me, MPI_Wtime() - start);
+    watchdog.disarm();
+    t.mean_us.push_back(c.mean / t.batch);
+    op_us = std::max(op_us, c.max / t.batch); // the watchdog's expectation follows the samples
+    t.max_us.push_back(c.max / t.batch);
+    if (plan.rule.should_stop(t.mean_us, c.elapsed))
+      break;
+  }
+  return t;
+}
+
+nlohmann::json time_baseline(Comm *comm, const std::function<void()> &op, const char *send,
+                             char *recv, const CollArgs &a, const Rotation &rot, int batch,
+                             double op_us, int nsamples, Statistic statistic,
+                             Watchdog &watchdog) {
+  std::vector<double> harness, bare;
+  const bool me = comm != nullptr;
+  const MPI_Comm mc = me ? comm->mpi_comm() : MPI_COMM_NULL;
+  const int count = static_cast<int>(a.count);
+  const MPI_Datatype type = mpi_datatype(a.dtype);
+  const MPI_Op mop = mpi_op(a.redop);
+  std::size_t k = 0;
+  for (int s = 0; s < nsamples; ++s) {
+    watchdog.arm(4e-6 * batch * op_us);
+    SCALEFIT_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+    harness.push_back(combine(me ? comm->time_batch_us(batch, op, 0) : 0.0, me).mean / batch);
+    SCALEFIT_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+    double local = 0;
+    if (mc != MPI_COMM_NULL) {
+      const double t0 = MPI_Wtime();
+      for (int i = 0; i < batch; ++i) {
+        const std::size_t shift = rot.step * k;
+        if (++k == rot.steps)
+          k = 0;
+        MPI_Allreduce(send + shift, recv + shift, count, type, mop, mc);
+      }
+      local = (MPI_Wtime() - t0) * 1e6;
+    }
+    bare.push_back(combine(local, mc != MPI_COMM_NULL).mean / batch);
+    watchdog.disarm();
+  }
+  const Summary h = summarize(harness), b = summarize(bare);
+  const double hs = statistic_of(h, statistic), bs = statistic_of(b, statistic);
+  return {{"samples", nsamples},
+          {"iters_per_sample", batch},
+          {"across_ranks", "mean"},
+          {"statistic", statistic_name(statistic)},
+          {"harness_median_us", h.median},
+          {"harness_mean_us", h.mean},
+          {"bare_median_us", b.median},
+          {"bare_mean_us", b.mean},
+          {"overhead_us", hs - bs},
+          {"overhead_pct", bs > 0 ? (hs - bs) / bs * 100 : 0.0}};
+}
+
+} // namespace scalefit::bench

@@ -1,0 +1,75 @@
+/// \file timing.hpp
+/// What the timing loops of `scalefit-bench comm` (bench/) and `scalefit-bench kernels`
+/// (kernels/) share: when to stop sampling a point, how many operations one sample batches, the
+/// confidence interval of the reported statistic, and the outlier rule records flag samples by.
+/// Pure functions of the samples (no clocks, no MPI), so every rank that sees the same combined
+/// samples takes the same decision.
+#pragma once
+
+#include "scalefit/core/stats.hpp"
+
+#include <cstddef>
+#include <span>
+#include <string_view>
+#include <vector>
+
+namespace scalefit {
+
+/// The statistic a point reports (its `time_us`) and a confidence interval is computed for.
+enum class Statistic { mean, median };
+
+/// "mean" or "median".
+std::string_view statistic_name(Statistic s);
+
+/// The stop rule for one point. Times in seconds; samples in any unit (scalefit: us per op).
+/// Two precision criteria, chosen by `max_ci`:
+///  - `max_ci` > 0 (comm's default): stop once the 95% confidence interval of `statistic` has a
+///    relative half-width <= max_ci (relative_ci_halfwidth) and `min_samples` were taken;
+///  - `max_ci` == 0: nvbench's rule, stop once stddev/mean <= `max_noise` after `min_time_s`.
+/// Either way the point stops at `max_time_s` (once `min_samples` were taken) and at
+/// `max_samples`; `fixed_samples` > 0 (-n) takes exactly that many samples.
+struct StopRule {
+  double min_time_s = 0.01; ///< precision may stop the point only after this much timed time
+  double max_time_s = 0.05; ///< the point stops after this much time (once min_samples taken)
+  double max_noise = 0.01;  ///< relative noise target, stddev/mean of the samples (max_ci == 0)
+  int min_samples = 3;      ///< floor: never fewer samples (also with the time cap)
+  int max_samples = 1000;   ///< ceiling: never more samples
+  int fixed_samples = 0;    ///< > 0: exactly this many samples (-n), the others ignored
+  double max_ci = 0;        ///< > 0: target relative 95% CI half-width of `statistic`
+  Statistic statistic = Statistic::mean; ///< the statistic whose CI max_ci bounds
+
+  /// Whether to stop after `samples` were taken in `elapsed_s` seconds. Deterministic in its
+  /// inputs, so every rank that sees the same (combined) samples decides the same.
+  bool should_stop(std::span<const double> samples, double elapsed_s) const;
+};
+
+/// Operations per sample so that one sample lasts about `target_us`: ceil(target / op time),
+/// clamped to [1, max_batch]. `op_time_us` <= 0 (unmeasurable) gives max_batch.
+int calibrate_batch(double op_time_us, double target_us, int max_batch);
+
+/// Two-sided 97.5% quantile of Student's t distribution with `dof` >= 1 degrees of freedom (the
+/// factor of a 95% confidence interval of a mean): exact table values for dof <= 30, the
+/// Cornish-Fisher expansion about z = 1.959964 beyond (error < 1e-4). \throws
+/// std::invalid_argument for dof < 1.
+double student_t975(int dof);
+
+/// Relative half-width of the 95% confidence interval of `s` over `samples` (any unit; the
+/// result is unitless): mean: t975(n-1) * stddev / sqrt(n) / mean (Student's t interval);
+/// median: distribution-free order-statistic interval [x_(l), x_(u)] with l, u = n/2 -/+ 1.96
+/// sqrt(n)/2 (normal approximation to the binomial, rounded outward), half of (x_(u) - x_(l))
+/// over the median. +infinity when undefined (fewer than 2 samples, fewer than 6 for the
+/// median, or a zero statistic); 0 when all samples are equal.
+double relative_ci_halfwidth(std::span<const double> samples, Statistic s);
+
+/// The value of statistic `s` in a Summary (mean or median).
+double statistic_of(const Summary &summary, Statistic s);
+
+/// The outlier rule of scalefit's records: sample i is an outlier when it exceeds
+/// median + k * sigma, sigma = max(1.4826 * MAD, 0.01 * median) (MAD: median absolute deviation
+/// from the median; 1.4826 makes it the standard deviation of normal data; the floor keeps a run
+/// of identical samples from flagging every sample that differs at all). Only slow samples are
+/// flagged (a stall, a stopped rank, a preempted core), as fast ones cannot be caused by them.
+/// Returns the indices in increasing order; empty for fewer than 3 samples.
+std::vector<std::size_t> outlier_indices(std::span<const double> samples, double k = 5.0);
+
+} // namespace scalefit

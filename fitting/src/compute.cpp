@@ -1,0 +1,458 @@
+// Compute fits: the tiled-wave GEMM model and the memory-bound and attention rates, fitted by
+// weighted linear least squares (Eigen, column-pivoting QR) on relative error; leave-one-out.
+#include "scalefit/fitting/compute.hpp"
+
+#include "scalefit/core/error.hpp"
+
+#include <Eigen/Dense>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <fstream>
+#include <map>
+
+namespace scalefit::fitting {
+namespace {
+
+/// Output tiles cuBLAS uses for large GEMMs on Ampere/Hopper (CUTLASS's 128x128 and 128x256
+/// threadblock tiles); the model takes whichever predicts the shorter time.
+constexpr std::array<std::array<double, 2>, 2> kTiles{{{128, 128}, {128, 256}}};
+
+double element_bytes(const std::string &dtype) {
+  if (dtype == "bf16" || dtype == "fp16" || dtype == "half" || dtype == "bfloat16")
+    return 2;
+  if (dtype == "fp64" || dtype == "double")
+    return 8;
+  return 4; // tf32, fp32
+}
+
+/// True when a dimension is not a multiple of 16 bytes of elements (no TMA / vectorized path).
+bool odd_shape(const std::string &dtype, double m, double n, double k) {
+  const double per = 16 / element_bytes(dtype);
+  auto odd = [&](double x) { return std::fmod(x, per) != 0; };
+  return odd(m) || odd(n) || odd(k);
+}
+
+/// The two GEMM features of a tile choice: W*sms*Tm*Tn*2*k and W*sms*Tm*Tn*2 [MFLOP].
+std::array<double, 2> gemm_features(double m, double n, double k, double batch, int sms,
+                                    const std::array<double, 2> &tile) {
+  const double tiles = std::ceil(m / tile[0]) * std::ceil(n / tile[1]) * batch;
+  const double waves = std::max(1.0, tiles / sms);
+  const double per = waves * sms * tile[0] * tile[1] * 2 * 1e-6;
+  return {per * k, per};
+}
+
+bool is_gemm(KernelKind k) {
+  return k == KernelKind::gemm || k == KernelKind::batched_gemm;
+}
+
+/// The model's one input for non-GEMM kinds: bytes (memory-bound) or FLOPs (attention).
+double flat_x(const KernelPoint &p) {
+  return p.kind == KernelKind::attention_fused ? p.flops * 1e-6 : p.bytes * 1e-3;
+}
+
+/// Weighted least squares with non-negative coefficients by elimination: solves, drops the most
+/// negative column, solves again. Columns that are all zero stay 0.
+Eigen::VectorXd solve_nonneg(const Eigen::MatrixXd &A, const Eigen::VectorXd &y) {
+  const Eigen::Index n = A.cols();
+  std::vector<bool> active(n);
+  for (Eigen::Index j = 0; j < n; ++j)
+    active[j] = A.col(j).cwiseAbs().maxCoeff() > 0;
+  Eigen::VectorXd theta = Eigen::VectorXd::Zero(n);
+  for (int round = 0; round < n; ++round) {
+    std::vector<Eigen::Index> cols;
+    for (Eigen::Index j = 0; j < n; ++j)
+      if (active[j])
+        cols.push_back(j);
+    if (cols.empty())
+      break;
+    Eigen::MatrixXd B(A.rows(), static_cast<Eigen::Index>(cols.size()));
+    for (std::size_t c = 0; c < cols.size(); ++c)
+      B.col(static_cast<Eigen::Index>(c)) = A.col(cols[c]);
+    const Eigen::VectorXd x = B.colPivHouseholderQr().solve(y);
+    theta.setZero();
+    Eigen::Index worst = -1;
+    double worst_v = 0;
+    for (std::size_t c = 0; c < cols.size(); ++c) {
+      theta[cols[c]] = x[static_cast<Eigen::Index>(c)];
+      if (x[static_cast<Eigen::Index>(c)] < worst_v) {
+        worst_v = x[static_cast<Eigen::Index>(c)];
+        worst = cols[c];
+      }
+    }
+    if (worst < 0)
+      return theta;
+    active[worst] = false;
+  }
+  return theta.cwiseMax(0.0);
+}
+
+ComputeFit fit_once(const std::vector<KernelPoint> &pts, int sms) {
+  ComputeFit f;
+  f.kind = pts.front().kind;
+  f.dtype = pts.front().dtype;
+  f.sms = sms;
+  const Eigen::Index n = static_cast<Eigen::Index>(pts.size());
+  if (!is_gemm(f.kind)) {
+    // t = c0 + x / rate; c0 only when the points span more than one size.
+    double lo = flat_x(pts.front()), hi = lo;
+    for (const auto &p : pts) {
+      lo = std::min(lo, flat_x(p));
+      hi = std::max(hi, flat_x(p));
+    }
+    Eigen::MatrixXd A(n, 2);
+    Eigen::VectorXd y = Eigen::VectorXd::Ones(n);
+    for (Eigen::Index i = 0; i < n; ++i) {
+      const KernelPoint &p = pts[static_cast<std::size_t>(i)];
+      A(i, 0) = hi > 1.2 * lo ? 1.0 / p.time_us : 0.0;
+      A(i, 1) = flat_x(p) / p.time_us;
+    }
+    const Eigen::VectorXd th = solve_nonneg(A, y);
+    if (!(th[1] > 0))
+      throw InputError("no positive rate fits the " + std::string(kernel_kind_name(f.kind)) +
+                       " points");
+    f.c0_us = th[0];
+    (f.kind == KernelKind::attention_fused ? f.tflops : f.gbps) = 1.0 / th[1];
+    return f;
+  }
+  // GEMM kinds: columns c0, 1/R, k0/R, 1/R_odd, k0_odd/R_odd; tiles to a fixed point.
+  std::vector<int> tile(pts.size(), 0);
+  Eigen::VectorXd th = Eigen::VectorXd::Zero(5);
+  for (int iter = 0; iter < 8; ++iter) {
+    Eigen::MatrixXd A = Eigen::MatrixXd::Zero(n, 5);
+    Eigen::VectorXd y = Eigen::VectorXd::Ones(n);
+    for (Eigen::Index i = 0; i < n; ++i) {
+      const KernelPoint &p = pts[static_cast<std::size_t>(i)];
+      const auto x = gemm_features(p.m, p.n, p.k, p.batch, sms,
+                                   kTiles[static_cast<std::size_t>(tile[i])]);
+      const int c = odd_shape(p.dtype, p.m, p.n, p.k) ? 3 : 1;
+      A(i, 0) = 1.0 / p.time_us;
+      A(i, c) = x[0] / p.time_us;
+      A(i, c + 1) = x[1] / p.time_us;
+    }
+    th = solve_nonneg(A, y);
+    bool changed = false;
+    for (std::size_t i = 0; i < pts.size(); ++i) {
+      const KernelPoint &p = pts[i];
+      const int c = odd_shape(p.dtype, p.m, p.n, p.k) ? 3 : 1;
+      int best = 0;
+      double best_t = 0;
+      for (std::size_t t = 0; t < kTiles.size(); ++t) {
+        const auto x = gemm_features(p.m, p.n, p.k, p.batch, sms, kTiles[t]);
+        const double tt = th[c] * x[0] + th[c + 1] * x[1];
+        if (t == 0 || tt < best_t) {
+          best_t = tt;
+          best = static_cast<int>(t);
+        }
+      }
+      changed |= best != tile[i];
+      tile[i] = best;
+    }
+    if (!changed)
+      break;
+  }
+  if (!(th[1] > 0) && !(th[3] > 0))
+    throw InputError("no positive GEMM rate fits the points");
+  f.c0_us = th[0];
+  if (th[1] > 0) {
+    f.tflops = 1.0 / th[1];
+    f.k0 = th[2] / th[1];
+  }
+  if (th[3] > 0) {
+    f.tflops_odd = 1.0 / th[3];
+    f.k0_odd = th[4] / th[3];
+  }
+  if (!(f.tflops > 0)) { // only odd shapes measured: they set both
+    f.tflops = f.tflops_odd;
+    f.k0 = f.k0_odd;
+  }
+  return f;
+}
+
+void quality_in_sample(ComputeFit &f, const std::vector<KernelPoint> &pts) {
+  f.quality.points = static_cast<int>(pts.size());
+  double sum = 0, mx = 0;
+  for (const auto &p : pts) {
+    const double e = std::abs(f.predict_us(p) / p.time_us - 1) * 100;
+    sum += e;
+    mx = std::max(mx, e);
+  }
+  f.quality.mape_pct = sum / pts.size();
+  f.quality.max_err_pct = mx;
+}
+
+std::size_t min_points(const std::vector<KernelPoint> &pts) {
+  if (!is_gemm(pts.front().kind))
+    return 1;
+  bool odd = false, even = false;
+  for (const auto &p : pts)
+    (odd_shape(p.dtype, p.m, p.n, p.k) ? odd : even) = true;
+  return odd && even ? 5 : 3;
+}
+
+std::string canonical_dtype(const std::string &d) {
+  if (d == "half")
+    return "fp16";
+  if (d == "bfloat16")
+    return "bf16";
+  if (d == "float")
+    return "fp32";
+  return d;
+}
+
+} // namespace
+
+const char *kernel_kind_name(KernelKind k) {
+  switch (k) {
+  case KernelKind::gemm:
+    return "gemm";
+  case KernelKind::batched_gemm:
+    return "batched_gemm";
+  case KernelKind::softmax:
+    return "softmax";
+  case KernelKind::memory:
+    return "memory";
+  case KernelKind::attention_fused:
+    return "attention_fused";
+  }
+  return "?";
+}
+
+std::optional<KernelKind> parse_kernel_kind(const std::string &name) {
+  for (KernelKind k : {KernelKind::gemm, KernelKind::batched_gemm, KernelKind::softmax,
+                       KernelKind::memory, KernelKind::attention_fused})
+    if (name == kernel_kind_name(k))
+      return k;
+  if (name == "flash_attention" || name == "attention")
+    return KernelKind::attention_fused;
+  return std::nullopt;
+}
+
+double ComputeFit::gemm_us(double m, double n, double k, double batch) const noexcept {
+  const bool odd = tflops_odd > 0 && odd_shape(dtype, m, n, k);
+  const double r = odd ? tflops_odd : tflops, kk = odd ? k0_odd : k0;
+  double best = 0;
+  for (std::size_t t = 0; t < kTiles.size(); ++t) {
+    const auto x = gemm_features(m, n, k, batch, sms, kTiles[t]);
+    const double v = (x[0] + kk * x[1]) / r;
+    if (t == 0 || v < best)
+      best = v;
+  }
+  return c0_us + best;
+}
+
+double ComputeFit::memory_us(double bytes) const noexcept {
+  return c0_us + bytes * 1e-3 / gbps;
+}
+
+double ComputeFit::flops_us(double flops) const noexcept {
+  return c0_us + flops * 1e-6 / tflops;
+}
+
+double ComputeFit::predict_us(const KernelPoint &p) const noexcept {
+  if (is_gemm(kind))
+    return gemm_us(p.m, p.n, p.k, p.batch);
+  return kind == KernelKind::attention_fused ? flops_us(p.flops) : memory_us(p.bytes);
+}
+
+const ComputeFit *ComputeSection::find(const std::string &dtype, KernelKind kind) const {
+  const std::string d = canonical_dtype(dtype);
+  for (const ComputeFit &f : fits)
+    if (f.kind == kind && f.dtype == d)
+      return &f;
+  return nullptr;
+}
+
+int device_sms(const std::string &device) {
+  // NVIDIA H100 (SXM5) and H200 whitepapers: 132 SMs; A100: 108 SMs. H100 PCIe has 114.
+  if (device.find("H100") != std::string::npos && device.find("PCIe") != std::string::npos)
+    return 114;
+  if (device.find("H100") != std::string::npos || device.find("H200") != std::string::npos)
+    return 132;
+  if (device.find("A100") != std::string::npos)
+    return 108;
+  return 1;
+}
+
+bool is_kernels_file(const std::string &path) {
+  std::ifstream in(path);
+  if (!in)
+    throw InputError("cannot open file", path);
+  std::string line;
+  for (int i = 0; i < 50 && std::getline(in, line); ++i) {
+    if (line.find("\"context\"") == std::string::npos)
+      continue;
+    const auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_object() && j.value("type", "") == "context")
+      return j.value("schema", "").rfind("scalefit.kernels/", 0) == 0;
+  }
+  return false;
+}
+
+std::vector<KernelPoint> read_kernel_points(const std::string &path, std::string *device) {
+  std::ifstream in(path);
+  if (!in)
+    throw InputError("cannot open file", path);
+  std::vector<KernelPoint> out;
+  std::string line;
+  long no = 0;
+  while (std::getline(in, line)) {
+    ++no;
+    if (line.find_first_not_of(" \t\r") == std::string::npos)
+      continue;
+    const auto j = nlohmann::json::parse(line, nullptr, false);
+    if (!j.is_object())
+      throw InputError("not a JSON object", path, no);
+    const std::string type = j.value("type", "");
+    if (type == "context") {
+      const std::string schema = j.value("schema", "");
+      if (schema != "scalefit.kernels/1")
+        throw InputError("expected schema scalefit.kernels/1, got '" + schema + "'", path, no,
+                         "schema");
+      if (device && device->empty() && j.contains("device") && j["device"].is_string())
+        *device = j["device"].get<std::string>();
+      continue;
+    }
+    if (type != "kernel")
+      continue;
+    auto num = [&](const char *field, bool required) -> double {
+      if (!j.contains(field)) {
+        if (required)
+          throw InputError("missing field", path, no, field);
+        return 0;
+      }
+      if (!j[field].is_number())
+        throw InputError("expected a number", path, no, field);
+      const double v = j[field].get<double>();
+      if (!std::isfinite(v) || v < 0)
+        throw InputError("expected a finite number >= 0", path, no, field);
+      return v;
+    };
+    if (!j.contains("kind") || !j["kind"].is_string())
+      throw InputError("missing or non-string field", path, no, "kind");
+    const auto kind = parse_kernel_kind(j["kind"].get<std::string>());
+    if (!kind)
+      continue; // a kind this version does not model
+    KernelPoint p;
+    p.kind = *kind;
+    p.name = j.value("name", "");
+    if (!j.contains("dtype") || !j["dtype"].is_string())
+      throw InputError("missing or non-string field", path, no, "dtype");
+    p.dtype = canonical_dtype(j["dtype"].get<std::string>());
+    p.m = num("m", true);
+    p.n = num("n", true);
+    p.k = num("k", false);
+    p.batch = std::max(1.0, num("batch", false));
+    p.time_us = num("time_us", true);
+    p.flops = num("flops", false);
+    if (!(p.time_us > 0))
+      throw InputError("expected a positive time", path, no, "time_us");
+    if (is_gemm(p.kind) && !(p.m > 0 && p.n > 0 && p.k > 0))
+      throw InputError("GEMM needs positive m, n, k", path, no, "k");
+    if (is_gemm(p.kind) && p.flops <= 0)
+      p.flops = 2 * p.m * p.n * p.k * p.batch;
+    // softmax: read and write m x n per batch entry, in the kernel's dtype (kernels/softmax.cu).
+    p.bytes = j.contains("bytes") ? num("bytes", false)
+                                  : 2 * p.m * p.n * p.batch * element_bytes(p.dtype);
+    p.origin = fmt::format("{}:{}", path, no);
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+ComputeFit fit_compute(const std::vector<KernelPoint> &points, int sms, bool loo) {
+  if (points.empty() || points.size() < min_points(points))
+    throw InputError(fmt::format("{} points of {} {}: too few to fit (need {})", points.size(),
+                                 points.empty() ? "" : points.front().dtype,
+                                 points.empty() ? "" : kernel_kind_name(points.front().kind),
+                                 points.empty() ? 1 : min_points(points)));
+  ComputeFit f = fit_once(points, sms);
+  quality_in_sample(f, points);
+  if (loo && points.size() > min_points(points)) {
+    double sum = 0, mx = 0;
+    int n = 0;
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      std::vector<KernelPoint> rest;
+      for (std::size_t j = 0; j < points.size(); ++j)
+        if (j != i)
+          rest.push_back(points[j]);
+      if (rest.size() < min_points(rest))
+        continue;
+      try {
+        const ComputeFit g = fit_once(rest, sms);
+        const double e = std::abs(g.predict_us(points[i]) / points[i].time_us - 1) * 100;
+        sum += e;
+        mx = std::max(mx, e);
+        ++n;
+      } catch (const InputError &) {
+      }
+    }
+    if (n > 0) {
+      f.quality.loo_mape_pct = sum / n;
+      f.quality.loo_max_err_pct = mx;
+    }
+  }
+  return f;
+}
+
+ComputeSection fit_compute_section(const std::vector<KernelPoint> &points,
+                                   const std::string &device, const std::string &files, bool loo) {
+  ComputeSection c;
+  c.device = device;
+  const int sms = device_sms(device);
+  std::map<std::pair<std::string, int>, std::vector<KernelPoint>> groups;
+  for (const KernelPoint &p : points)
+    groups[{p.dtype, static_cast<int>(p.kind)}].push_back(p);
+  for (const auto &[key, pts] : groups) {
+    ComputeFit f = fit_compute(pts, sms, loo);
+    f.source = files;
+    c.fits.push_back(f);
+    // The memory-bound rate of the estimator's elementwise kernels: the softmax's, unless
+    // memory-bound kernels were measured themselves.
+    if (f.kind == KernelKind::softmax &&
+        !groups.count({key.first, static_cast<int>(KernelKind::memory)})) {
+      ComputeFit m = f;
+      m.kind = KernelKind::memory;
+      m.source = "softmax points of " + files;
+      c.fits.push_back(m);
+    }
+  }
+  return c;
+}
+
+ComputeSection fit_kernel_files(const std::vector<std::string> &files, bool loo) {
+  if (files.empty())
+    return {};
+  std::vector<KernelPoint> points;
+  std::string device, names;
+  for (const std::string &f : files) {
+    const auto pts = read_kernel_points(f, &device);
+    points.insert(points.end(), pts.begin(), pts.end());
+    names += (names.empty() ? "" : ", ") + f.substr(f.find_last_of('/') + 1);
+  }
+  if (points.empty())
+    throw InputError("no kernel records", files.front());
+  return fit_compute_section(points, device, names, loo);
+}
+
+std::string compute_table(const ComputeSection &c) {
+  if (c.fits.empty())
+    return {};
+  std::string o = fmt::format("compute fits on {} ({} SMs):\n", c.device.empty() ? "?" : c.device,
+                              device_sms(c.device));
+  o += fmt::format("{:<16} {:<5} {:>6} {:>8} {:>9} {:>7} {:>9} {:>7} {:>9} {:>7} {:>7}\n", "kind",
+                   "dtype", "points", "c0_us", "TFLOP/s", "k0", "odd_TF/s", "k0_odd", "GB/s",
+                   "MAPE%", "LOO%");
+  for (const ComputeFit &f : c.fits)
+    o += fmt::format(
+        "{:<16} {:<5} {:>6} {:>8.2f} {:>9.1f} {:>7.1f} {:>9.1f} {:>7.1f} {:>9.0f} {:>7.2f} {:>7}\n",
+        kernel_kind_name(f.kind), f.dtype, f.quality.points, f.c0_us, f.tflops, f.k0, f.tflops_odd,
+        f.k0_odd, f.gbps, f.quality.mape_pct,
+        f.quality.loo_mape_pct < 0 ? std::string("-") : fmt::format("{:.2f}", f.quality.loo_mape_pct));
+  return o;
+}
+
+} // namespace scalefit::fitting
