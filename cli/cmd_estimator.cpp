@@ -2,6 +2,7 @@
 #include "commands.hpp"
 
 #include "scalefit/core/error.hpp"
+#include "scalefit/core/records.hpp"
 #include "scalefit/core/units.hpp"
 #include "scalefit/estimator/report.hpp"
 #include "scalefit/fitting/fit_file.hpp"
@@ -21,12 +22,19 @@ struct ModelArgs {
   ModelOverrides o;
   void add(CLI::App *c) {
     c->add_option("--model", path, "model YAML (configs/models/...)");
-    c->add_option("--layers", o.layers, "override or give: transformer layers l");
-    c->add_option("--hidden", o.hidden, "override or give: hidden size h");
-    c->add_option("--heads", o.heads, "override or give: attention heads a");
-    c->add_option("--seq", o.sequence, "override or give: sequence length s");
-    c->add_option("--vocab", o.vocabulary, "override or give: vocabulary V");
-    c->add_option("--ffn", o.ffn, "override or give: MLP inner size (default 4h)");
+    // Ranges as validate_model's: a 0 would otherwise read as "not given" and be ignored.
+    c->add_option("--layers", o.layers, "override or give: transformer layers l")
+        ->check(CLI::Range(1, 1 << 16));
+    c->add_option("--hidden", o.hidden, "override or give: hidden size h")
+        ->check(CLI::Range(1, 1 << 20));
+    c->add_option("--heads", o.heads, "override or give: attention heads a")
+        ->check(CLI::Range(1, 1 << 16));
+    c->add_option("--seq", o.sequence, "override or give: sequence length s")
+        ->check(CLI::Range(1, 1 << 24));
+    c->add_option("--vocab", o.vocabulary, "override or give: vocabulary V")
+        ->check(CLI::Range(1, 1 << 24));
+    c->add_option("--ffn", o.ffn, "override or give: MLP inner size (default 4h)")
+        ->check(CLI::Range(1, 1 << 22));
     c->add_option("--dtype", o.dtype, "override: fp16, bf16 or fp32");
     c->add_option("--attention", o.attention,
                   "override: fused (flash, the default) or unfused (Megatron 2022: s x s scores "
@@ -42,6 +50,10 @@ struct ModelArgs {
   }
 };
 
+/// DP gradient bucket range [B]: below 1 KiB the bucket count (and the latency paid per bucket)
+/// is absurd; 0 used to read as 1 B.
+constexpr std::uint64_t kMinBucket = 1024, kMaxBucket = std::uint64_t{1} << 40;
+
 /// Strategy options shared by estimate and compare.
 struct StrategyArgs {
   est::Strategy s;
@@ -52,15 +64,17 @@ struct StrategyArgs {
   bool no_scatter_gather = false;
   void add(CLI::App *c, bool layout) {
     if (layout) {
-      c->add_option("--dp", s.dp, "data-parallel degree");
-      c->add_option("--tp", s.tp, "tensor-parallel degree");
-      c->add_option("--pp", s.pp, "pipeline-parallel degree");
+      c->add_option("--dp", s.dp, "data-parallel degree")->check(CLI::Range(1, est::kMaxGpus));
+      c->add_option("--tp", s.tp, "tensor-parallel degree")->check(CLI::Range(1, est::kMaxGpus));
+      c->add_option("--pp", s.pp, "pipeline-parallel degree")->check(CLI::Range(1, est::kMaxGpus));
       c->add_option("--zero", s.zero, "ZeRO stage 0..3")->check(CLI::Range(0, 3));
       c->add_option("--recompute", recompute, "none | selective | full")
           ->check(CLI::IsMember({"none", "selective", "full"}));
       c->add_flag("--sp", s.sp, "sequence parallelism");
-      c->add_option("--micro-batch", s.micro_batch, "micro-batch size b");
-      c->add_option("--interleave", s.interleave, "model chunks per stage v (interleaved 1F1B)");
+      c->add_option("--micro-batch", s.micro_batch, "micro-batch size b")
+          ->check(CLI::Range(1, 1 << 30));
+      c->add_option("--interleave", s.interleave, "model chunks per stage v (interleaved 1F1B)")
+          ->check(CLI::Range(1, 1 << 16));
     }
     c->add_option("--framework", framework,
                   "megatron (fp16 weights, fused kernels) or pytorch (eager, bf16 autocast over "
@@ -76,7 +90,11 @@ struct StrategyArgs {
     s.recompute = recompute == "full"        ? est::Recompute::full
                   : recompute == "selective" ? est::Recompute::selective
                                              : est::Recompute::none;
-    s.bucket_bytes = static_cast<double>(parse_bytes(bucket, "--bucket"));
+    const std::uint64_t bucket_bytes = parse_bytes(bucket, "--bucket");
+    if (bucket_bytes < kMinBucket || bucket_bytes > kMaxBucket)
+      throw InputError("expected a bucket size in [1K, 1T], got '" + bucket + "'", "", 0,
+                       "--bucket");
+    s.bucket_bytes = static_cast<double>(bucket_bytes);
     s.overlap_dp = !no_overlap;
     s.framework = framework == "pytorch" ? est::Framework::pytorch : est::Framework::megatron;
     s.pp_scatter_gather = !no_scatter_gather;
@@ -128,7 +146,7 @@ struct EstimateCmd {
       nlohmann::json j = est::estimate_json(e, s, r);
       if (sc)
         j["scaling"] = est::scaling_json(*sc);
-      print(j.dump(2) + "\n");
+      print(dump_json(j, 2) + "\n");
     } else {
       print(est::estimate_table(e, s, r));
       if (sc)
@@ -153,7 +171,7 @@ struct SearchCmd {
     space.max_tp = max_tp;
     const est::SearchResult r = est::search(e, space, top);
     if (json)
-      print(est::search_json(e, r).dump(2) + "\n");
+      print(dump_json(est::search_json(e, r), 2) + "\n");
     else
       print(est::search_table(e, r));
   }
@@ -182,7 +200,7 @@ struct CompareCmd {
     }
     const est::Comparison c = est::compare(a, b, s, space);
     if (json)
-      print(est::comparison_json(a, b, c).dump(2) + "\n");
+      print(dump_json(est::comparison_json(a, b, c), 2) + "\n");
     else
       print(est::comparison_table(a, b, c));
   }
@@ -199,10 +217,13 @@ void add_estimator_commands(CLI::App &app) {
   estimate->model.add(ce);
   estimate->strat.add(ce, true);
   ce->add_option("--global-batch", estimate->global_batch,
-                 "global batch B (default: the model's, else dp*b)");
-  ce->add_option("--gpus", estimate->gpus, "check dp*tp*pp against this GPU count");
+                 "global batch B (default: the model's, else dp*b)")
+      ->check(CLI::Range(1, 1 << 30));
+  ce->add_option("--gpus", estimate->gpus, "check dp*tp*pp against this GPU count")
+      ->check(CLI::Range(1, est::kMaxGpus));
   ce->add_option("--scale-to", estimate->scale_to,
-                 "also scale the layout to this many GPUs by growing dp (Cheng et al.)");
+                 "also scale the layout to this many GPUs by growing dp (Cheng et al.)")
+      ->check(CLI::Range(1, est::kMaxGpus));
   ce->add_flag("--json", estimate->json, "print JSON instead of a table");
   ce->callback([estimate] { estimate->run(); });
 
@@ -213,10 +234,14 @@ void add_estimator_commands(CLI::App &app) {
   cs->add_option("--fit", srch->fit, "fit file");
   srch->model.add(cs);
   srch->strat.add(cs, false);
-  cs->add_option("--gpus", srch->gpus, "GPU count N")->required();
-  cs->add_option("--global-batch", srch->global_batch, "global batch B (default: the model's)");
-  cs->add_option("--top", srch->top, "how many layouts to print");
-  cs->add_option("--max-tp", srch->max_tp, "largest TP degree to try (0 = any)");
+  cs->add_option("--gpus", srch->gpus, "GPU count N")
+      ->required()
+      ->check(CLI::Range(1, est::kMaxGpus));
+  cs->add_option("--global-batch", srch->global_batch, "global batch B (default: the model's)")
+      ->check(CLI::Range(1, 1 << 30));
+  cs->add_option("--top", srch->top, "how many layouts to print")->check(CLI::Range(1, 1 << 20));
+  cs->add_option("--max-tp", srch->max_tp, "largest TP degree to try (0 = any)")
+      ->check(CLI::Range(0, est::kMaxGpus));
   cs->add_flag("--json", srch->json, "print JSON");
   cs->callback([srch] { srch->run(); });
 
@@ -229,8 +254,11 @@ void add_estimator_commands(CLI::App &app) {
   cc->add_option("--fit-b", cmp->fit_b, "fit file for system B");
   cmp->model.add(cc);
   cmp->strat.add(cc, true);
-  cc->add_option("--gpus", cmp->gpus, "GPU count N")->required();
-  cc->add_option("--global-batch", cmp->global_batch, "global batch B (default: the model's)");
+  cc->add_option("--gpus", cmp->gpus, "GPU count N")
+      ->required()
+      ->check(CLI::Range(1, est::kMaxGpus));
+  cc->add_option("--global-batch", cmp->global_batch, "global batch B (default: the model's)")
+      ->check(CLI::Range(1, 1 << 30));
   cc->add_flag("--json", cmp->json, "print JSON");
   cmp->app = cc;
   cc->callback([cmp] { cmp->run(); });

@@ -24,7 +24,7 @@ using namespace scalefit::fitting;
 struct FitArgs {
   std::vector<std::string> inputs;
   std::string out;
-  std::size_t min_points = 4;
+  int min_points = 4; ///< int, not size_t: CLI11 would wrap "-3" to 2^64 - 3
   std::vector<std::string> models;
   int max_regimes = 3;
   int max_drops = 3;
@@ -68,7 +68,7 @@ std::vector<std::string> expand_inputs(const std::vector<std::string> &inputs) {
 
 void run_fit(const FitArgs &a) {
   FitOptions opt;
-  opt.min_points = a.min_points;
+  opt.min_points = static_cast<std::size_t>(a.min_points);
   opt.max_regimes = a.max_regimes;
   opt.max_drops = a.max_drops;
   opt.max_lifts = std::min(a.max_lifts, a.max_drops);
@@ -91,6 +91,9 @@ void run_fit(const FitArgs &a) {
   std::vector<RecordSet> sets;
   for (const std::string &f : files)
     sets.push_back(read_records(f));
+  // The same file twice, or two jobs appending to one file, must not count points twice.
+  for (const std::string &w : drop_duplicate_measurements(sets))
+    fmt::print(stderr, "scalefit fit: warning: {}\n", w);
   FitFile fit = files.empty() ? FitFile{} : fit_records(sets, files, opt);
   fit.compute = fit_kernel_files(kernel_files, opt.leave_one_out);
   for (const UnfittedEntry &u : fit.unfitted)
@@ -100,13 +103,14 @@ void run_fit(const FitArgs &a) {
   write_fit_file(fit, a.out);
   fmt::print("{}", compute_table(fit.compute));
 
-  fmt::print(
-      "{:<14} {:<22} {:<8} {:<12} {:>6} {:>10} {:>9} {:>9} {:>10} {:>10} {:<20} {:>7} {:>7}\n",
-      "op", "group", "dtype", "placement", "points", "peak_busbw", "alpha", "t(min)", "asym_algbw",
-      "asym_busbw", "model", "MAPE", "LOO");
-  fmt::print(
-      "{:<14} {:<22} {:<8} {:<12} {:>6} {:>10} {:>9} {:>9} {:>10} {:>10} {:<20} {:>7} {:>7}\n", "",
-      "", "", "", "", "[GB/s]", "[us]", "[us]", "[GB/s]", "[GB/s]", "", "[%]", "[%]");
+  const char *header =
+      "{:<14} {:<22} {:<8} {:<12} {:>6} {:>10} {:>9} {:>9} {:>10} {:>10} {:<20} {:>7} {:>7}\n";
+  if (!fit.entries.empty()) { // a fit of kernel records alone has no curve table
+    fmt::print(fmt::runtime(header), "op", "group", "dtype", "placement", "points", "peak_busbw",
+               "alpha", "t(min)", "asym_algbw", "asym_busbw", "model", "MAPE", "LOO");
+    fmt::print(fmt::runtime(header), "", "", "", "", "", "[GB/s]", "[us]", "[us]", "[GB/s]",
+               "[GB/s]", "", "[%]", "[%]");
+  }
   for (const FitEntry &e : fit.entries) {
     const std::string model = model_label(e.model);
     fmt::print("{:<14} {:<22} {:<8} {:<12} {:>6} {:>10.2f} {:>9.2f} {:>9.2f} {:>10.2f} {:>10.2f} "
@@ -184,7 +188,7 @@ void run_predict(const PredictArgs &a) {
                       {"extrapolated", preds[i].extrapolated},
                       {"entry", preds[i].entry},
                       {"note", preds[i].note}});
-    fmt::print("{}\n", list.dump(2));
+    fmt::print("{}\n", dump_json(list, 2));
     return;
   }
   fmt::print("# {} nranks={} nnodes={} from {} (entry {})\n", op_name(q.op), q.nranks, q.nnodes,
@@ -207,7 +211,8 @@ void add_fitting_commands(CLI::App &app) {
   fit->add_option("-o,--out", fa->out, "fit file to write (YAML, schema scalefit.fit/2)")
       ->required();
   fit->add_option("--min-points", fa->min_points, "curves with fewer usable points are not fitted")
-      ->default_val(4);
+      ->default_val(4)
+      ->check(CLI::Range(2, 1 << 20));
   fit->add_option("--models", fa->models, "candidate models: alpha_beta,logistic,regimes")
       ->delimiter(',');
   fit->add_option("--max-regimes", fa->max_regimes, "largest number of regimes tried (2..8)")
@@ -231,8 +236,12 @@ void add_fitting_commands(CLI::App &app) {
       app.add_subcommand("predict", "Predict collective time per message size from a fit file");
   pr->add_option("--fit", pa->fit, "fit file (YAML)")->required();
   pr->add_option("--op", pa->op, "operation (allreduce, allgather, ...)")->required();
-  pr->add_option("--nranks", pa->nranks, "ranks in the communicator")->required();
-  pr->add_option("--nnodes", pa->nnodes, "nodes among them")->default_val(1);
+  pr->add_option("--nranks", pa->nranks, "ranks in the communicator")
+      ->required()
+      ->check(CLI::Range(1, 1 << 24));
+  pr->add_option("--nnodes", pa->nnodes, "nodes among them")
+      ->default_val(1)
+      ->check(CLI::Range(1, 1 << 24));
   pr->add_option("--dtype", pa->dtype, "preferred dtype (any when unset)");
   pr->add_option("--bytes", pa->bytes, "message sizes, K/M/G suffixes, comma-separated")
       ->required();

@@ -75,7 +75,7 @@ void run_ingest(const IngestArgs &a, bool osu) {
     if (writer)
       writer->write(j);
     else
-      std::printf("%s\n", j.dump().c_str());
+      std::printf("%s\n", dump_json(j).c_str());
   };
   for (std::size_t i = 0; i < results.size(); ++i) {
     const auto &r = results[i];
@@ -103,8 +103,8 @@ void add_common(CLI::App *sub, IngestArgs &a) {
   sub->add_option("-o,--out", a.out, "output JSONL file (default: stdout)");
   sub->add_option("--op", a.op,
                   "operation when the log does not name it (allreduce, allgather, ...)");
-  sub->add_option("--nranks", a.nranks, "ranks when the log does not list them");
-  sub->add_option("--nnodes", a.nnodes, "nodes when the log names no hosts (default 1)");
+  sub->add_option("--nranks", a.nranks, "ranks when the log does not list them")->check(CLI::Range(1, 1 << 24));
+  sub->add_option("--nnodes", a.nnodes, "nodes when the log names no hosts (default 1)")->check(CLI::Range(1, 1 << 24));
   sub->add_option("--dtype", a.dtype, "data type when the log's is missing or unknown");
   sub->add_option("--system", a.system, "system name (default: the file name)");
   sub->add_flag("--strict", a.strict, "treat every warning as an error (exit 2)");

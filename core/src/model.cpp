@@ -2,11 +2,13 @@
 #include "scalefit/core/model.hpp"
 
 #include "scalefit/core/error.hpp"
+#include "scalefit/core/validate.hpp"
 
 #include <yaml-cpp/yaml.h>
 
 #include <cmath>
 #include <fstream>
+#include <sstream>
 
 namespace scalefit {
 namespace {
@@ -60,18 +62,20 @@ std::optional<Attention> parse_attention(std::string_view name) {
 }
 
 void validate_model(const ModelConfig &m, const std::string &origin) {
-  auto need = [&](int v, const char *field) {
-    if (v <= 0)
-      throw InputError("expected a positive integer, got " + std::to_string(v), origin, 0, field);
+  // Upper limits keep every product of the layout arithmetic (4 h, s^2 h, ...) finite and exact
+  // far beyond any real model.
+  auto need = [&](int v, const char *field, int hi) {
+    require_int_in(v, 1, hi, field, origin);
   };
-  need(m.layers, "layers");
-  need(m.hidden, "hidden");
-  need(m.heads, "heads");
-  need(m.sequence, "sequence");
-  need(m.vocabulary, "vocabulary");
-  if (m.ffn < 0)
-    throw InputError("expected a positive integer, got " + std::to_string(m.ffn), origin, 0, "ffn");
-  need(m.ffn_size(), "ffn");
+  need(m.layers, "layers", 1 << 16);
+  need(m.hidden, "hidden", 1 << 20);
+  need(m.heads, "heads", 1 << 16);
+  need(m.sequence, "sequence", 1 << 24);
+  need(m.vocabulary, "vocabulary", 1 << 24);
+  if (m.ffn != 0)
+    need(m.ffn, "ffn", 1 << 22);
+  if (m.global_batch != 0)
+    need(m.global_batch, "global_batch", 1 << 30);
   if (m.hidden % m.heads != 0)
     throw InputError("heads (" + std::to_string(m.heads) + ") must divide hidden (" +
                          std::to_string(m.hidden) + ")",
@@ -112,9 +116,12 @@ ModelConfig load_model(const std::string &path) {
   std::ifstream in(path);
   if (!in)
     throw InputError("cannot open file", path);
+  std::stringstream text;
+  text << in.rdbuf();
+  require_utf8(text.str(), path);
   YAML::Node root;
   try {
-    root = YAML::Load(in);
+    root = YAML::Load(text.str());
   } catch (const YAML::Exception &e) {
     throw InputError(e.msg, path, e.mark.is_null() ? 0 : e.mark.line + 1);
   }
@@ -146,6 +153,7 @@ ModelConfig load_model(const std::string &path) {
   m.tied_embeddings = get<bool>(root, "tied_embeddings", path, true);
   if (m.hidden % m.heads != 0)
     throw InputError("heads must divide hidden", path, line_of(root["heads"]), "heads");
+  validate_model(m, path);  // the ranges
   return m;
 }
 

@@ -2,8 +2,13 @@
 
 #include "scalefit/core/error.hpp"
 #include "scalefit/core/units.hpp"
+#include "scalefit/core/validate.hpp"
+
+#include <fmt/format.h>
 
 #include <cerrno>
+#include <cstdlib>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
@@ -36,20 +41,37 @@ struct FieldReader {
   std::string str(const std::string &field, bool required = true) const {
     const json *v = required ? &need(field) : find(field);
     if (!v) return {};
-    if (!v->is_string()) fail(field, "expected a string, got " + v->dump());
+    if (!v->is_string()) fail(field, "expected a string, got " + dump_json(*v));
     return v->get<std::string>();
   }
   double num(const std::string &field, bool required = true, double dflt = 0) const {
     const json *v = required ? &need(field) : find(field);
     if (!v) return dflt;
-    if (!v->is_number()) fail(field, "expected a number, got " + v->dump());
+    if (!v->is_number()) fail(field, "expected a number, got " + dump_json(*v));
     return v->get<double>();
   }
   std::int64_t integer(const std::string &field, bool required = true, std::int64_t dflt = 0) const {
     const json *v = required ? &need(field) : find(field);
     if (!v) return dflt;
-    if (!v->is_number_integer()) fail(field, "expected an integer, got " + v->dump());
+    if (!v->is_number_integer()) fail(field, "expected an integer, got " + dump_json(*v));
+    if (v->is_number_unsigned() &&
+        v->get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX))
+      fail(field, "integer out of range, got " + dump_json(*v));
     return v->get<std::int64_t>();
+  }
+  /// An integer in [lo, hi] (required, or `dflt` when absent and not required).
+  std::int64_t integer_in(const std::string &field, std::int64_t lo, std::int64_t hi,
+                          bool required = true, std::int64_t dflt = 0) const {
+    const std::int64_t v = integer(field, required, dflt);
+    if (find(field)) require_int_in(v, lo, hi, prefix + field, file, line);
+    return v;
+  }
+  /// A number inside `b` (required, or `dflt` when absent and not required).
+  double num_in(const std::string &field, const Bounds &b, bool required = true,
+                double dflt = 0) const {
+    const double v = num(field, required, dflt);
+    if (find(field)) require_in(v, b, prefix + field, file, line);
+    return v;
   }
 };
 
@@ -124,9 +146,9 @@ ContextRecord context_from_json(const json &j, const std::string &file, long lin
     r.fail("schema", "unknown schema '" + c.schema + "' (expected " + kCommSchema + ")");
   c.system = r.str("system", false);
   c.backend = r.str("backend", false);
-  c.nranks = static_cast<int>(r.integer("nranks", false));
-  c.nnodes = static_cast<int>(r.integer("nnodes", false));
-  c.ranks_per_node = static_cast<int>(r.integer("ranks_per_node", false));
+  c.nranks = static_cast<int>(r.integer_in("nranks", 0, kMaxRecordRanks, false));
+  c.nnodes = static_cast<int>(r.integer_in("nnodes", 0, kMaxRecordRanks, false));
+  c.ranks_per_node = static_cast<int>(r.integer_in("ranks_per_node", 0, kMaxRecordRanks, false));
   if (const json *v = r.find("emulated_nodes")) {
     if (!v->is_boolean()) r.fail("emulated_nodes", "expected true or false");
     c.emulated_nodes = v->get<bool>();
@@ -164,10 +186,10 @@ MeasurementRecord measurement_from_json(const json &j, const std::string &file, 
   if (!g.is_object()) r.fail("group", "expected an object");
   FieldReader gr{g, file, line, "group."};
   m.group.kind = gr.str("kind");
-  m.group.nranks = static_cast<int>(gr.integer("nranks"));
-  m.group.nnodes = static_cast<int>(gr.integer("nnodes", false, 1));
-  m.group.ranks_per_node = static_cast<int>(gr.integer("ranks_per_node", false, m.group.nranks));
-  if (m.group.nranks < 1) gr.fail("nranks", "must be >= 1");
+  m.group.nranks = static_cast<int>(gr.integer_in("nranks", 1, kMaxRecordRanks));
+  m.group.nnodes = static_cast<int>(gr.integer_in("nnodes", 1, m.group.nranks, false, 1));
+  m.group.ranks_per_node =
+      static_cast<int>(gr.integer_in("ranks_per_node", 1, m.group.nranks, false, m.group.nranks));
   const std::string dt = r.str("dtype");
   if (auto t = parse_dtype(dt)) m.dtype = *t;
   else r.fail("dtype", "unknown data type '" + dt + "'");
@@ -176,42 +198,43 @@ MeasurementRecord measurement_from_json(const json &j, const std::string &file, 
     if (auto x = parse_redop(ro)) m.redop = *x;
     else r.fail("redop", "unknown reduction '" + ro + "'");
   }
-  m.root = static_cast<int>(r.integer("root", false, -1));
+  m.root = static_cast<int>(r.integer_in("root", -1, m.group.nranks - 1, false, -1));
   const std::string pl = r.str("placement", false);
   if (!pl.empty()) {
     if (auto p = parse_placement(pl)) m.placement = *p;
     else r.fail("placement", "expected 'out-of-place' or 'in-place', got '" + pl + "'");
   }
-  const std::int64_t bytes = r.integer("bytes");
-  if (bytes < 0) r.fail("bytes", "must be >= 0");
-  m.bytes = static_cast<std::uint64_t>(bytes);
-  m.count = static_cast<std::uint64_t>(r.integer(
-      "count", false,
+  m.bytes = static_cast<std::uint64_t>(r.integer_in("bytes", 0, kMaxRecordBytes));
+  m.count = static_cast<std::uint64_t>(r.integer_in(
+      "count", 0, kMaxRecordBytes, false,
       static_cast<std::int64_t>(count_per_rank(m.op, m.bytes, dtype_size(m.dtype), m.group.nranks))));
-  m.time_us = r.num("time_us");
-  if (!(m.time_us >= 0)) r.fail("time_us", "must be a finite number >= 0");
-  m.algbw_gbps = r.num("algbw_gbps", false, gbps(static_cast<double>(m.bytes), m.time_us));
-  m.busbw_gbps = r.num("busbw_gbps", false, m.algbw_gbps * busbw_factor(m.op, m.group.nranks));
-  if (r.find("wrong")) m.wrong = r.integer("wrong");
+  m.time_us = r.num_in("time_us", bounds::time_us);
+  const Bounds bw{0, 1e6};  // [GB/s]; 0 when the time is 0
+  m.algbw_gbps = r.num_in("algbw_gbps", bw, false, gbps(static_cast<double>(m.bytes), m.time_us));
+  m.busbw_gbps =
+      r.num_in("busbw_gbps", bw, false, m.algbw_gbps * busbw_factor(m.op, m.group.nranks));
+  if (r.find("wrong")) m.wrong = r.integer_in("wrong", 0, INT64_MAX);
   if (const json *s = r.find("stats")) {
     if (!s->is_object()) r.fail("stats", "expected an object");
     FieldReader sr{*s, file, line, "stats."};
     Summary sum;
-    sum.n = static_cast<std::size_t>(sr.integer("n"));
-    sum.min = sr.num("min_us");
-    sum.median = sr.num("median_us");
-    sum.mean = sr.num("mean_us");
-    sum.max = sr.num("max_us");
-    sum.stddev = sr.num("stddev_us");
-    sum.p99 = sr.num("p99_us");
+    sum.n = static_cast<std::size_t>(sr.integer_in("n", 0, INT64_MAX));
+    sum.min = sr.num_in("min_us", bounds::time_us);
+    sum.median = sr.num_in("median_us", bounds::time_us);
+    sum.mean = sr.num_in("mean_us", bounds::time_us);
+    sum.max = sr.num_in("max_us", bounds::time_us);
+    sum.stddev = sr.num_in("stddev_us", bounds::time_us);
+    sum.p99 = sr.num_in("p99_us", bounds::time_us);
     m.stats = sum;
   }
-  m.iters_per_sample = static_cast<int>(r.integer("iters_per_sample", false, 0));
+  m.iters_per_sample = static_cast<int>(r.integer_in("iters_per_sample", 0, INT32_MAX, false, 0));
   if (const json *v = r.find("samples_us")) {
     if (!v->is_array()) r.fail("samples_us", "expected an array of numbers");
-    for (const auto &x : *v) {
-      if (!x.is_number()) r.fail("samples_us", "expected an array of numbers");
-      m.samples_us.push_back(x.get<double>());
+    for (std::size_t i = 0; i < v->size(); ++i) {
+      const json &x = (*v)[i];
+      const std::string f = "samples_us[" + std::to_string(i) + "]";
+      if (!x.is_number()) r.fail(f, "expected a number, got " + dump_json(x));
+      m.samples_us.push_back(require_in(x.get<double>(), bounds::time_us, f, file, line));
     }
   }
   static const char *known[] = {"type", "op", "group", "dtype", "redop", "root", "placement",
@@ -236,10 +259,17 @@ RecordSet read_records(const std::string &path) {
     ++line;
     if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
     json j;
+    std::string last_key;  // the field being parsed when the parser throws
     try {
-      j = json::parse(text);
-    } catch (const json::parse_error &e) {
-      throw InputError(std::string("not valid JSON: ") + e.what(), path, line);
+      j = json::parse(text, [&](int, json::parse_event_t event, json &parsed) {
+        if (event == json::parse_event_t::key) last_key = parsed.get<std::string>();
+        return true;
+      });
+    } catch (const json::out_of_range &e) {
+      throw InputError(std::string("number out of range (beyond a double): ") + e.what(), path,
+                       line, last_key);
+    } catch (const json::exception &e) {
+      throw InputError(std::string("not valid JSON: ") + e.what(), path, line, last_key);
     }
     if (!j.is_object()) throw InputError("expected a JSON object", path, line);
     auto t = j.find("type");
@@ -261,6 +291,60 @@ RecordSet read_records(const std::string &path) {
   return set;
 }
 
+std::vector<std::string> drop_duplicate_measurements(std::vector<RecordSet> &sets) {
+  struct Seen {  // copied: the sets are compacted as they are scanned
+    double time_us, algbw_gbps, busbw_gbps;
+    std::string origin;
+  };
+  std::map<std::string, Seen> seen;
+  std::vector<std::string> warnings;
+  auto origin = [&](std::size_t s, std::size_t i) {
+    return i < sets[s].origin.size() ? sets[s].origin[i] : "record " + std::to_string(i + 1);
+  };
+  for (std::size_t s = 0; s < sets.size(); ++s) {
+    RecordSet &rs = sets[s];
+    std::vector<bool> drop(rs.measurements.size(), false);
+    for (std::size_t i = 0; i < rs.measurements.size(); ++i) {
+      const MeasurementRecord &m = rs.measurements[i];
+      const std::size_t ci = i < rs.context_of.size() ? rs.context_of[i] : 0;
+      const std::string system = ci < rs.contexts.size() ? rs.contexts[ci].system : "";
+      const auto [it, fresh] = seen.try_emplace(
+          system + '\x1f' + m.key(true), Seen{m.time_us, m.algbw_gbps, m.busbw_gbps, origin(s, i)});
+      if (fresh) continue;
+      const Seen &first = it->second;
+      const std::string &a = first.origin, b = origin(s, i);
+      const bool identical = first.time_us == m.time_us && first.algbw_gbps == m.algbw_gbps &&
+                             first.busbw_gbps == m.busbw_gbps;
+      if (!identical) {
+        const auto colon = b.rfind(':');
+        const std::string file = colon == std::string::npos ? b : b.substr(0, colon);
+        const long line = colon == std::string::npos ? 0 : std::atol(b.c_str() + colon + 1);
+        throw InputError(
+            fmt::format("measures the same point as {} (system '{}', {} {}, {}, {}, {} B) with a "
+                        "different result (time_us {:g} vs {:g}): two runs appended to one file, "
+                        "or the same point measured twice; keep one of them",
+                        a, system, op_name(m.op), m.group.label(), dtype_name(m.dtype),
+                        placement_name(m.placement), m.bytes, first.time_us, m.time_us),
+                         file, line, "time_us");
+      }
+      warnings.push_back(b + ": duplicates " + a + " (identical; merged)");
+      drop[i] = true;
+    }
+    std::size_t out = 0;
+    for (std::size_t i = 0; i < rs.measurements.size(); ++i) {
+      if (drop[i]) continue;
+      rs.measurements[out] = std::move(rs.measurements[i]);
+      if (i < rs.context_of.size()) rs.context_of[out] = rs.context_of[i];
+      if (i < rs.origin.size()) rs.origin[out] = std::move(rs.origin[i]);
+      ++out;
+    }
+    rs.measurements.resize(out);
+    if (rs.context_of.size() > out) rs.context_of.resize(out);
+    if (rs.origin.size() > out) rs.origin.resize(out);
+  }
+  return warnings;
+}
+
 JsonlWriter::JsonlWriter(const std::string &path) : m_path(path) {
   m_file = std::fopen(path.c_str(), "a");
   if (!m_file) throw InputError(std::string("cannot open for writing: ") + std::strerror(errno), path);
@@ -271,9 +355,13 @@ JsonlWriter::~JsonlWriter() {
 }
 
 void JsonlWriter::write(const json &j) {
-  const std::string line = j.dump() + "\n";
+  const std::string line = dump_json(j) + "\n";
   if (std::fwrite(line.data(), 1, line.size(), m_file) != line.size() || std::fflush(m_file) != 0)
-    throw RuntimeError("write failed: " + m_path + ": " + std::strerror(errno));
+    throw InputError(std::string("cannot write: ") + std::strerror(errno), m_path);
+}
+
+std::string dump_json(const json &j, int indent) {
+  return j.dump(indent, ' ', false, json::error_handler_t::replace);
 }
 
 std::string utc_now_iso8601() {

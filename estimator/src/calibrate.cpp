@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <cstdint>
 #include <fstream>
 
 namespace scalefit::estimator {
@@ -36,6 +37,9 @@ std::vector<MeasuredStep> read_steps(const std::string &path) {
     if (line.find_first_not_of(" \t\r") == std::string::npos)
       continue;
     const auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded())
+      throw InputError("not valid JSON (a syntax error, invalid UTF-8, or a number beyond a double)",
+                       path, no);
     if (!j.is_object())
       throw InputError("not a JSON object", path, no);
     auto num = [&](const char *field, bool required, double fallback, double lo,
@@ -90,7 +94,11 @@ std::vector<MeasuredStep> read_steps(const std::string &path) {
     st.zero = whole("zero", false, 0, 0);
     if (st.zero > 3)
       throw InputError("out of range", path, no, "zero");
-    st.global_batch = st.dp * st.micro_batch;
+    const std::int64_t batch = std::int64_t{st.dp} * st.micro_batch; // no int overflow
+    if (batch > (1 << 30))
+      throw InputError("dp * b = " + std::to_string(batch) + " exceeds 2^30", path, no, "b");
+    st.global_batch = static_cast<int>(batch);
+    validate_model(m, s.origin); // dimension ranges (4 h and s^2 h stay finite and exact)
     if (j.contains("recompute")) {
       if (!j["recompute"].is_boolean())
         throw InputError("expected true or false", path, no, "recompute");

@@ -3,12 +3,15 @@
 
 #include "scalefit/core/error.hpp"
 #include "scalefit/core/units.hpp"
+#include "scalefit/core/validate.hpp"
 
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <sstream>
+#include <tuple>
 
 namespace scalefit::estimator {
 namespace {
@@ -17,8 +20,11 @@ YAML::Node load_yaml(const std::string &path) {
   std::ifstream in(path);
   if (!in)
     throw InputError("cannot open file", path);
+  std::stringstream text;
+  text << in.rdbuf();
+  require_utf8(text.str(), path);
   try {
-    YAML::Node root = YAML::Load(in);
+    YAML::Node root = YAML::Load(text.str());
     if (!root.IsMap())
       throw InputError("expected a YAML mapping at the top level", path, 1);
     return root;
@@ -51,21 +57,17 @@ struct Reader {
                        file, line_of(node), field);
     }
   }
-  double positive(const YAML::Node &parent, const std::string &key, const std::string &field,
-                  const double *fallback = nullptr) const {
+  /// A number inside `b` (finite; NaN, .inf and 4.9e-324 refused), or `fallback` when absent.
+  double in(const YAML::Node &parent, const std::string &key, const std::string &field,
+            const Bounds &b, const double *fallback = nullptr) const {
     const double v = get<double>(parent, key, field, fallback);
-    if (!(v > 0) || !std::isfinite(v))
-      throw InputError("expected a positive number", file,
-                       line_of(parent[key] ? parent[key] : parent), field);
-    return v;
+    return require_in(v, b, field, file, line_of(parent[key] ? parent[key] : parent));
   }
   int positive_int(const YAML::Node &parent, const std::string &key, const std::string &field,
                    const int *fallback = nullptr) const {
     const int v = get<int>(parent, key, field, fallback);
-    if (v <= 0)
-      throw InputError("expected a positive integer", file,
-                       line_of(parent[key] ? parent[key] : parent), field);
-    return v;
+    return static_cast<int>(require_int_in(v, 1, 1 << 16, field, file,
+                                           line_of(parent[key] ? parent[key] : parent)));
   }
   YAML::Node map(const YAML::Node &parent, const std::string &key, const std::string &field) const {
     const YAML::Node node = parent[key];
@@ -94,8 +96,12 @@ struct Reader {
       } catch (const YAML::Exception &) {
         throw InputError("expected two numbers", file, line_of(row), f);
       }
-      if (s.min_size < 0 || !(s.efficiency > 0 && s.efficiency <= 1))
-        throw InputError("need min_size >= 0 and 0 < efficiency <= 1", file, line_of(row), f);
+      for (auto [v, b, what] : {std::tuple{s.min_size, Bounds{0, 1e15}, "min_size"},
+                                std::tuple{s.efficiency, bounds::efficiency, "efficiency"}})
+        if (!b.contains(v))
+          throw InputError(std::string(what) + ": expected a finite number in " + b.text() +
+                               ", got " + std::to_string(v),
+                           file, line_of(row), f);
       t.steps.push_back(s);
     }
     std::sort(t.steps.begin(), t.steps.end(), [](const EfficiencyStep &a, const EfficiencyStep &b) {
@@ -107,13 +113,10 @@ struct Reader {
     const YAML::Node node = map(parent, key, field);
     CommTier t;
     const double zero = 0, one = 1;
-    t.latency_us = get<double>(node, "latency_us", field + ".latency_us", &zero);
-    if (t.latency_us < 0)
-      throw InputError("expected >= 0", file, line_of(node), field + ".latency_us");
-    t.bandwidth_gbps = positive(node, "bandwidth_gbps", field + ".bandwidth_gbps");
-    t.efficiency = positive(node, "efficiency", field + ".efficiency", &one);
-    if (t.efficiency > 1)
-      throw InputError("expected <= 1", file, line_of(node), field + ".efficiency");
+    t.latency_us = in(node, "latency_us", field + ".latency_us", bounds::latency_us, &zero);
+    t.bandwidth_gbps =
+        in(node, "bandwidth_gbps", field + ".bandwidth_gbps", bounds::bandwidth_gbps);
+    t.efficiency = in(node, "efficiency", field + ".efficiency", bounds::efficiency, &one);
     return t;
   }
 };
@@ -151,22 +154,19 @@ SystemConfig load_system(const std::string &path) {
   const YAML::Node dev = r.map(root, "device", "device");
   const std::string unnamed = "gpu";
   s.device.name = r.get<std::string>(dev, "name", "device.name", &unnamed);
-  s.device.memory_gib = r.positive(dev, "memory_gib", "device.memory_gib");
-  s.device.hbm_gbps = r.positive(dev, "hbm_gbps", "device.hbm_gbps");
+  s.device.memory_gib = r.in(dev, "memory_gib", "device.memory_gib", bounds::memory_gib);
+  s.device.hbm_gbps = r.in(dev, "hbm_gbps", "device.hbm_gbps", bounds::bandwidth_gbps);
   const YAML::Node peak = r.map(dev, "peak_tflops", "device.peak_tflops");
-  s.device.matrix_tflops_16 = r.positive(peak, "fp16", "device.peak_tflops.fp16");
+  s.device.matrix_tflops_16 = r.in(peak, "fp16", "device.peak_tflops.fp16", bounds::tflops);
   const double fallback32 = s.device.matrix_tflops_16 / 2;
-  s.device.matrix_tflops_32 = r.positive(peak, "tf32", "device.peak_tflops.tf32", &fallback32);
+  s.device.matrix_tflops_32 = r.in(peak, "tf32", "device.peak_tflops.tf32", bounds::tflops, &fallback32);
   const double fallback_vec = s.device.matrix_tflops_16 / 4;
-  s.device.vector_tflops = r.positive(peak, "vector", "device.peak_tflops.vector", &fallback_vec);
+  s.device.vector_tflops = r.in(peak, "vector", "device.peak_tflops.vector", bounds::tflops, &fallback_vec);
   s.device.gemm_efficiency = r.table(dev, "gemm_efficiency", "device.gemm_efficiency");
   s.device.hbm_efficiency = r.table(dev, "hbm_efficiency", "device.hbm_efficiency");
   const double zero = 0;
   s.device.kernel_launch_us =
-      r.get<double>(dev, "kernel_launch_us", "device.kernel_launch_us", &zero);
-  if (s.device.kernel_launch_us < 0)
-    throw InputError("expected >= 0", path, line_of(dev["kernel_launch_us"]),
-                     "device.kernel_launch_us");
+      r.in(dev, "kernel_launch_us", "device.kernel_launch_us", bounds::latency_us, &zero);
   const YAML::Node comm = r.map(root, "communication", "communication");
   s.intra = r.tier(comm, "intra", "communication.intra");
   s.inter = r.tier(comm, "inter", "communication.inter");

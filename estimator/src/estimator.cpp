@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <limits>
 
 namespace scalefit::estimator {
 
@@ -111,20 +113,22 @@ Estimator::Estimator(ModelConfig model, SystemConfig system, std::shared_ptr<con
 }
 
 Reject Estimator::check(const Strategy &s, int gpus) const noexcept {
+  // Products in 64 bits: degrees up to INT_MAX must not overflow (UBSan, SIGFPE on a 0 divisor).
   if (s.dp < 1 || s.tp < 1 || s.pp < 1 || s.micro_batch < 1 || s.interleave < 1)
     return Reject::gpus;
-  if (gpus > 0 && s.gpus() != gpus)
+  if (s.gpus() > kMaxGpus || (gpus > 0 && s.gpus() != gpus))
     return Reject::gpus;
   if (m_model.heads % s.tp != 0)
     return Reject::heads;
-  if (m_model.layers % (s.pp * s.interleave) != 0)
+  if (m_model.layers % (std::int64_t{s.pp} * s.interleave) != 0)
     return Reject::layers;
-  if (s.batch() % (s.dp * s.micro_batch) != 0)
+  const std::int64_t per_step = std::int64_t{s.dp} * s.micro_batch; // samples per micro-step
+  if (s.batch() < 1 || s.batch() % per_step != 0)
     return Reject::batch;
   if (s.zero < 0 || s.zero > 3 || (s.zero >= 2 && s.pp > 1))
     return Reject::zero;
   if (s.interleave > 1) {
-    const int m = s.batch() / (s.dp * s.micro_batch);
+    const std::int64_t m = s.batch() / per_step;
     if (s.pp == 1 || m % s.pp != 0)
       return Reject::interleave;
   }
@@ -132,7 +136,7 @@ Reject Estimator::check(const Strategy &s, int gpus) const noexcept {
 }
 
 void Estimator::validate(const Strategy &s, int gpus) const {
-  auto str = [](long v) { return std::to_string(v); };
+  auto str = [](std::int64_t v) { return std::to_string(v); };
   for (auto [v, name] : {std::pair{s.dp, "--dp"},
                          {s.tp, "--tp"},
                          {s.pp, "--pp"},
@@ -144,6 +148,10 @@ void Estimator::validate(const Strategy &s, int gpus) const {
   case Reject::none:
     return;
   case Reject::gpus:
+    if (s.gpus() > kMaxGpus)
+      throw InputError("dp*tp*pp = " + str(s.gpus()) + " exceeds the largest GPU count " +
+                           str(kMaxGpus),
+                       "", 0, "--dp");
     throw InputError("dp*tp*pp = " + str(s.gpus()) + " but --gpus is " + str(gpus), "", 0,
                      "--gpus");
   case Reject::heads:
@@ -152,15 +160,16 @@ void Estimator::validate(const Strategy &s, int gpus) const {
                      "", 0, "--tp");
   case Reject::layers:
     throw InputError("layers (" + str(m_model.layers) + ") must be divisible by pp*interleave (" +
-                         str(s.pp * s.interleave) + ")",
+                         str(std::int64_t{s.pp} * s.interleave) + ")",
                      "", 0, "--pp");
   case Reject::batch:
     throw InputError("global batch (" + str(s.batch()) + ") must be divisible by dp*micro-batch (" +
-                         str(long(s.dp) * s.micro_batch) + ")",
+                         str(std::int64_t{s.dp} * s.micro_batch) + ")",
                      "", 0, "--global-batch");
   case Reject::interleave:
     throw InputError("interleave > 1 needs pp > 1 and the number of micro-batches (" +
-                         str(s.batch() / (s.dp * s.micro_batch)) + ") divisible by pp (" +
+                         str(s.batch() / (std::int64_t{s.dp} * s.micro_batch)) +
+                         ") divisible by pp (" +
                          str(s.pp) + ")",
                      "", 0, "--interleave");
   case Reject::zero:
@@ -252,7 +261,7 @@ void Estimator::evaluate(const Strategy &st, Estimate &e) const noexcept {
   const double el = m_el, k = el / 2.0;   // bytes per element; memory-op byte counts assume 2
   const double T = b * s;                 // tokens per micro-batch
   const double L = double(md.layers) / p; // layers per stage
-  const int m = st.batch() / (st.dp * st.micro_batch);
+  const int m = static_cast<int>(st.batch() / (std::int64_t{st.dp} * st.micro_batch));
   const bool sp = st.sp && st.tp > 1;
   const int gpn = m_system.gpus_per_node;
 
@@ -514,16 +523,23 @@ void Estimator::evaluate(const Strategy &st, Estimate &e) const noexcept {
 }
 
 Scaling scale_layout(const Estimator &est, const Strategy &s, const Estimate &at_g, int n) {
-  const int g = s.gpus();
-  if (n <= 0 || n % (s.tp * s.pp) != 0)
-    throw InputError("must be a positive multiple of tp*pp = " + std::to_string(s.tp * s.pp), "", 0,
-                     "--scale-to");
+  const int g = static_cast<int>(s.gpus()); // validated: <= kMaxGpus
+  const std::int64_t tp_pp = std::int64_t{s.tp} * s.pp;
+  if (n <= 0 || n > kMaxGpus || n % tp_pp != 0)
+    throw InputError("must be a multiple of tp*pp = " + std::to_string(tp_pp) + " in [1, " +
+                         std::to_string(kMaxGpus) + "]",
+                     "", 0, "--scale-to");
   Scaling r;
   r.from_gpus = g;
   r.to_gpus = n;
   r.at_n = s;
-  r.at_n.dp = n / (s.tp * s.pp);
-  r.at_n.global_batch = s.batch() / s.dp * r.at_n.dp;
+  r.at_n.dp = static_cast<int>(n / tp_pp);
+  const std::int64_t batch_n = s.batch() / s.dp * r.at_n.dp;
+  if (batch_n > std::numeric_limits<int>::max())
+    throw InputError("the scaled global batch " + std::to_string(batch_n) + " exceeds " +
+                         std::to_string(std::numeric_limits<int>::max()),
+                     "", 0, "--scale-to");
+  r.at_n.global_batch = static_cast<int>(batch_n);
   est.validate(r.at_n, n);
   est.evaluate(r.at_n, r.estimate_n);
   const auto &tg = at_g.time_s, &tn = r.estimate_n.time_s;

@@ -175,9 +175,11 @@ std::string search_table(const Estimator &est, const SearchResult &r) {
                    e.time_s.iteration, e.time_s.compute, e.time_s.communication, e.time_s.bubble,
                    e.memory_bytes.total / kGiB, 100 * e.mfu, strategy_label(c.strategy));
   }
-  fmt::format_to(out, "\nmodel {} on {}: {} layouts evaluated, {} accepted, {} rejected\n",
-                 est.model().name, est.system().name, r.evaluated, r.accepted,
-                 r.evaluated - r.accepted);
+  fmt::format_to(out,
+                 "\nmodel {} on {}: {} layouts enumerated; {} rejected by the layout checks before "
+                 "any estimate; {} estimated, of which {} fit in memory\n",
+                 est.model().name, est.system().name, r.enumerated, r.enumerated - r.estimated,
+                 r.estimated, r.accepted);
   for (int k = 1; k < static_cast<int>(r.rejected.size()); ++k)
     if (r.rejected[k] > 0)
       fmt::format_to(out, "  rejected {:>9}  {}\n", r.rejected[k],
@@ -187,7 +189,8 @@ std::string search_table(const Estimator &est, const SearchResult &r) {
 
 nlohmann::json search_json(const Estimator &est, const SearchResult &r) {
   nlohmann::json j;
-  j["evaluated"] = r.evaluated;
+  j["enumerated"] = r.enumerated;
+  j["estimated"] = r.estimated;
   j["accepted"] = r.accepted;
   nlohmann::json rej = nlohmann::json::object();
   for (int k = 1; k < static_cast<int>(r.rejected.size()); ++k)

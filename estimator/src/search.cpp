@@ -4,16 +4,20 @@
 #include "scalefit/core/error.hpp"
 
 #include <algorithm>
+#include <string>
 
 namespace scalefit::estimator {
 
 SearchResult search(const Estimator &est, const SearchSpace &space, int top_k) {
-  if (space.gpus <= 0)
-    throw InputError("must be a positive GPU count", "", 0, "--gpus");
+  if (space.gpus <= 0 || space.gpus > kMaxGpus)
+    throw InputError("expected a GPU count in [1, " + std::to_string(kMaxGpus) + "], got " +
+                         std::to_string(space.gpus),
+                     "", 0, "--gpus");
   if (space.global_batch <= 0)
     throw InputError("a positive global batch is needed (option or the model's global_batch)", "",
                      0, "--global-batch");
-  top_k = std::max(1, top_k);
+  if (top_k < 1)
+    throw InputError("expected at least 1, got " + std::to_string(top_k), "", 0, "--top");
   SearchResult r;
   r.top.reserve(top_k + 1);
   Estimate e;
@@ -40,9 +44,10 @@ SearchResult search(const Estimator &est, const SearchSpace &space, int top_k) {
               s.recompute = rc;
               for (int spi = 0; spi < (tp > 1 && space.try_sp ? 2 : 1); ++spi) {
                 s.sp = spi == 1;
-                ++r.evaluated;
+                ++r.enumerated;
                 Reject why = est.check(s, n);
                 if (why == Reject::none) {
+                  ++r.estimated;
                   est.evaluate(s, e);
                   if (!e.fits_memory)
                     why = Reject::memory;

@@ -228,6 +228,8 @@ std::optional<KernelKind> parse_kernel_kind(const std::string &name) {
       return k;
   if (name == "flash_attention" || name == "attention")
     return KernelKind::attention_fused;
+  if (name == "elementwise" || name == "copy" || name == "memory_bound")
+    return KernelKind::memory; // streaming kernels: their `bytes` field, else 2 m n batch
   return std::nullopt;
 }
 

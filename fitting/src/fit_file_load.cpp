@@ -2,6 +2,7 @@
 #include "scalefit/fitting/fit_file.hpp"
 
 #include "scalefit/core/error.hpp"
+#include "scalefit/core/validate.hpp"
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
@@ -9,6 +10,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -16,6 +19,19 @@ namespace scalefit::fitting {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// Ranges of the fitted parameters: generous (a fit may put a step's s_half beyond the data), but
+// finite, and away from the denormals that make a time infinite or NaN.
+constexpr Bounds kAlphaUs{0, 1e9};                 ///< latency [us]
+constexpr Bounds kBandwidthGbps{1e-9, 1e30};       ///< bmax, beta [GB/s] (a fitted step may lie far above the data)
+constexpr Bounds kSteepness{1e-9, 1e6};            ///< k of a logistic step
+constexpr Bounds kHalfBytes{1e-12, 1e30};          ///< s_half [B]
+constexpr Bounds kFraction{0, 1, true, true};      ///< a drop's fraction, open (0, 1)
+constexpr Bounds kDeltaUs{0, 1e9, true, false};    ///< a lift [us]
+constexpr Bounds kSizeBytes{1e-3, 1.2e18};         ///< size range [B]
+constexpr Bounds kTrendValue{-1e12, 1e12};         ///< intercept, slope of a trend
+constexpr long kMaxNodes = 1L << 24;
+constexpr long kMaxRanks = 1L << 24;
 
 // ---------------------------------------------------------------- loader helpers
 /// Reads fields of one YAML node, naming file, line, entry and field on error.
@@ -66,6 +82,20 @@ struct Reader {
       fail(n, path + key, "expected a string");
     return n.Scalar();
   }
+  /// `v` when inside `b` (finite); else fails at `at` naming `field` and the range.
+  double in(const YAML::Node &at, const std::string &field, double v, const Bounds &b) const {
+    if (!b.contains(v))
+      fail(at, field, fmt::format("expected a finite number in {}, got {}", b.text(), v));
+    return v;
+  }
+  /// An integer in [lo, hi].
+  long int_in(const YAML::Node &parent, const std::string &key, const std::string &path, long lo,
+              long hi) const {
+    const long v = integer(parent, key, path);
+    if (v < lo || v > hi)
+      fail(parent[key], path + key, fmt::format("expected an integer in [{}, {}], got {}", lo, hi, v));
+    return v;
+  }
   /// {value, stderr} pair; stderr optional.
   std::pair<double, double> param(const YAML::Node &parent, const std::string &key,
                                   const std::string &path) const {
@@ -81,16 +111,18 @@ struct Reader {
 };
 
 LogLinearTrend read_trend(const Reader &r, const YAML::Node &parent, const std::string &key,
-                          const std::string &path) {
+                          const std::string &path, const Bounds &floor_bounds) {
   YAML::Node n = r.need(parent, key, path);
   const std::string p = path + key + ".";
   LogLinearTrend t;
-  t.intercept = r.num(n, "intercept", p);
-  t.slope = r.num(n, "slope", p);
-  t.lo_nnodes = r.num(n, "lo_nnodes", p);
-  t.hi_nnodes = r.num(n, "hi_nnodes", p);
-  t.floor = r.num(n, "floor", p);
-  if (!(t.lo_nnodes >= 1) || !(t.hi_nnodes >= t.lo_nnodes))
+  t.intercept = r.in(n["intercept"], p + "intercept", r.num(n, "intercept", p), kTrendValue);
+  t.slope = r.in(n["slope"], p + "slope", r.num(n, "slope", p), kTrendValue);
+  const Bounds nodes{1, static_cast<double>(kMaxNodes)};
+  t.lo_nnodes = r.in(n["lo_nnodes"], p + "lo_nnodes", r.num(n, "lo_nnodes", p), nodes);
+  t.hi_nnodes = r.in(n["hi_nnodes"], p + "hi_nnodes", r.num(n, "hi_nnodes", p), nodes);
+  // The floor bounds the trend from below: a latency may be 0, a bandwidth (a divisor) may not.
+  t.floor = r.in(n["floor"], p + "floor", r.num(n, "floor", p), floor_bounds);
+  if (!(t.hi_nnodes >= t.lo_nnodes))
     r.fail(n, p + "hi_nnodes", "expected 1 <= lo_nnodes <= hi_nnodes");
   return t;
 }
@@ -121,7 +153,20 @@ void require_end_marker(const YAML::Node &root, const std::string &text, const s
 
 } // namespace
 
+static FitFile parse_fit_file_unguarded(const std::string &text, const std::string &name);
+
 FitFile parse_fit_file(const std::string &text, const std::string &name) {
+  try {
+    return parse_fit_file_unguarded(text, name);
+  } catch (const YAML::Exception &e) {
+    // Anything yaml-cpp throws past the checks (a key that is not a scalar, a subscript of a
+    // scalar...) is still the file's fault: exit 2 with the line.
+    throw InputError("malformed fit file: " + e.msg, name, e.mark.is_null() ? 0 : e.mark.line + 1);
+  }
+}
+
+static FitFile parse_fit_file_unguarded(const std::string &text, const std::string &name) {
+  require_utf8(text, name);
   YAML::Node root;
   try {
     root = YAML::Load(text);
@@ -167,9 +212,10 @@ FitFile parse_fit_file(const std::string &text, const std::string &name) {
       r.fail(n["op"], path + "op", "unknown operation '" + op + "'");
     YAML::Node g = r.need(n, "group", path);
     e.group.kind = r.str(g, "kind", path + "group.");
-    e.group.nranks = static_cast<int>(r.integer(g, "nranks", path + "group."));
-    e.group.nnodes = static_cast<int>(r.integer(g, "nnodes", path + "group."));
-    e.group.ranks_per_node = static_cast<int>(r.integer(g, "ranks_per_node", path + "group."));
+    e.group.nranks = static_cast<int>(r.int_in(g, "nranks", path + "group.", 1, kMaxRanks));
+    e.group.nnodes = static_cast<int>(r.int_in(g, "nnodes", path + "group.", 1, kMaxNodes));
+    e.group.ranks_per_node =
+        static_cast<int>(r.int_in(g, "ranks_per_node", path + "group.", 1, kMaxRanks));
     if (e.group.nranks < 1 || e.group.nnodes < 1 || e.group.ranks_per_node < 1)
       r.fail(g, path + "group", "nranks, nnodes and ranks_per_node must be >= 1");
     const std::string dt = r.str(n, "dtype", path);
@@ -185,23 +231,26 @@ FitFile parse_fit_file(const std::string &text, const std::string &name) {
         r.fail(n["redop"], path + "redop", "unknown redop '" + ro + "'");
     }
     if (n["root"])
-      e.root = static_cast<int>(r.integer(n, "root", path));
+      e.root = static_cast<int>(r.int_in(n, "root", path, -1, e.group.nranks - 1));
     const std::string pl = r.str(n, "placement", path);
     if (auto p = parse_placement(pl))
       e.placement = *p;
     else
       r.fail(n["placement"], path + "placement", "unknown placement '" + pl + "'");
     if (n["points"])
-      e.points = static_cast<int>(r.integer(n, "points", path));
+      e.points = static_cast<int>(r.int_in(n, "points", path, 0, 1L << 30));
     YAML::Node range = r.need(n, "size_range_bytes", path);
     if (!range.IsSequence() || range.size() != 2)
       r.fail(range, path + "size_range_bytes", "expected [min_bytes, max_bytes]");
-    e.min_bytes = r.num(range[0], path + "size_range_bytes[0]");
-    e.max_bytes = r.num(range[1], path + "size_range_bytes[1]");
+    e.min_bytes = r.in(range[0], path + "size_range_bytes[0]",
+                       r.num(range[0], path + "size_range_bytes[0]"), kSizeBytes);
+    e.max_bytes = r.in(range[1], path + "size_range_bytes[1]",
+                       r.num(range[1], path + "size_range_bytes[1]"), kSizeBytes);
     if (!(e.min_bytes > 0) || !(e.max_bytes >= e.min_bytes))
       r.fail(range, path + "size_range_bytes", "expected 0 < min_bytes <= max_bytes");
     if (n["peak_busbw_gbps"])
-      e.peak_busbw_gbps = r.num(n, "peak_busbw_gbps", path);
+      e.peak_busbw_gbps = r.in(n["peak_busbw_gbps"], path + "peak_busbw_gbps",
+                               r.num(n, "peak_busbw_gbps", path), Bounds{0, 1e12});
     const std::string model = r.str(n, "model", path);
     const auto kind = parse_model(model);
     if (!kind)
@@ -211,15 +260,11 @@ FitFile parse_fit_file(const std::string &text, const std::string &name) {
     YAML::Node params = r.need(n, "parameters", path);
     const std::string pp = path + "parameters.";
     auto [alpha, alpha_se] = r.param(params, "alpha_us", pp);
-    if (!(alpha >= 0))
-      r.fail(params["alpha_us"], pp + "alpha_us", "expected >= 0");
-    e.model.alpha_us = alpha;
+    e.model.alpha_us = r.in(params["alpha_us"], pp + "alpha_us", alpha, kAlphaUs);
     e.stderrs.push_back(alpha_se);
     if (*kind == ModelKind::alpha_beta) {
       auto [beta, beta_se] = r.param(params, "beta_gbps", pp);
-      if (!(beta > 0))
-        r.fail(params["beta_gbps"], pp + "beta_gbps", "expected > 0");
-      e.model.beta_gbps = beta;
+      e.model.beta_gbps = r.in(params["beta_gbps"], pp + "beta_gbps", beta, kBandwidthGbps);
       e.stderrs.push_back(beta_se);
     } else {
       YAML::Node steps = r.need(params, "steps", pp);
@@ -251,12 +296,9 @@ FitFile parse_fit_file(const std::string &text, const std::string &name) {
         auto [b, bse] = r.param(steps[j], "bmax_gbps", sp);
         auto [k, kse] = r.param(steps[j], "k", sp);
         auto [h, hse] = r.param(steps[j], "s_half_bytes", sp);
-        if (!(b > 0))
-          r.fail(steps[j]["bmax_gbps"], sp + "bmax_gbps", "expected > 0");
-        if (!(k > 0))
-          r.fail(steps[j]["k"], sp + "k", "expected > 0");
-        if (!(h > 0))
-          r.fail(steps[j]["s_half_bytes"], sp + "s_half_bytes", "expected > 0");
+        r.in(steps[j]["bmax_gbps"], sp + "bmax_gbps", b, kBandwidthGbps);
+        r.in(steps[j]["k"], sp + "k", k, kSteepness);
+        r.in(steps[j]["s_half_bytes"], sp + "s_half_bytes", h, kHalfBytes);
         e.model.steps.push_back({b, k, h});
         e.stderrs.insert(e.stderrs.end(), {bse, kse, hse});
       }
@@ -267,12 +309,9 @@ FitFile parse_fit_file(const std::string &text, const std::string &name) {
         auto [f, fse] = r.param(drops[j], "fraction", sp);
         auto [k, kse] = r.param(drops[j], "k", sp);
         auto [h, hse] = r.param(drops[j], "s_half_bytes", sp);
-        if (!(f > 0 && f < 1))
-          r.fail(drops[j]["fraction"], sp + "fraction", "expected 0 < fraction < 1");
-        if (!(k > 0))
-          r.fail(drops[j]["k"], sp + "k", "expected > 0");
-        if (!(h > 0))
-          r.fail(drops[j]["s_half_bytes"], sp + "s_half_bytes", "expected > 0");
+        r.in(drops[j]["fraction"], sp + "fraction", f, kFraction);
+        r.in(drops[j]["k"], sp + "k", k, kSteepness);
+        r.in(drops[j]["s_half_bytes"], sp + "s_half_bytes", h, kHalfBytes);
         e.model.drops.push_back({f, k, h});
         e.stderrs.insert(e.stderrs.end(), {fse, kse, hse});
       }
@@ -283,12 +322,9 @@ FitFile parse_fit_file(const std::string &text, const std::string &name) {
         auto [dl, dse] = r.param(lifts[j], "delta_us", sp);
         auto [k, kse] = r.param(lifts[j], "k", sp);
         auto [h, hse] = r.param(lifts[j], "s_half_bytes", sp);
-        if (!(dl > 0))
-          r.fail(lifts[j]["delta_us"], sp + "delta_us", "expected > 0");
-        if (!(k > 0))
-          r.fail(lifts[j]["k"], sp + "k", "expected > 0");
-        if (!(h > 0))
-          r.fail(lifts[j]["s_half_bytes"], sp + "s_half_bytes", "expected > 0");
+        r.in(lifts[j]["delta_us"], sp + "delta_us", dl, kDeltaUs);
+        r.in(lifts[j]["k"], sp + "k", k, kSteepness);
+        r.in(lifts[j]["s_half_bytes"], sp + "s_half_bytes", h, kHalfBytes);
         e.model.lifts.push_back({dl, k, h});
         e.stderrs.insert(e.stderrs.end(), {dse, kse, hse});
       }
@@ -360,22 +396,26 @@ FitFile parse_fit_file(const std::string &text, const std::string &name) {
         if (auto x = parse_redop(r.str(n, "redop", path)))
           s.redop = *x;
       if (n["root"])
-        s.root = static_cast<int>(r.integer(n, "root", path));
+        s.root = static_cast<int>(r.int_in(n, "root", path, -1, kMaxRanks));
       s.kind = r.str(n, "kind", path);
-      s.ranks_per_node = static_cast<int>(r.integer(n, "ranks_per_node", path));
+      s.ranks_per_node = static_cast<int>(r.int_in(n, "ranks_per_node", path, 1, kMaxRanks));
       YAML::Node nn = r.need(n, "nnodes", path), ids = r.need(n, "entries", path);
       if (!nn.IsSequence() || !ids.IsSequence() || nn.size() != ids.size() || nn.size() < 2)
         r.fail(nn, path + "nnodes",
                "expected two equal-length lists (nnodes, entries) of >= 2 items");
       for (std::size_t j = 0; j < nn.size(); ++j) {
-        s.nnodes.push_back(static_cast<int>(r.num(nn[j], fmt::format("{}nnodes[{}]", path, j))));
+        const std::string nf = fmt::format("{}nnodes[{}]", path, j);
+        const double count = r.in(nn[j], nf, r.num(nn[j], nf), Bounds{1, double(kMaxNodes)});
+        if (count != std::floor(count))
+          r.fail(nn[j], nf, "expected a whole node count");
+        s.nnodes.push_back(static_cast<int>(count));
         if (!ids[j].IsScalar() || !fit.find(ids[j].Scalar()))
           r.fail(ids[j], fmt::format("{}entries[{}]", path, j), "no entry with this id");
         s.entries.push_back(ids[j].Scalar());
       }
       YAML::Node trend = r.need(n, "trend", path);
-      s.alpha_us = read_trend(r, trend, "alpha_us", path + "trend.");
-      s.busbw_gbps = read_trend(r, trend, "busbw_gbps", path + "trend.");
+      s.alpha_us = read_trend(r, trend, "alpha_us", path + "trend.", kAlphaUs);
+      s.busbw_gbps = read_trend(r, trend, "busbw_gbps", path + "trend.", kBandwidthGbps);
       fit.scaling.push_back(std::move(s));
     }
   }
@@ -387,7 +427,7 @@ FitFile parse_fit_file(const std::string &text, const std::string &name) {
 FitFilePtr load_fit_file(const std::string &path) {
   std::ifstream in(path);
   if (!in)
-    throw InputError("cannot open the fit file", path);
+    throw InputError(std::string("cannot open the fit file: ") + std::strerror(errno), path);
   std::stringstream ss;
   ss << in.rdbuf();
   return std::make_shared<const FitFile>(parse_fit_file(ss.str(), path));

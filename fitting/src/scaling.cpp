@@ -19,6 +19,8 @@ const std::vector<SizeBand> &default_size_bands() {
 ScalingEfficiency scaling_efficiency(const CurveModel &g, double g_lo, double g_hi, int g_nnodes,
                                      const CurveModel &n, double n_lo, double n_hi, int n_nnodes,
                                      const std::vector<SizeBand> &bands) {
+  if (!std::isfinite(g_lo) || !std::isfinite(g_hi) || !std::isfinite(n_lo) || !std::isfinite(n_hi))
+    throw std::invalid_argument("size ranges must be finite");
   const double lo = std::max(g_lo, n_lo), hi = std::min(g_hi, n_hi);
   std::vector<double> sizes;
   for (double s = std::exp2(std::ceil(std::log2(std::max(lo, 1.0)))); s <= hi * (1 + 1e-12); s *= 2)
@@ -56,6 +58,9 @@ double LogLinearTrend::at(double nnodes) const {
 LogLinearTrend fit_log_linear_trend(const std::vector<int> &nnodes, const std::vector<double> &ys) {
   if (nnodes.empty() || nnodes.size() != ys.size())
     throw std::invalid_argument("trend needs equal, non-empty node counts and values");
+  for (std::size_t i = 0; i < nnodes.size(); ++i)
+    if (nnodes[i] < 1 || !std::isfinite(ys[i]))
+      throw std::invalid_argument("trend needs node counts >= 1 and finite values");
   const double n = static_cast<double>(nnodes.size());
   double sx = 0, sy = 0, sxx = 0, sxy = 0;
   for (std::size_t i = 0; i < nnodes.size(); ++i) {
@@ -73,10 +78,10 @@ LogLinearTrend fit_log_linear_trend(const std::vector<int> &nnodes, const std::v
 }
 
 double speedup_from_shares(double r_cp, double r_cm, double eff) {
-  if (r_cp < 0 || r_cm < 0 || r_cp + r_cm <= 0)
-    throw std::invalid_argument("shares must be >= 0 and not both 0");
-  if (!(eff > 0))
-    throw std::invalid_argument("efficiency must be > 0");
+  if (!std::isfinite(r_cp) || !std::isfinite(r_cm) || r_cp < 0 || r_cm < 0 || r_cp + r_cm <= 0)
+    throw std::invalid_argument("shares must be finite, >= 0 and not both 0");
+  if (!(eff > 0) || !std::isfinite(eff))
+    throw std::invalid_argument("efficiency must be finite and > 0");
   return (r_cp + r_cm) / (r_cp + r_cm / eff);
 }
 

@@ -77,3 +77,162 @@ TEST(CliOutputs, FitFileCutAtAnEntryBoundaryExits2NamingTheFile) {
   EXPECT_NE(r.err.find("field 'end'"), std::string::npos) << r.err;
   EXPECT_EQ(hidden_files(dir.path), 0);
 }
+
+namespace {
+const std::string kSystem = kConfigs + "/systems/dgx-a100-80gb.yaml";
+const std::string kModel = kConfigs + "/models/gpt-22b-korthikanti.yaml";
+
+std::string replace_once(std::string s, const std::string &from, const std::string &to) {
+  const auto pos = s.find(from);
+  EXPECT_NE(pos, std::string::npos) << from;
+  if (pos != std::string::npos) s.replace(pos, from.size(), to);
+  return s;
+}
+
+/// Runs `args`; expects exit 2 and every one of `needles` in stderr.
+void expect_exit2(const std::string &args, std::initializer_list<std::string> needles) {
+  TempDir dir("sf_cli_");
+  const Result r = sf(args, dir);
+  EXPECT_EQ(r.code, 2) << args << "\n" << r.err;
+  for (const std::string &n : needles) EXPECT_NE(r.err.find(n), std::string::npos) << args << "\n" << r.err;
+}
+}  // namespace
+
+TEST(CliNumbers, NonFiniteOrAbsurdSystemNumbersExit2NamingTheField) {
+  TempDir dir("sf_cli_");
+  const std::string base = slurp(kSystem);
+  struct Case {
+    std::string from, to, field;
+  };
+  const Case cases[] = {
+      {"latency_us: 20,", "latency_us: .nan,", "communication.intra.latency_us"},
+      {"kernel_launch_us: 3", "kernel_launch_us: .inf", "device.kernel_launch_us"},
+      {"bandwidth_gbps: 200,", "bandwidth_gbps: 4.9e-324,", "communication.inter.bandwidth_gbps"},
+      {"bandwidth_gbps: 277.6,", "bandwidth_gbps: -1,", "communication.intra.bandwidth_gbps"},
+      {"efficiency: 0.90", "efficiency: 1e-300", "communication.inter.efficiency"},
+      {"memory_gib: 80", "memory_gib: 0", "device.memory_gib"},
+      {"fp16: 312", "fp16: 1e400", "device.peak_tflops.fp16"},
+  };
+  for (const Case &c : cases) {
+    const fs::path sys = dir.path / "sys.yaml";
+    write(sys, replace_once(base, c.from, c.to));
+    const Result r = sf("estimate --system " + sys.string() + " --model " + kModel + " --dp 1 --tp 8", dir);
+    EXPECT_EQ(r.code, 2) << c.to << "\n" << r.err;
+    EXPECT_NE(r.err.find(sys.string() + ":"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("field '" + c.field + "'"), std::string::npos) << c.to << "\n" << r.err;
+  }
+}
+
+TEST(CliNumbers, Latin1InAYamlIsExit2WithTheLineNotAJsonTypeError) {
+  TempDir dir("sf_cli_");
+  const fs::path model = dir.path / "model.yaml";
+  write(model, "name: caf\xE9-22b\n" + slurp(kModel));
+  const Result r = sf("estimate --system " + kSystem + " --model " + model.string() + " --dp 1 --tp 8 --json", dir);
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find(model.string() + ":1:"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("json.exception"), std::string::npos) << r.err;
+  const fs::path sys = dir.path / "sys.yaml";
+  write(sys, replace_once(slurp(kSystem), "name: A100-SXM4-80GB", "name: A100-\xC0\xAF"));
+  const Result s = sf("estimate --system " + sys.string() + " --model " + kModel + " --dp 1 --tp 8 --json", dir);
+  EXPECT_EQ(s.code, 2) << s.err;
+  EXPECT_NE(s.err.find("UTF-8"), std::string::npos) << s.err;
+}
+
+TEST(CliNumbers, JsonlNumberBeyondADoubleExit2NamingFileLineField) {
+  TempDir dir("sf_cli_");
+  const std::string text = slurp(kData + "/fitting/local_mpi_3curves.jsonl");
+  const fs::path bad = dir.path / "bad.jsonl";
+  const auto at = text.find("\"time_us\": ", text.find('\n'));  // in the first measurement
+  ASSERT_NE(at, std::string::npos);
+  std::string mutated = text;
+  mutated.replace(at, text.find(',', at) - at, "\"time_us\": 1e400");
+  write(bad, mutated);
+  const Result r = sf("fit " + bad.string() + " -o " + (dir.path / "fit.yaml").string(), dir);
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find(bad.string() + ":2: field 'time_us'"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir.path / "fit.yaml"));
+}
+
+TEST(CliOptions, InvalidValuesExit2NamingTheOptionAndTheRange) {
+  const std::string est = "estimate --system " + kSystem + " --model " + kModel + " ";
+  const std::string srch = "search --system " + kSystem + " --model " + kModel + " ";
+  const struct {
+    std::string args, option;
+  } cases[] = {
+      {est + "--bucket 0", "--bucket"},
+      {est + "--bucket 1", "--bucket"},
+      {est + "--global-batch 0", "--global-batch"},
+      {est + "--global-batch -512", "--global-batch"},
+      {est + "--gpus 0", "--gpus"},
+      {est + "--layers 0", "--layers"},
+      {est + "--heads 0", "--heads"},
+      {est + "--seq 0", "--seq"},
+      {est + "--ffn 0", "--ffn"},
+      {est + "--hidden -4", "--hidden"},
+      {est + "--dp -1", "--dp"},
+      {est + "--micro-batch 0", "--micro-batch"},
+      {est + "--interleave 0", "--interleave"},
+      {est + "--dp 1 --tp 8 --scale-to 0", "--scale-to"},
+      {srch + "--gpus 64 --top 0", "--top"},
+      {srch + "--gpus 64 --top -1", "--top"},
+      {srch + "--gpus 64 --max-tp -1", "--max-tp"},
+      {srch + "--gpus 0", "--gpus"},
+      {"fit " + kData + "/fitting/local_mpi_3curves.jsonl -o /dev/null --min-points -3", "--min-points"},
+      {"predict --fit x.yaml --op allreduce --nranks 0 --bytes 1M", "--nranks"},
+      {"predict --fit x.yaml --op allreduce --nranks 8 --nnodes -1 --bytes 1M", "--nnodes"},
+      {"ingest nccl-tests " + kData + "/nccl-tests/synthetic_cutoff_allreduce.txt --nranks 0", "--nranks"},
+  };
+  for (const auto &c : cases) expect_exit2(c.args, {c.option});
+}
+
+TEST(CliOptions, LayoutOverflowIsRefusedNotASignal) {
+  // Products of degrees used to overflow int (UBSan) and divide by zero (SIGFPE).
+  const std::string est = "estimate --system " + kSystem + " --model " + kModel + " ";
+  expect_exit2("search --system " + kSystem + " --model " + kModel + " --gpus 2147483647", {"--gpus"});
+  expect_exit2(est + "--dp 65536 --micro-batch 65536", {"4294967296"});  // exact, not wrapped
+  expect_exit2(est + "--pp 65536 --interleave 65536", {"--pp"});
+  expect_exit2(est + "--dp 16777216 --tp 16777216 --pp 16777216", {"--dp", "exceeds"});
+  expect_exit2(est + "--dp 2147483647", {"--dp"});
+  expect_exit2(est + "--hidden 1073741824", {"--hidden"});
+}
+
+TEST(CliDuplicates, SameFileTwiceIsMergedWithAWarningAndFitsAsOnce) {
+  TempDir dir("sf_cli_");
+  const std::string in = kData + "/fitting/local_mpi_3curves.jsonl";
+  const Result once = sf("fit " + in + " -o " + (dir.path / "once.yaml").string(), dir);
+  ASSERT_EQ(once.code, 0) << once.err;
+  const std::string once_out = once.out;
+  const Result twice = sf("fit " + in + " " + in + " -o " + (dir.path / "twice.yaml").string(), dir);
+  ASSERT_EQ(twice.code, 0) << twice.err;
+  EXPECT_NE(twice.err.find("duplicates " + in + ":2 (identical; merged)"), std::string::npos)
+      << twice.err.substr(0, 400);
+  // The same points fitted once: the same table (the file names in the last line differ).
+  EXPECT_EQ(once_out.substr(0, once_out.rfind("wrote")), twice.out.substr(0, twice.out.rfind("wrote")));
+}
+
+TEST(CliDuplicates, TwoRunsAppendedToOneFileAreRefusedNamingBothLines) {
+  TempDir dir("sf_cli_");
+  const std::string text = slurp(kData + "/fitting/local_mpi_3curves.jsonl");
+  // A second run of the same points with other times, appended: every time 10% larger.
+  std::string second;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(pos, end - pos);
+    const auto t = line.find("\"time_us\": ");
+    if (t != std::string::npos) {
+      const auto stop = line.find_first_of(",}", t);
+      const double v = std::stod(line.substr(t + 11, stop - t - 11));
+      line.replace(t, stop - t, "\"time_us\": " + std::to_string(v * 1.1));
+    }
+    second += line + "\n";
+    pos = end + 1;
+  }
+  const fs::path both = dir.path / "both.jsonl";
+  write(both, text + second);
+  const Result r = sf("fit " + both.string() + " -o " + (dir.path / "fit.yaml").string(), dir);
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("same point as " + both.string() + ":2"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir.path / "fit.yaml"));
+}

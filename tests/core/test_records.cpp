@@ -90,3 +90,127 @@ TEST(Records, MalformedLinesNameFileLineAndField) {
   EXPECT_THROW(read_records(path), InputError);
   EXPECT_THROW(read_records(path + ".missing"), InputError);
 }
+
+namespace {
+/// Reads a two-line file (a context, then `measurement`) and returns the InputError it raises.
+InputError measurement_error(const std::string &measurement) {
+  const std::string path = temp_path("checked.jsonl");
+  {
+    std::ofstream o(path);
+    o << R"({"type":"context","schema":"scalefit.comm/1"})" << "\n" << measurement << "\n";
+  }
+  try {
+    read_records(path);
+  } catch (const InputError &e) {
+    EXPECT_EQ(e.file(), path);
+    EXPECT_EQ(e.line(), 2) << e.what();
+    return e;
+  }
+  ADD_FAILURE() << "no InputError for " << measurement;
+  return InputError("none");
+}
+
+std::string point(const std::string &time_us, const std::string &extra = "") {
+  return R"({"type":"measurement","op":"allreduce","group":{"kind":"world","nranks":2},"dtype":"float","bytes":8,"time_us":)" +
+         time_us + extra + "}";
+}
+}  // namespace
+
+TEST(Records, NumbersBeyondADoubleNameTheField) {
+  // nlohmann throws out_of_range.406 for 1e400; it must be an InputError naming file:line:field.
+  EXPECT_EQ(measurement_error(point("1e400")).field(), "time_us");
+  EXPECT_EQ(measurement_error(point("1.5", R"(,"stats":{"n":3,"min_us":-1e999})")).field(),
+            "min_us");
+}
+
+TEST(Records, NonPhysicalNumbersAreRefusedWithTheField) {
+  EXPECT_EQ(measurement_error(point("-1")).field(), "time_us");
+  EXPECT_EQ(measurement_error(point("1e300")).field(), "time_us");
+  EXPECT_EQ(measurement_error(point("1", R"(,"busbw_gbps":1e200)")).field(), "busbw_gbps");
+  EXPECT_EQ(measurement_error(point("1", R"(,"count":-5)")).field(), "count");
+  EXPECT_EQ(measurement_error(point("1", R"(,"root":7)")).field(), "root");
+  EXPECT_EQ(measurement_error(point("1", R"(,"samples_us":[1.0,-2.0])")).field(), "samples_us[1]");
+  EXPECT_EQ(measurement_error(point("1", R"(,"bytes":18446744073709551615)")).field(), "bytes");
+  const std::string big_group =
+      R"({"type":"measurement","op":"allreduce","group":{"kind":"world","nranks":4294967298},"dtype":"float","bytes":8,"time_us":1})";
+  EXPECT_EQ(measurement_error(big_group).field(), "group.nranks");
+  const std::string more_nodes_than_ranks =
+      R"({"type":"measurement","op":"allreduce","group":{"kind":"world","nranks":2,"nnodes":3},"dtype":"float","bytes":8,"time_us":1})";
+  EXPECT_EQ(measurement_error(more_nodes_than_ranks).field(), "group.nnodes");
+}
+
+TEST(Records, InvalidUtf8IsAnInputErrorWithTheLine) {
+  const InputError e = measurement_error(point("1", ",\"note\":\"caf\xE9\""));
+  EXPECT_NE(std::string(e.what()).find("UTF-8"), std::string::npos) << e.what();
+}
+
+TEST(Records, WriterReplacesInvalidUtf8InsteadOfThrowing) {
+  // Text from a log (a Latin-1 host name) must not make the JSON writer throw type_error.316.
+  ContextRecord c;
+  c.system = "sys";
+  c.hosts = {"n\xE9ud-01"};
+  const std::string path = temp_path("latin1.jsonl");
+  {
+    JsonlWriter w(path);
+    w.write(to_json(c));
+  }
+  const RecordSet set = read_records(path);
+  ASSERT_EQ(set.contexts.size(), 1u);
+  EXPECT_EQ(set.contexts[0].hosts.at(0), "n\xEF\xBF\xBD" "ud-01");
+  EXPECT_EQ(dump_json(nlohmann::json("\xFF")), "\"\xEF\xBF\xBD\"");
+}
+
+TEST(Records, WriterToAFullDiskIsAnInputErrorNamingThePath) {
+  JsonlWriter w("/dev/full");
+  try {
+    w.write(nlohmann::json{{"type", "context"}});
+    FAIL() << "no error";
+  } catch (const InputError &e) {
+    EXPECT_EQ(e.file(), "/dev/full");
+  }
+}
+
+namespace {
+RecordSet one_point_set(const std::string &file, double time_us, std::uint64_t bytes = 8) {
+  RecordSet rs;
+  ContextRecord c;
+  c.system = "sys";
+  rs.contexts.push_back(c);
+  MeasurementRecord m;
+  m.group = {"world", 2, 1, 2};
+  m.bytes = bytes;
+  m.time_us = time_us;
+  rs.measurements.push_back(m);
+  rs.context_of.push_back(0);
+  rs.origin.push_back(file + ":2");
+  return rs;
+}
+}  // namespace
+
+TEST(Records, IdenticalDuplicatesAreMergedWithAWarningNamingBoth) {
+  std::vector<RecordSet> sets{one_point_set("a.jsonl", 1.5), one_point_set("a.jsonl", 1.5),
+                              one_point_set("b.jsonl", 2.0, 16)};
+  const auto warnings = drop_duplicate_measurements(sets);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(warnings[0], "a.jsonl:2: duplicates a.jsonl:2 (identical; merged)");
+  EXPECT_EQ(sets[0].measurements.size(), 1u);
+  EXPECT_EQ(sets[1].measurements.size(), 0u);
+  EXPECT_EQ(sets[1].origin.size(), 0u);
+  EXPECT_EQ(sets[2].measurements.size(), 1u);  // another size: not a duplicate
+}
+
+TEST(Records, ConflictingDuplicatesAreRefusedNamingBothLocations) {
+  std::vector<RecordSet> sets{one_point_set("a.jsonl", 1.5), one_point_set("b.jsonl", 1.7)};
+  try {
+    drop_duplicate_measurements(sets);
+    FAIL();
+  } catch (const InputError &e) {
+    EXPECT_EQ(e.file(), "b.jsonl");
+    EXPECT_EQ(e.line(), 2);
+    EXPECT_NE(e.message().find("a.jsonl:2"), std::string::npos) << e.what();
+  }
+  // Another system's point at the same size is not a duplicate.
+  std::vector<RecordSet> other{one_point_set("a.jsonl", 1.5), one_point_set("b.jsonl", 1.7)};
+  other[1].contexts[0].system = "other";
+  EXPECT_TRUE(drop_duplicate_measurements(other).empty());
+}

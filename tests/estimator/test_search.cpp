@@ -26,7 +26,10 @@ TEST(Search, RanksFitsAndCountsRejections) {
   long rejected = 0;
   for (long n : r.rejected)
     rejected += n;
-  EXPECT_EQ(r.accepted + rejected, r.evaluated);
+  EXPECT_EQ(r.accepted + rejected, r.enumerated);
+  // Estimated = accepted + rejected for memory; the rest never reached an estimate.
+  EXPECT_EQ(r.estimated, r.accepted + r.rejected[static_cast<int>(Reject::memory)]);
+  EXPECT_LT(r.estimated, r.enumerated);
   EXPECT_GT(r.rejected[static_cast<int>(Reject::memory)], 0); // 13B with plain DP on 40 GB
   EXPECT_EQ(r.rejected[static_cast<int>(Reject::gpus)], 0);
   for (std::size_t i = 0; i < r.top.size(); ++i) {
@@ -59,7 +62,9 @@ TEST(Search, OneTrillionOn3072Gpus) {
   space.global_batch = 3072;
   const SearchResult r = search(est, space, 3);
   ASSERT_FALSE(r.top.empty());
-  EXPECT_GT(r.evaluated, 100000);
+  EXPECT_GT(r.enumerated, 100000);
+  EXPECT_GT(r.estimated, 0);
+  EXPECT_LT(r.estimated, r.enumerated / 4); // most layouts fail divisibility before any estimate
   const Strategy &s = r.top.front().strategy;
   EXPECT_GT(s.pp, 1); // 1T parameters cannot fit without pipelining
   EXPECT_LE(s.tp, 8); // TP stays inside a node (Cheng et al.'s guideline) for the best layout

@@ -286,3 +286,40 @@ TEST(FitFile, WriteIsAtomicAndNamesThePathOnFailure) {
   }
   EXPECT_EQ(load_fit_file(path)->created, before);
 }
+
+TEST(FitFile, NonFiniteAndDenormalNumbersAreRefusedWithTheField) {
+  const std::string good = to_yaml(synthetic_fit());
+  {
+    // A NaN in a scaling trend made `predict` print nan.
+    const auto at = good.find("intercept: ");
+    ASSERT_NE(at, std::string::npos);
+    std::string bad = good;
+    bad.replace(at, good.find(',', at) - at, "intercept: .nan");
+    const InputError e = parse_error(bad);
+    EXPECT_EQ(e.field(), "scaling[0].trend.alpha_us.intercept");
+    EXPECT_NE(e.message().find("finite"), std::string::npos) << e.what();
+  }
+  {
+    const InputError e = parse_error(replace(good, "alpha_us: {value: ", "alpha_us: {value: .inf, was: "));
+    EXPECT_EQ(e.field(), "entries[0].parameters.alpha_us.value");
+  }
+  {
+    const InputError e =
+        parse_error(replace(good, "bmax_gbps: {value: ", "bmax_gbps: {value: 4.9e-324, was: "));
+    EXPECT_EQ(e.field(), "entries[0].parameters.steps[0].bmax_gbps");
+  }
+  {
+    const auto at = good.find("size_range_bytes: [");
+    ASSERT_NE(at, std::string::npos);
+    std::string bad = good;
+    bad.replace(at, good.find(']', at) + 1 - at, "size_range_bytes: [8, .inf]");
+    EXPECT_EQ(parse_error(bad).field(), "entries[0].size_range_bytes[1]");
+  }
+}
+
+TEST(FitFile, InvalidUtf8IsRefusedWithTheLine) {
+  const std::string good = to_yaml(synthetic_fit());
+  const InputError e = parse_error(replace(good, "system: synthetic", "system: synth\xE9tic"));
+  EXPECT_GT(e.line(), 1);
+  EXPECT_NE(e.message().find("0xE9"), std::string::npos) << e.what();
+}

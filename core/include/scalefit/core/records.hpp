@@ -69,13 +69,26 @@ struct MeasurementRecord {
   std::string key(bool with_size = true) const;
 };
 
+/// Largest rank count a record may carry (2^24): larger values are refused as corrupt.
+inline constexpr std::int64_t kMaxRecordRanks = std::int64_t{1} << 24;
+/// Largest message size a record may carry [B] (2^60).
+inline constexpr std::int64_t kMaxRecordBytes = std::int64_t{1} << 60;
+
+/// The JSON text of `j` (compact when indent < 0). Strings that are not UTF-8 (a Latin-1 host name
+/// read from a log) have their invalid bytes replaced by U+FFFD instead of throwing
+/// nlohmann's type_error.316: use this, not json::dump, for every JSON scalefit writes.
+std::string dump_json(const nlohmann::json &j, int indent = -1);
+
 /// The JSONL object of a context record ("type": "context"; fields as ContextRecord, extra kept).
 nlohmann::json to_json(const ContextRecord &c);
 /// The JSONL object of a measurement ("type": "measurement"; units as MeasurementRecord).
 nlohmann::json to_json(const MeasurementRecord &m);
 /// \throws InputError naming `file`, `line` and the field when a field is missing or malformed.
 ContextRecord context_from_json(const nlohmann::json &j, const std::string &file = "", long line = 0);
-/// \throws InputError naming `file`, `line` and the field when a field is missing or malformed.
+/// \throws InputError naming `file`, `line` and the field when a field is missing or malformed, or
+/// a number is not finite or outside its range (group sizes 1..kMaxRecordRanks, 0 <= bytes <=
+/// kMaxRecordBytes, times in bounds::time_us [us], bandwidths in [0, 1e6] GB/s, root in
+/// -1..nranks-1).
 MeasurementRecord measurement_from_json(const nlohmann::json &j, const std::string &file = "",
                                         long line = 0);
 
@@ -88,9 +101,20 @@ struct RecordSet {
 };
 
 /// Reads a scalefit JSONL file. Blank lines are skipped.
-/// \throws InputError with file:line and the field for malformed JSON, an unknown "type", a bad
-/// field, or a measurement before any context record.
+/// \throws InputError with file:line and the field for malformed JSON (invalid UTF-8 included), a
+/// number beyond a double (1e400), an unknown "type", a bad field, or a measurement before any
+/// context record.
 RecordSet read_records(const std::string &path);
+
+/// Removes duplicate measurements across `sets` (the same file given twice, two jobs appending to
+/// one file), so that no point is fitted twice. Two measurements are duplicates when their
+/// context's system and their MeasurementRecord::key() (op, group kind/nranks/nnodes/ranks per
+/// node, dtype, redop, root, placement, size) are equal. The first one read is kept.
+/// \returns one warning per identical duplicate dropped: "B duplicates A (identical; merged)",
+/// naming both origins ("file:line").
+/// \throws InputError naming the second record's file and line, and the first's, when the two
+/// disagree (time_us, algbw_gbps or busbw_gbps differ): which one to trust is the user's call.
+std::vector<std::string> drop_duplicate_measurements(std::vector<RecordSet> &sets);
 
 /// Appends records to a JSONL file, one line each, flushed as soon as written so that a killed
 /// run loses no finished point.
@@ -101,7 +125,9 @@ public:
   ~JsonlWriter();
   JsonlWriter(const JsonlWriter &) = delete;
   JsonlWriter &operator=(const JsonlWriter &) = delete;
-  /// Writes one compact JSON line and flushes it to the OS. \throws RuntimeError on I/O failure.
+  /// Writes one compact JSON line (dump_json: invalid UTF-8 replaced) and flushes it to the OS.
+  /// \throws InputError naming the path on an I/O failure (a full disk is the environment: exit 2,
+  /// as AtomicFile).
   void write(const nlohmann::json &j);
   const std::string &path() const { return m_path; }
 

@@ -7,6 +7,7 @@
 #include "scalefit/core/collectives.hpp"
 #include "scalefit/core/model.hpp"
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -76,6 +77,10 @@ enum class Recompute { none, selective, full };
 /// "none", "selective", "full".
 const char *recompute_name(Recompute r);
 
+/// Largest GPU count (dp * tp * pp) and parallel degree the estimator accepts: 2^24, far beyond
+/// any cluster, and small enough that every layout product stays exact in 64 bits.
+inline constexpr int kMaxGpus = 1 << 24;
+
 /// The training framework whose kernels and memory the estimate models.
 enum class Framework {
   megatron, ///< Megatron-LM (2022 papers): fp16/bf16 weights and fused kernels, K = 12 optimizer
@@ -101,10 +106,16 @@ struct Strategy {
   bool overlap_tp = false;       ///< hide TP collectives behind compute (not by default)
   bool pp_scatter_gather = true; ///< send b s h / t per boundary when tp > 1 (Narayanan et al.)
   Framework framework = Framework::megatron; ///< whose kernels and memory layout
-  /// Number of GPUs dp * tp * pp.
-  int gpus() const { return dp * tp * pp; }
-  /// Effective global batch: global_batch, or dp * micro_batch when unset.
-  int batch() const { return global_batch > 0 ? global_batch : dp * micro_batch; }
+  /// Number of GPUs dp * tp * pp in 64 bits, saturated at INT64_MAX (any int degrees: no
+  /// overflow); Estimator::check refuses products above kMaxGpus.
+  std::int64_t gpus() const {
+    std::int64_t g = 0;
+    return __builtin_mul_overflow(std::int64_t{dp} * tp, std::int64_t{pp}, &g) ? INT64_MAX : g;
+  }
+  /// Effective global batch: global_batch, or dp * micro_batch when unset (64-bit).
+  std::int64_t batch() const {
+    return global_batch > 0 ? global_batch : std::int64_t{dp} * micro_batch;
+  }
 };
 
 /// Loads a system YAML (name, gpus_per_node, device{...}, communication{intra, inter}); see

@@ -34,7 +34,9 @@ struct Ranked {
 /// Search outcome.
 struct SearchResult {
   std::vector<Ranked> top;        ///< best first, at most K
-  long evaluated = 0;             ///< layouts enumerated (valid or not)
+  long enumerated = 0;            ///< layouts enumerated: estimated + rejected by the checks
+  long estimated = 0;             ///< layouts that passed Estimator::check and were estimated
+                                  ///< in full (accepted + rejected for memory)
   long accepted = 0;              ///< layouts that passed every check and fit in memory
   std::array<long, 8> rejected{}; ///< count by Reject (index = enum value)
 };

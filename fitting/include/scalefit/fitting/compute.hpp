@@ -38,7 +38,8 @@ namespace scalefit::fitting {
 enum class KernelKind { gemm, batched_gemm, softmax, memory, attention_fused };
 /// "gemm", "batched_gemm", "softmax", "memory", "attention_fused".
 const char *kernel_kind_name(KernelKind k);
-/// Inverse of kernel_kind_name; nullopt for other names.
+/// Inverse of kernel_kind_name, plus the record kinds "attention"/"flash_attention"
+/// (attention_fused) and "elementwise"/"copy"/"memory_bound" (memory); nullopt for other names.
 std::optional<KernelKind> parse_kernel_kind(const std::string &name);
 
 /// One measured kernel (a `scalefit.kernels/1` "kernel" record).
