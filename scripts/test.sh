@@ -6,17 +6,19 @@
 #   --all (also when CI=true; what .ci/run does) adds, each as a timed step:
 #     configure  every TESTS x BENCHMARKS x CUDA option combination configures
 #                (scripts/check-configure.sh; configure only)
-#     sanitize   the suite again in build/fuzz: clang, ASan + UBSan (a report fails its test)
-#     fuzz       30 s of each libFuzzer target (fuzz/run.sh; FUZZ_SECONDS to change)
-# Environment: BUILD_DIR (default build), JOBS (default 2), STEPS (subset of the --all steps,
-#   e.g. STEPS="configure fuzz"), FUZZ_SECONDS (default 30).
+#     fuzz       build/fuzz (clang, ASan + UBSan, libFuzzer): the fuzz targets and the replays of
+#                tests/data/fuzz-regressions, then 30 s of each target (fuzz/run.sh)
+#   and, with STEPS including it (scripts/nightly.sh; about 10 more minutes on 2 cores):
+#     sanitize   the whole suite again in build/fuzz under ASan + UBSan (a report fails its test)
+# Environment: BUILD_DIR (default build), JOBS (default 2), STEPS (default "configure fuzz"),
+#   FUZZ_SECONDS (default 30).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 all=false
 case "${1:-}" in
   --all) all=true ;;
   "") [ "${CI:-}" = true ] && all=true ;;
-  *) sed -n '2,13p' "$0" >&2; exit 2 ;;
+  *) sed -n '2,14p' "$0" >&2; exit 2 ;;
 esac
 JOBS=${JOBS:-2}
 export JOBS
@@ -32,7 +34,9 @@ step() {
   start=$(date +%s)
   echo "=== test.sh: step '$name': $*"
   "$@" || rc=$?
-  timings+=("$name $(($(date +%s) - start)) s$( ((rc)) && echo " FAILED (exit $rc)")")
+  local status=""
+  ((rc == 0)) || status=" FAILED (exit $rc)"
+  timings+=("$name $(($(date +%s) - start)) s$status")
   if ((rc)); then
     printf 'test.sh: %s\n' "${timings[@]}" >&2
     exit "$rc"
@@ -42,14 +46,19 @@ step() {
 step build bash scripts/setup.sh
 step tests ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure --no-tests=error -j "$JOBS"
 if $all; then
-  steps=${STEPS:-configure sanitize fuzz}
+  steps=${STEPS:-configure fuzz}
   for s in $steps; do
     case $s in
       configure) step configure bash scripts/check-configure.sh ;;
+      fuzz)
+        step fuzz-build bash -c "cmake --preset fuzz >/dev/null &&
+                                 cmake --build --preset fuzz -j $JOBS --target fuzz fuzz-replay"
+        step fuzz-replay ctest --preset fuzz -j "$JOBS" -R '^fuzz_'
+        step fuzz bash fuzz/run.sh -t "${FUZZ_SECONDS:-30}" -j "$JOBS" \
+          -o "$(mktemp -d /tmp/scalefit-fuzz.XXXXXX)" ;;
       sanitize)
         step sanitize-build bash -c "cmake --preset fuzz >/dev/null && cmake --build --preset fuzz -j $JOBS"
         step sanitize-tests ctest --preset fuzz -j "$JOBS" ;;
-      fuzz) step fuzz bash fuzz/run.sh -t "${FUZZ_SECONDS:-30}" -j "$JOBS" -o "$(mktemp -d /tmp/scalefit-fuzz.XXXXXX)" ;;
       *) echo "test.sh: unknown step '$s' in STEPS" >&2; exit 2 ;;
     esac
   done
