@@ -95,7 +95,7 @@ void run_fit(const FitArgs &a) {
   for (const std::string &w : drop_duplicate_measurements(sets))
     fmt::print(stderr, "scalefit fit: warning: {}\n", w);
   FitFile fit = files.empty() ? FitFile{} : fit_records(sets, files, opt);
-  fit.compute = fit_kernel_files(kernel_files, opt.leave_one_out);
+  fit.compute = fit_kernel_files(kernel_files, opt.leave_one_out, sets, files);
   for (const UnfittedEntry &u : fit.unfitted)
     fmt::print(stderr, "scalefit fit: entry {}: not fitted: {}\n", u.id, u.reason);
   if (fit.entries.empty() && fit.compute.empty())

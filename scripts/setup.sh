@@ -44,6 +44,32 @@ $build || exit 0
 if ! command -v nvcc >/dev/null && [ -z "${CUDACXX:-}" ] && [ -x /usr/local/cuda/bin/nvcc ]; then
   export CUDACXX=/usr/local/cuda/bin/nvcc
 fi
+# The header-only cuDNN frontend (PyPI nvidia-cudnn-frontend; headers under include/) for the
+# fused attention kernel, unpacked into .deps/cudnn-frontend (git-ignored) when CUDA is in use.
+# Optional: without it the cublas engine runs attention unfused. Override with
+# CUDNN_FRONTEND_HOME=DIR (a folder holding include/cudnn_frontend.h).
+fetch_cudnn_frontend() {
+  local dest=.deps/cudnn-frontend
+  [ -f "$dest/include/cudnn_frontend.h" ] && return 0
+  [ -n "${CUDNN_FRONTEND_HOME:-}" ] && return 0
+  if ! python3 -m pip --version >/dev/null 2>&1; then
+    if [ "$(id -u)" -eq 0 ]; then
+      apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends python3-pip
+    else
+      echo "setup: python3 -m pip missing: fused attention on the GPU is not built" >&2
+      return 0
+    fi
+  fi
+  echo "setup: fetching the cuDNN frontend headers (pip: nvidia-cudnn-frontend) into $dest"
+  # --target installs into a folder of ours (no system or user site-packages touched).
+  python3 -m pip install --quiet --disable-pip-version-check --no-deps --target "$dest" \
+    nvidia-cudnn-frontend ||
+    echo "setup: could not fetch nvidia-cudnn-frontend: fused attention on the GPU is not built" >&2
+}
+if [ "${SCALEFIT_ENABLE_CUDA:-}" != OFF ] && { command -v nvcc >/dev/null || [ -n "${CUDACXX:-}" ]; }; then
+  fetch_cudnn_frontend
+fi
+
 BUILD_DIR=${BUILD_DIR:-build}
 JOBS=${JOBS:-$(nproc)}
 cuda_arg=()

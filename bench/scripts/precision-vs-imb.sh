@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Precision per machine-second: the same sweep (NP ranks, six collectives, 8 B .. 64 MiB, RUNS
 # repetitions) timed by scalefit-bench (default rule: 95% CI of the mean within 1%, a shared
-# --budget, out-of-place; and the same reporting the median, --stat median), by scalefit-bench with its pre-2026-11 rule (noise < 1% or 0.05 s per
+# --budget, out-of-place; the same reporting the median, --stat median; and without buffer
+# rotation, --hot, as IMB and OSU run by default), by scalefit-bench with its pre-2026-11 rule (noise < 1% or 0.05 s per
 # point, both placements, no buffer rotation: "legacy"), and by IMB-MPI1 when it is on PATH (or
 # $IMB). For each tool: wall time per sweep and the median over points of the run-to-run spread
 # max/min of a point's time across the runs. Prints the machine and every command.
@@ -41,6 +42,7 @@ run_timed() { # name run command...
 declare -A CMDS
 CMDS[scalefit]="$MPIRUN $BIN comm --backend mpi --ops $OPS -b 8 -e 64M -f 2 --budget $BUDGET"
 CMDS[scalefit-median]="$MPIRUN $BIN comm --backend mpi --ops $OPS -b 8 -e 64M -f 2 --budget $BUDGET --stat median"
+CMDS[scalefit-hot]="$MPIRUN $BIN comm --backend mpi --ops $OPS -b 8 -e 64M -f 2 --budget $BUDGET --hot"
 CMDS[legacy]="$MPIRUN $BIN comm --backend mpi --ops $OPS -b 8 -e 64M -f 2 --max-ci 0 --max-noise 0.01 --min-samples 3 --max-time 0.05 --placement both --hot"
 if [[ -n "$IMB" ]]; then
   CMDS[imb]="$MPIRUN $IMB -npmin $NP -msglog 3:26 -mem 2 Allreduce Allgather Reduce_scatter_block Reduce Bcast Alltoall"

@@ -476,6 +476,7 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
                                                                std::max<std::size_t>(1, points_left));
               plan.rule.max_time_s = o.max_time_given ? std::min(o.max_time_s, share) : share;
               plan.rule.min_time_s = std::min(plan.rule.min_time_s, plan.rule.max_time_s);
+              plan.rule.min_samples_at_cap = 2; // the budget outranks --min-samples at the cap
             }
             if (points_left > 0)
               --points_left;
@@ -528,11 +529,11 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
               m.extra["time_max_over_ranks_us"] = statistic_of(smax, o.statistic);
               m.extra["samples_max_over_ranks_us"] = t.max_us;
               m.extra["ci_rel"] = std::isfinite(ci) ? nlohmann::json(ci) : nlohmann::json();
-              m.extra["stop"] = o.fixed_samples > 0                           ? "fixed"
-                                : (o.max_ci > 0 && ci <= o.max_ci)            ? "precision"
-                                : static_cast<int>(s.n) >= o.max_samples      ? "max-samples"
-                                : (o.max_ci == 0 && s.rel_noise() <= o.max_noise) ? "precision"
-                                                                                  : "time-cap";
+              // Why the rule stopped, in StopRule::should_stop's order.
+              m.extra["stop"] = o.fixed_samples > 0                      ? "fixed"
+                                : static_cast<int>(s.n) >= o.max_samples ? "max-samples"
+                                : t.elapsed_s >= plan.rule.max_time_s    ? "time-cap"
+                                                                         : "precision";
               m.extra["time_cap_s"] = plan.rule.max_time_s;
               m.extra["rotation_positions"] = rot.steps;
               m.extra["outlier_samples"] = outlier_indices(t.mean_us);

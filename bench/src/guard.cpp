@@ -8,11 +8,13 @@
 #include <fcntl.h>
 #include <mpi.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <cmath>
 #include <cstdlib>
 #include <chrono>
@@ -36,6 +38,25 @@ std::string this_host() {
   return name;
 }
 } // namespace
+
+namespace {
+bool g_watch_launcher = false;
+} // namespace
+
+bool watch_launcher_from_start() {
+  for (const char *v : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"})
+    if (std::getenv(v) != nullptr) {
+      g_watch_launcher = true;
+      break;
+    }
+  if (g_watch_launcher)
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+  return g_watch_launcher;
+}
+
+bool launcher_watched() {
+  return g_watch_launcher;
+}
 
 OutputLock::OutputLock(const std::string &path) : m_lock_path(path + ".lock") {
   namespace fs = std::filesystem;
@@ -128,7 +149,7 @@ void Watchdog::loop() {
     m_cv.wait_for(lock, std::chrono::milliseconds(20));
     if (m_stop)
       break;
-    if (::getppid() != m_parent) {
+    if (g_watch_launcher && ::getppid() != m_parent) {
       std::fprintf(stderr,
                    "scalefit-bench: the launcher (parent pid %ld) is gone; stopping this rank "
                    "(pid %ld) without writing more\n",

@@ -2,16 +2,14 @@
 // `kernels` times a transformer layer's GEMMs (cpu or cublas).
 // Only this file decides exit codes and calls MPI_Abort; everything else throws.
 #include "scalefit/bench/comm.hpp"
+#include "scalefit/bench/guard.hpp"
 #include "scalefit/bench/options.hpp"
 #include "scalefit/core/error.hpp"
-#include "scalefit/kernels/driver.hpp"
+#include "scalefit/bench/kernels_command.hpp"
 
 #include <CLI/CLI.hpp>
 #include <mpi.h>
-#include <sys/prctl.h>
-#include <unistd.h>
 
-#include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <exception>
@@ -82,8 +80,8 @@ int run(int argc, char **argv, int rank) {
 int main(int argc, char **argv) {
   // Stop at once when the launcher (mpirun/orted/srun's step daemon) dies, so a killed job
   // appends nothing more and releases its --out lock; the watchdog thread (guard.hpp) also
-  // notices a changed parent (also one that died before this call).
-  prctl(PR_SET_PDEATHSIG, SIGTERM);
+  // notices a changed parent. Not for singletons (no launcher).
+  scalefit::bench::watch_launcher_from_start();
   MPI_Init(&argc, &argv);
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   int rank = 0;

@@ -91,6 +91,7 @@ PointSamples time_point(Comm *comm, const std::function<void()> &op, const Sampl
     t.mean_us.push_back(c.mean / t.batch);
     op_us = std::max(op_us, c.max / t.batch); // the watchdog's expectation follows the samples
     t.max_us.push_back(c.max / t.batch);
+    t.elapsed_s = c.elapsed;
     if (plan.rule.should_stop(t.mean_us, c.elapsed))
       break;
   }

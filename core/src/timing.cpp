@@ -19,6 +19,8 @@ bool StopRule::should_stop(std::span<const double> samples, double elapsed_s) co
     return n >= fixed_samples;
   if (n >= max_samples)
     return true;
+  if (elapsed_s >= max_time_s && min_samples_at_cap > 0 && n >= std::max(min_samples_at_cap, 1))
+    return true;
   if (n < std::max(min_samples, 2))
     return false;
   if (elapsed_s >= max_time_s)

@@ -149,8 +149,8 @@ void Estimator::validate(const Strategy &s, int gpus) const {
     return;
   case Reject::gpus:
     if (s.gpus() > kMaxGpus)
-      throw InputError("dp*tp*pp = " + str(s.gpus()) + " exceeds the largest GPU count " +
-                           str(kMaxGpus),
+      throw InputError("dp*tp*pp = " + str(s.dp) + " x " + str(s.tp) + " x " + str(s.pp) +
+                           " exceeds the largest GPU count " + str(kMaxGpus),
                        "", 0, "--dp");
     throw InputError("dp*tp*pp = " + str(s.gpus()) + " but --gpus is " + str(gpus), "", 0,
                      "--gpus");

@@ -265,6 +265,9 @@ const ComputeFit *ComputeSection::find(const std::string &dtype, KernelKind kind
   for (const ComputeFit &f : fits)
     if (f.kind == kind && f.dtype == d)
       return &f;
+  for (const ComputeFit &f : fits)
+    if (f.kind == kind && f.dtype == "any")
+      return &f;
   return nullptr;
 }
 
@@ -413,9 +416,10 @@ ComputeSection fit_compute_section(const std::vector<KernelPoint> &points,
     f.source = files;
     c.fits.push_back(f);
     // The memory-bound rate of the estimator's elementwise kernels: the softmax's, unless
-    // memory-bound kernels were measured themselves.
+    // memory-bound kernels or copies were measured themselves.
     if (f.kind == KernelKind::softmax &&
-        !groups.count({key.first, static_cast<int>(KernelKind::memory)})) {
+        !groups.count({key.first, static_cast<int>(KernelKind::memory)}) &&
+        !groups.count({"any", static_cast<int>(KernelKind::memory)})) {
       ComputeFit m = f;
       m.kind = KernelKind::memory;
       m.source = "softmax points of " + files;
@@ -425,9 +429,34 @@ ComputeSection fit_compute_section(const std::vector<KernelPoint> &points,
   return c;
 }
 
-ComputeSection fit_kernel_files(const std::vector<std::string> &files, bool loo) {
-  if (files.empty())
-    return {};
+/// Copies below 1 MiB time the launch, not the memory: they are left out of the copy fit (the
+/// estimator's elementwise kernels move megabytes; the fit's c0 carries the launch).
+constexpr std::uint64_t kMinCopyBytes = 1u << 20;
+
+std::vector<KernelPoint> copy_points(const RecordSet &set, const std::string &file) {
+  std::vector<KernelPoint> out;
+  for (std::size_t i = 0; i < set.measurements.size(); ++i) {
+    const MeasurementRecord &m = set.measurements[i];
+    if (m.group.nranks != 1 || m.placement != Placement::out_of_place || m.bytes < kMinCopyBytes ||
+        !(m.time_us > 0) || !std::isfinite(m.time_us))
+      continue;
+    KernelPoint p;
+    p.kind = KernelKind::memory;
+    p.name = "copy:" + std::string(op_name(m.op));
+    p.dtype = "any";
+    p.bytes = 2.0 * static_cast<double>(m.bytes);
+    p.m = static_cast<double>(m.bytes);
+    p.n = 1;
+    p.time_us = m.time_us;
+    p.origin = i < set.origin.size() ? set.origin[i] : file;
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+ComputeSection fit_kernel_files(const std::vector<std::string> &files, bool loo,
+                                const std::vector<RecordSet> &comm_sets,
+                                const std::vector<std::string> &comm_files) {
   std::vector<KernelPoint> points;
   std::string device, names;
   for (const std::string &f : files) {
@@ -435,8 +464,18 @@ ComputeSection fit_kernel_files(const std::vector<std::string> &files, bool loo)
     points.insert(points.end(), pts.begin(), pts.end());
     names += (names.empty() ? "" : ", ") + f.substr(f.find_last_of('/') + 1);
   }
-  if (points.empty())
+  if (!files.empty() && points.empty())
     throw InputError("no kernel records", files.front());
+  for (std::size_t i = 0; i < comm_sets.size(); ++i) {
+    const std::string f = i < comm_files.size() ? comm_files[i] : std::string();
+    const auto pts = copy_points(comm_sets[i], f);
+    if (pts.empty())
+      continue;
+    points.insert(points.end(), pts.begin(), pts.end());
+    names += (names.empty() ? "" : ", ") + f.substr(f.find_last_of('/') + 1) + " (copies)";
+  }
+  if (points.empty())
+    return {};
   return fit_compute_section(points, device, names, loo);
 }
 

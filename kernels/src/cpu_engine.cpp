@@ -2,6 +2,8 @@
 #include "scalefit/kernels/cpu_engine.hpp"
 
 #include "scalefit/core/error.hpp"
+#include "scalefit/kernels/attention.hpp"
+#include "scalefit/kernels/fill.hpp"
 
 #include <Eigen/Core>
 #include <sched.h>
@@ -10,7 +12,6 @@
 #include <chrono>
 #include <cmath>
 #include <fstream>
-#include <random>
 #include <thread>
 #include <vector>
 
@@ -57,14 +58,28 @@ public:
 
   void prepare(const KernelShape &shape) override {
     m_shape = shape;
-    std::mt19937_64 rng(12345);
-    std::uniform_real_distribution<double> dist(-1.0, 1.0);
+    // The counter-based generator of fill.hpp (the cublas engine's values), in parallel.
+    std::uint64_t seed = 12345;
     auto fill = [&](Buffer<T> &buf, std::int64_t size) {
       buf.resize(static_cast<std::size_t>(size));
-      for (T &x : buf)
-        x = static_cast<T>(dist(rng));
+      const std::uint64_t sd = seed++;
+      T *p = buf.data();
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) if (size >= 65536)
+#endif
+      for (std::int64_t i = 0; i < size; ++i)
+        p[i] = static_cast<T>(2.0f * uniform_hash_value(sd, static_cast<std::uint64_t>(i)) - 1.0f);
     };
-    if (shape.kind == KernelKind::softmax) {
+    if (shape.kind == KernelKind::attention) {
+      // m_a = q | k | v, m_b = out | dout, m_c = dq | dk | dv, m_lse: the forward's statistics.
+      const std::int64_t n = shape.batch * shape.m * shape.k;
+      fill(m_a, 3 * n);
+      fill(m_b, 2 * n);
+      m_lse.assign(static_cast<std::size_t>(shape.batch * shape.m), T(0));
+      m_c.assign(shape.pass == Pass::bwd ? static_cast<std::size_t>(3 * n) : 0, T(0));
+      if (shape.pass == Pass::bwd) // out and lse as the backward pass gets them
+        attention_forward(m_a.data(), m_b.data(), m_lse.data(), shape);
+    } else if (shape.kind == KernelKind::softmax) {
       fill(m_a, shape.batch * shape.m * shape.n);
       m_b.clear();
       m_c.clear();
@@ -85,6 +100,8 @@ public:
 
   std::vector<double> evaluate(const KernelShape &shape, std::span<const double> a,
                                std::span<const double> b) override {
+    if (shape.kind == KernelKind::attention)
+      return evaluate_attention(shape, a);
     const bool sm = shape.kind == KernelKind::softmax;
     const auto na = static_cast<std::size_t>(shape.batch * shape.m * (sm ? shape.n : shape.k));
     const auto nb = sm ? 0 : static_cast<std::size_t>(shape.batch * shape.k * shape.n);
@@ -101,10 +118,52 @@ public:
     return {tc.begin(), tc.end()};
   }
 
+  std::string fused_attention_unavailable(std::int64_t head_dim) const override {
+    return head_dim > 0 ? "" : "head size must be positive";
+  }
+
 private:
+  T scale_of(const KernelShape &s) const {
+    return static_cast<T>(1.0 / std::sqrt(static_cast<double>(s.k)));
+  }
+  /// qkv = q | k | v; writes out and lse.
+  void attention_forward(const T *qkv, T *out, T *lse, const KernelShape &s) const {
+    const std::int64_t n = s.batch * s.m * s.k;
+    cpu_flash_attention_forward(qkv, qkv + n, qkv + 2 * n, out, lse, s.batch, s.m, s.k,
+                                scale_of(s), s.causal);
+  }
+  /// qkv = q | k | v, od = out | dout; writes dq | dk | dv to grads.
+  void attention_backward(const T *qkv, const T *od, const T *lse, T *grads,
+                          const KernelShape &s) const {
+    const std::int64_t n = s.batch * s.m * s.k;
+    cpu_flash_attention_backward(qkv, qkv + n, qkv + 2 * n, od, lse, od + n, grads, grads + n,
+                                 grads + 2 * n, s.batch, s.m, s.k, scale_of(s), s.causal);
+  }
+  std::vector<double> evaluate_attention(const KernelShape &s, std::span<const double> a) {
+    const auto n = static_cast<std::size_t>(s.batch * s.m * s.k);
+    const bool bwd = s.pass == Pass::bwd;
+    if (s.m != s.n || a.size() < (bwd ? 4 : 3) * n)
+      throw InputError("operands too short (or m != n) for attention shape " + s.name);
+    Buffer<T> qkv(a.begin(), a.begin() + static_cast<std::ptrdiff_t>(3 * n)), od(2 * n),
+        lse(static_cast<std::size_t>(s.batch * s.m));
+    attention_forward(qkv.data(), od.data(), lse.data(), s);
+    if (!bwd)
+      return {od.begin(), od.begin() + static_cast<std::ptrdiff_t>(n)};
+    std::copy(a.begin() + static_cast<std::ptrdiff_t>(3 * n),
+              a.begin() + static_cast<std::ptrdiff_t>(4 * n), od.begin() + static_cast<std::ptrdiff_t>(n));
+    Buffer<T> grads(3 * n);
+    attention_backward(qkv.data(), od.data(), lse.data(), grads.data(), s);
+    return {grads.begin(), grads.end()};
+  }
+
   void run_once() {
     const KernelShape &s = m_shape;
-    if (s.kind == KernelKind::softmax)
+    if (s.kind == KernelKind::attention) {
+      if (s.pass == Pass::fwd)
+        attention_forward(m_a.data(), m_b.data(), m_lse.data(), s);
+      else
+        attention_backward(m_a.data(), m_b.data(), m_lse.data(), m_c.data(), s);
+    } else if (s.kind == KernelKind::softmax)
       cpu_softmax_rows(m_a.data(), s.batch * s.m, s.n); // stays bounded when repeated
     else
       cpu_gemm(m_a.data(), m_b.data(), m_c.data(), s.m, s.n, s.k, s.batch);
@@ -112,7 +171,7 @@ private:
 
   Precision m_precision;
   KernelShape m_shape;
-  Buffer<T> m_a, m_b, m_c;
+  Buffer<T> m_a, m_b, m_c, m_lse;
 };
 
 } // namespace

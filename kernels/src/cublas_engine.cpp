@@ -1,17 +1,21 @@
 // The `cublas` engine (host code): cublasGemmEx / cublasGemmStridedBatchedEx with fp32
-// accumulation (fp64 for fp64), the CUDA softmax kernel, CUDA-event timing on its own stream.
+// accumulation (fp64 for fp64), the CUDA softmax kernel, cuDNN's fused SDPA for attention (with
+// SCALEFIT_HAVE_CUDNN), CUDA-event timing on its own stream. Inputs are filled on the device on
+// that stream; every host copy is stream-ordered and synchronized before the host reads.
 // Row-major C = A B is computed as column-major C^T = B^T A^T: cuBLAS gets (n, m, k) with B first.
-#include "scalefit/bench/check.hpp"
 #include "scalefit/core/error.hpp"
 #include "scalefit/kernels/engine.hpp"
-#include "softmax_cuda.hpp"
+#include "cuda_check.hpp"
+#include "cuda_kernels.hpp"
+#ifdef SCALEFIT_HAVE_CUDNN
+#include "cudnn_attention.hpp"
+#endif
 
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
-#include <random>
 #include <string>
 #include <vector>
 
@@ -19,14 +23,6 @@ namespace scalefit::kernels {
 
 namespace {
 
-#define SCALEFIT_CUBLAS_CHECK(expr)                                                                \
-  do {                                                                                             \
-    const cublasStatus_t scalefit_cublas_rc_ = (expr);                                             \
-    if (scalefit_cublas_rc_ != CUBLAS_STATUS_SUCCESS)                                              \
-      ::scalefit::bench::detail::throw_call_error(                                                 \
-          "cuBLAS", cublasGetStatusName(scalefit_cublas_rc_),                                      \
-          cublasGetStatusString(scalefit_cublas_rc_), #expr, __FILE__, __LINE__);                  \
-  } while (0)
 
 cudaDataType_t data_type(Precision p) {
   switch (p) {
@@ -126,7 +122,7 @@ struct DeviceBuffer {
     if (n <= bytes && ptr)
       return;
     release();
-    SCALEFIT_CUDA_CHECK(cudaMalloc(&ptr, n ? n : 1));
+    SCALEFIT_KCUDA_CHECK(cudaMalloc(&ptr, n ? n : 1));
     bytes = n;
   }
 };
@@ -134,10 +130,10 @@ struct DeviceBuffer {
 class CublasEngine final : public GemmEngine {
 public:
   explicit CublasEngine(Precision p) : m_precision(p) {
-    SCALEFIT_CUDA_CHECK(cudaGetDevice(&m_device));
-    SCALEFIT_CUDA_CHECK(cudaStreamCreateWithFlags(&m_stream, cudaStreamNonBlocking));
-    SCALEFIT_CUDA_CHECK(cudaEventCreate(&m_start));
-    SCALEFIT_CUDA_CHECK(cudaEventCreate(&m_stop));
+    SCALEFIT_KCUDA_CHECK(cudaGetDevice(&m_device));
+    SCALEFIT_KCUDA_CHECK(cudaStreamCreateWithFlags(&m_stream, cudaStreamNonBlocking));
+    SCALEFIT_KCUDA_CHECK(cudaEventCreate(&m_start));
+    SCALEFIT_KCUDA_CHECK(cudaEventCreate(&m_stop));
     SCALEFIT_CUBLAS_CHECK(cublasCreate(&m_handle));
     SCALEFIT_CUBLAS_CHECK(cublasSetStream(m_handle, m_stream));
     // A 32 MiB workspace, as cuBLAS recommends on Hopper for best kernels.
@@ -145,6 +141,9 @@ public:
     SCALEFIT_CUBLAS_CHECK(cublasSetWorkspace(m_handle, m_workspace.ptr, m_workspace.bytes));
   }
   ~CublasEngine() override {
+#ifdef SCALEFIT_HAVE_CUDNN
+    m_attention.reset(); // its handle is bound to m_stream
+#endif
     cublasDestroy(m_handle);
     cudaEventDestroy(m_start);
     cudaEventDestroy(m_stop);
@@ -162,75 +161,210 @@ public:
     int cublas_version = 0, runtime = 0;
     cublasGetVersion(m_handle, &cublas_version);
     cudaRuntimeGetVersion(&runtime);
-    return "cuBLAS " + std::to_string(cublas_version) + ", CUDA runtime " + std::to_string(runtime);
+    std::string lib =
+        "cuBLAS " + std::to_string(cublas_version) + ", CUDA runtime " + std::to_string(runtime);
+#ifdef SCALEFIT_HAVE_CUDNN
+    lib += ", " + attention().version();
+#endif
+    return lib;
+  }
+
+  std::string fused_attention_unavailable(std::int64_t head_dim) const override {
+#ifdef SCALEFIT_HAVE_CUDNN
+    return detail::CudnnAttention::unavailable(m_precision, head_dim);
+#else
+    (void)head_dim;
+    return "scalefit was built without the cuDNN frontend (run scripts/setup.sh, or configure "
+           "with -DCUDNN_FRONTEND_INCLUDE_DIR=.../include)";
+#endif
   }
 
   void prepare(const KernelShape &shape) override {
     m_shape = shape;
+    if (shape.kind == KernelKind::attention) {
+      prepare_attention(shape);
+      return;
+    }
     const std::size_t es = precision_bytes(m_precision);
     const bool sm = shape.kind == KernelKind::softmax;
     const auto na = static_cast<std::size_t>(shape.batch * shape.m * (sm ? shape.n : shape.k));
     const auto nb = sm ? 0 : static_cast<std::size_t>(shape.batch * shape.k * shape.n);
     const auto nc = sm ? 0 : static_cast<std::size_t>(shape.batch * shape.m * shape.n);
-    // Random values in [-1, 1]: keeps tensor cores away from all-zero fast paths.
-    std::mt19937_64 rng(12345);
-    std::uniform_real_distribution<double> dist(-1.0, 1.0);
-    auto upload = [&](DeviceBuffer &buf, std::size_t n) {
+    // Uniform values in [-1, 1) generated on the device, on the stream the kernels run on: no
+    // host loop, no pageable copy on another stream (O(1) host work for any shape).
+    std::uint64_t seed = 12345;
+    auto fill = [&](DeviceBuffer &buf, std::size_t n) {
       buf.resize(n * es);
-      std::vector<double> host(n);
-      for (double &x : host)
-        x = dist(rng);
-      const auto bytes = to_device_format(host, m_precision);
-      SCALEFIT_CUDA_CHECK(cudaMemcpy(buf.ptr, bytes.data(), bytes.size(), cudaMemcpyHostToDevice));
+      SCALEFIT_KCUDA_CHECK(detail::launch_fill_uniform(buf.ptr, softmax_type(m_precision),
+                                                       static_cast<std::int64_t>(n), seed++, -1.0f,
+                                                       1.0f, m_stream));
     };
-    upload(m_a, na);
+    fill(m_a, na);
     if (!sm) {
-      upload(m_b, nb);
+      fill(m_b, nb);
       m_c.resize(nc * es);
     }
+    SCALEFIT_KCUDA_CHECK(cudaStreamSynchronize(m_stream));
   }
 
   double run_us(int reps) override {
-    SCALEFIT_CUDA_CHECK(cudaEventRecord(m_start, m_stream));
+    SCALEFIT_KCUDA_CHECK(cudaEventRecord(m_start, m_stream));
     for (int r = 0; r < reps; ++r)
       launch(m_shape, m_a.ptr, m_b.ptr, m_c.ptr);
-    SCALEFIT_CUDA_CHECK(cudaEventRecord(m_stop, m_stream));
-    SCALEFIT_CUDA_CHECK(cudaEventSynchronize(m_stop));
+    SCALEFIT_KCUDA_CHECK(cudaEventRecord(m_stop, m_stream));
+    SCALEFIT_KCUDA_CHECK(cudaEventSynchronize(m_stop));
     float ms = 0;
-    SCALEFIT_CUDA_CHECK(cudaEventElapsedTime(&ms, m_start, m_stop));
+    SCALEFIT_KCUDA_CHECK(cudaEventElapsedTime(&ms, m_start, m_stop));
     return static_cast<double>(ms) * 1e3;
   }
 
   std::vector<double> evaluate(const KernelShape &shape, std::span<const double> a,
                                std::span<const double> b) override {
+    if (shape.kind == KernelKind::attention)
+      return evaluate_attention(shape, a);
     const bool sm = shape.kind == KernelKind::softmax;
     const auto na = static_cast<std::size_t>(shape.batch * shape.m * (sm ? shape.n : shape.k));
     const auto nb = sm ? 0 : static_cast<std::size_t>(shape.batch * shape.k * shape.n);
     const auto nc = static_cast<std::size_t>(shape.batch * shape.m * shape.n);
     if (a.size() < na || b.size() < nb)
       throw InputError("operands too short for shape " + shape.name);
+    // Every exchange on m_stream, the stream the kernel runs on, then one synchronize before
+    // the host reads: copies and kernel are ordered by the stream, not by the legacy stream.
     DeviceBuffer da, db, dc;
     const auto ha = to_device_format(a.subspan(0, na), m_precision);
     da.resize(ha.size());
-    SCALEFIT_CUDA_CHECK(cudaMemcpy(da.ptr, ha.data(), ha.size(), cudaMemcpyHostToDevice));
+    SCALEFIT_KCUDA_CHECK(
+        cudaMemcpyAsync(da.ptr, ha.data(), ha.size(), cudaMemcpyHostToDevice, m_stream));
+    std::vector<unsigned char> hb;
     if (!sm) {
-      const auto hb = to_device_format(b.subspan(0, nb), m_precision);
+      hb = to_device_format(b.subspan(0, nb), m_precision);
       db.resize(hb.size());
-      SCALEFIT_CUDA_CHECK(cudaMemcpy(db.ptr, hb.data(), hb.size(), cudaMemcpyHostToDevice));
+      SCALEFIT_KCUDA_CHECK(
+          cudaMemcpyAsync(db.ptr, hb.data(), hb.size(), cudaMemcpyHostToDevice, m_stream));
       dc.resize(nc * precision_bytes(m_precision));
     }
     launch(shape, da.ptr, db.ptr, dc.ptr);
-    SCALEFIT_CUDA_CHECK(cudaStreamSynchronize(m_stream));
     std::vector<unsigned char> hc(nc * precision_bytes(m_precision));
-    SCALEFIT_CUDA_CHECK(
-        cudaMemcpy(hc.data(), sm ? da.ptr : dc.ptr, hc.size(), cudaMemcpyDeviceToHost));
+    SCALEFIT_KCUDA_CHECK(cudaMemcpyAsync(hc.data(), sm ? da.ptr : dc.ptr, hc.size(),
+                                         cudaMemcpyDeviceToHost, m_stream));
+    SCALEFIT_KCUDA_CHECK(cudaStreamSynchronize(m_stream));
     return from_device_format(hc, m_precision);
   }
 
 private:
+  /// Device buffers of an attention problem: m_a = q | k | v, m_b = out | dout,
+  /// m_c = dq | dk | dv, m_stats = fp32 log-sum-exp.
+  detail::AttentionBuffers attention_buffers(const KernelShape &s, void *qkv, void *od, void *grads,
+                                             void *stats) const {
+    const std::size_t n = static_cast<std::size_t>(s.batch * s.m * s.k) *
+                          precision_bytes(m_precision);
+    auto at = [](void *base, std::size_t off) {
+      return base ? static_cast<void *>(static_cast<unsigned char *>(base) + off) : nullptr;
+    };
+    detail::AttentionBuffers b;
+    b.q = qkv;
+    b.k = at(qkv, n);
+    b.v = at(qkv, 2 * n);
+    b.out = od;
+    b.dout = at(od, n);
+    b.dq = grads;
+    b.dk = at(grads, n);
+    b.dv = at(grads, 2 * n);
+    b.stats = stats;
+    return b;
+  }
+
+#ifdef SCALEFIT_HAVE_CUDNN
+  detail::CudnnAttention &attention() const {
+    if (!m_attention)
+      m_attention = std::make_unique<detail::CudnnAttention>(m_stream);
+    return *m_attention;
+  }
+#endif
+
+  void require_fused(const KernelShape &s) const {
+    if (const std::string why = fused_attention_unavailable(s.k); !why.empty())
+      throw InputError("--attention fused: " + why, "", 0, "--attention");
+  }
+
+  void prepare_attention(const KernelShape &s) {
+    require_fused(s);
+#ifdef SCALEFIT_HAVE_CUDNN
+    attention().build(s, m_precision);
+    const std::size_t n = static_cast<std::size_t>(s.batch * s.m * s.k);
+    const std::size_t es = precision_bytes(m_precision);
+    m_a.resize(3 * n * es);
+    m_b.resize(2 * n * es);
+    m_c.resize(s.pass == Pass::bwd ? 3 * n * es : 0);
+    m_stats.resize(static_cast<std::size_t>(s.batch * s.m) * sizeof(float));
+    SCALEFIT_KCUDA_CHECK(detail::launch_fill_uniform(m_a.ptr, softmax_type(m_precision),
+                                                     static_cast<std::int64_t>(3 * n), 12345,
+                                                     -1.0f, 1.0f, m_stream));
+    SCALEFIT_KCUDA_CHECK(detail::launch_fill_uniform(m_b.ptr, softmax_type(m_precision),
+                                                     static_cast<std::int64_t>(2 * n), 12346,
+                                                     -1.0f, 1.0f, m_stream));
+    if (s.pass == Pass::bwd) // out and stats as the backward pass gets them
+      attention().forward(attention_buffers(s, m_a.ptr, m_b.ptr, m_c.ptr, m_stats.ptr));
+    SCALEFIT_KCUDA_CHECK(cudaStreamSynchronize(m_stream));
+#endif
+  }
+
+  void launch_attention(const KernelShape &s, void *qkv, void *od, void *grads, void *stats) {
+#ifdef SCALEFIT_HAVE_CUDNN
+    const detail::AttentionBuffers b = attention_buffers(s, qkv, od, grads, stats);
+    if (s.pass == Pass::fwd)
+      attention().forward(b);
+    else
+      attention().backward(b);
+#else
+    (void)qkv, (void)od, (void)grads, (void)stats;
+    require_fused(s);
+#endif
+  }
+
+  std::vector<double> evaluate_attention(const KernelShape &s, std::span<const double> a) {
+    const auto n = static_cast<std::size_t>(s.batch * s.m * s.k);
+    const bool bwd = s.pass == Pass::bwd;
+    if (s.m != s.n || a.size() < (bwd ? 4 : 3) * n)
+      throw InputError("operands too short (or m != n) for attention shape " + s.name);
+    require_fused(s);
+#ifdef SCALEFIT_HAVE_CUDNN
+    attention().build(s, m_precision);
+    const std::size_t es = precision_bytes(m_precision);
+    DeviceBuffer qkv, od, grads, stats;
+    qkv.resize(3 * n * es);
+    od.resize(2 * n * es);
+    grads.resize(3 * n * es);
+    stats.resize(static_cast<std::size_t>(s.batch * s.m) * sizeof(float));
+    const auto hin = to_device_format(a.subspan(0, 3 * n), m_precision);
+    SCALEFIT_KCUDA_CHECK(
+        cudaMemcpyAsync(qkv.ptr, hin.data(), hin.size(), cudaMemcpyHostToDevice, m_stream));
+    std::vector<unsigned char> hdo;
+    const detail::AttentionBuffers b = attention_buffers(s, qkv.ptr, od.ptr, grads.ptr, stats.ptr);
+    attention().forward(b);
+    if (bwd) {
+      hdo = to_device_format(a.subspan(3 * n, n), m_precision);
+      SCALEFIT_KCUDA_CHECK(
+          cudaMemcpyAsync(b.dout, hdo.data(), hdo.size(), cudaMemcpyHostToDevice, m_stream));
+      attention().backward(b);
+    }
+    std::vector<unsigned char> hout((bwd ? 3 : 1) * n * es);
+    SCALEFIT_KCUDA_CHECK(cudaMemcpyAsync(hout.data(), bwd ? grads.ptr : od.ptr, hout.size(),
+                                         cudaMemcpyDeviceToHost, m_stream));
+    SCALEFIT_KCUDA_CHECK(cudaStreamSynchronize(m_stream));
+    return from_device_format(hout, m_precision);
+#else
+    return {};
+#endif
+  }
+
   void launch(const KernelShape &s, void *a, void *b, void *c) {
+    if (s.kind == KernelKind::attention) {
+      launch_attention(s, a, b, c, m_stats.ptr);
+      return;
+    }
     if (s.kind == KernelKind::softmax) {
-      SCALEFIT_CUDA_CHECK(detail::launch_softmax_rows(a, softmax_type(m_precision), s.batch * s.m,
+      SCALEFIT_KCUDA_CHECK(detail::launch_softmax_rows(a, softmax_type(m_precision), s.batch * s.m,
                                                       static_cast<int>(s.n), m_stream));
       return;
     }
@@ -260,7 +394,10 @@ private:
   cudaStream_t m_stream = nullptr;
   cudaEvent_t m_start = nullptr, m_stop = nullptr;
   cublasHandle_t m_handle = nullptr;
-  DeviceBuffer m_workspace, m_a, m_b, m_c;
+  DeviceBuffer m_workspace, m_a, m_b, m_c, m_stats;
+#ifdef SCALEFIT_HAVE_CUDNN
+  mutable std::unique_ptr<detail::CudnnAttention> m_attention; // created on first use
+#endif
   KernelShape m_shape;
 };
 

@@ -142,33 +142,6 @@ std::vector<double> naive_softmax(std::span<const double> x, std::int64_t rows, 
   return y;
 }
 
-std::vector<double> naive_attention(std::span<const double> q, std::span<const double> k,
-                                    std::span<const double> v, std::int64_t batch, std::int64_t s,
-                                    std::int64_t d, double scale) {
-  std::vector<double> out(static_cast<std::size_t>(batch * s * d), 0.0);
-  std::vector<double> scores(static_cast<std::size_t>(s * s));
-  for (std::int64_t bi = 0; bi < batch; ++bi) {
-    const double *qb = q.data() + bi * s * d, *kb = k.data() + bi * s * d,
-                 *vb = v.data() + bi * s * d;
-    for (std::int64_t i = 0; i < s; ++i)
-      for (std::int64_t j = 0; j < s; ++j) {
-        double acc = 0.0;
-        for (std::int64_t p = 0; p < d; ++p)
-          acc += qb[i * d + p] * kb[j * d + p];
-        scores[static_cast<std::size_t>(i * s + j)] = acc * scale;
-      }
-    const std::vector<double> p = naive_softmax(scores, s, s);
-    for (std::int64_t i = 0; i < s; ++i)
-      for (std::int64_t j = 0; j < d; ++j) {
-        double acc = 0.0;
-        for (std::int64_t t = 0; t < s; ++t)
-          acc += p[static_cast<std::size_t>(i * s + t)] * vb[t * d + j];
-        out[static_cast<std::size_t>(bi * s * d + i * d + j)] = acc;
-      }
-  }
-  return out;
-}
-
 KernelShape check_slice(const KernelShape &shape) {
   KernelShape s = shape;
   s.m = std::min<std::int64_t>(s.m, 48);
@@ -176,6 +149,10 @@ KernelShape check_slice(const KernelShape &shape) {
   if (s.kind != KernelKind::softmax)
     s.k = std::min<std::int64_t>(s.k, 64);
   s.batch = std::min<std::int64_t>(s.batch, 2);
+  if (s.kind == KernelKind::attention) {
+    s.m = s.n = std::min<std::int64_t>(shape.m, 64);
+    s.k = shape.k;
+  }
   return s;
 }
 
@@ -185,7 +162,39 @@ CheckResult check_shape(GemmEngine &engine, const KernelShape &shape, std::uint6
   CheckResult res;
   std::vector<double> expect, got;
   double rel_tol = 0.0;
-  if (s.kind == KernelKind::softmax) {
+  bool attention_tol = false;
+  if (s.kind == KernelKind::attention) {
+    std::uniform_int_distribution<int> eighths(-8, 8);
+    const std::size_t n = static_cast<std::size_t>(s.batch * s.m * s.k);
+    const bool bwd = s.pass == Pass::bwd;
+    std::vector<double> in((bwd ? 4 : 3) * n);
+    for (double &x : in)
+      x = eighths(rng) / 8.0;
+    const std::span<const double> all(in);
+    const double scale = 1.0 / std::sqrt(static_cast<double>(s.k));
+    expect = bwd ? naive_attention_backward(all.subspan(0, n), all.subspan(n, n),
+                                            all.subspan(2 * n, n), all.subspan(3 * n, n), s.batch,
+                                            s.m, s.k, scale, s.causal)
+                 : naive_attention(all.subspan(0, n), all.subspan(n, n), all.subspan(2 * n, n),
+                                   s.batch, s.m, s.k, scale, s.causal);
+    got = engine.evaluate(s, in, {});
+    attention_tol = true;
+    switch (engine.precision()) {
+    case Precision::fp64:
+      rel_tol = 1e-9;
+      break;
+    case Precision::fp32:
+    case Precision::tf32:
+      rel_tol = 1e-4;
+      break;
+    case Precision::fp16:
+      rel_tol = 1e-2;
+      break;
+    case Precision::bf16:
+      rel_tol = 5e-2;
+      break;
+    }
+  } else if (s.kind == KernelKind::softmax) {
     // Inputs exact in every precision: k/8 in [-4, 4], and on odd rows multiples of 1000 up to
     // +-2000 (exact even in bf16), where exp() without the max subtracted overflows.
     std::uniform_int_distribution<int> small(-32, 32), large(-2, 2);
@@ -229,7 +238,9 @@ CheckResult check_shape(GemmEngine &engine, const KernelShape &shape, std::uint6
   }
   for (std::size_t i = 0; i < expect.size(); ++i) {
     const double err = std::abs(got[i] - expect[i]);
-    if (!(err <= rel_tol * std::abs(expect[i]) + (rel_tol > 0 ? 1e-6 : 0.0))) // NaN is wrong
+    const double tol = attention_tol ? rel_tol * (1.0 + std::abs(expect[i]))
+                                     : rel_tol * std::abs(expect[i]) + (rel_tol > 0 ? 1e-6 : 0.0);
+    if (!(err <= tol)) // NaN is wrong
       ++res.wrong;
     if (std::isnan(err) || err > res.max_abs_error)
       res.max_abs_error = std::isnan(err) ? INFINITY : std::max(res.max_abs_error, err);

@@ -20,6 +20,8 @@ std::string_view kernel_kind_name(KernelKind k) {
     return "batched_gemm";
   case KernelKind::softmax:
     return "softmax";
+  case KernelKind::attention:
+    return "attention";
   }
   return "?";
 }
@@ -27,8 +29,23 @@ std::string_view kernel_kind_name(KernelKind k) {
 double KernelShape::flops() const {
   if (kind == KernelKind::softmax)
     return 0.0;
+  if (kind == KernelKind::attention) {
+    const double sq = static_cast<double>(m), sk = static_cast<double>(n);
+    // Unmasked (query, key) pairs: all m n, or the lower triangle (diagonal included) when causal.
+    const double pairs = causal ? sq * (sq + 1.0) / 2.0 : sq * sk;
+    const double fwd = 4.0 * pairs * static_cast<double>(k) * static_cast<double>(batch);
+    return pass == Pass::fwd ? fwd : 2.5 * fwd;
+  }
   return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) *
          static_cast<double>(batch);
+}
+
+double KernelShape::model_flops() const {
+  if (kind != KernelKind::attention)
+    return flops();
+  const double fwd = 4.0 * static_cast<double>(m) * static_cast<double>(n) *
+                     static_cast<double>(k) * static_cast<double>(batch);
+  return pass == Pass::fwd ? fwd : 2.0 * fwd;
 }
 
 namespace {
@@ -58,7 +75,8 @@ struct Linear {
 } // namespace
 
 std::vector<KernelShape> transformer_gemms(const ModelConfig &model, int tp,
-                                           int micro_batch, bool include_logits) {
+                                           int micro_batch, bool include_logits,
+                                           Attention attention) {
   if (tp < 1)
     throw InputError("expected a positive TP degree, got " + std::to_string(tp), "", 0, "--tp");
   if (micro_batch < 1)
@@ -94,20 +112,41 @@ std::vector<KernelShape> transformer_gemms(const ModelConfig &model, int tp,
   const Linear down{"mlp_down", KernelKind::gemm, tokens, h, f / t, 1};
   const Linear logits{"logits", KernelKind::gemm, tokens, vocab_local, h, 1, false};
 
-  std::vector<KernelShape> out{qkv.fwd(),  score_fwd, softmax,   context.fwd(),
-                               proj.fwd(), up.fwd(),  down.fwd()};
-  if (include_logits)
-    out.push_back(logits.fwd());
+  const bool fused = attention == Attention::fused;
+  KernelShape attn_fwd = make("attention.fwd", KernelKind::attention, Pass::fwd, s, s, d,
+                              heads_local);
+  attn_fwd.causal = true;
+  KernelShape attn_bwd = attn_fwd;
+  attn_bwd.name = "attention.bwd";
+  attn_bwd.pass = Pass::bwd;
+
+  std::vector<KernelShape> out{qkv.fwd()};
+  if (fused) {
+    out.push_back(attn_fwd);
+  } else {
+    out.push_back(score_fwd);
+    out.push_back(softmax);
+    out.push_back(context.fwd());
+  }
+  for (const KernelShape &k : {proj.fwd(), up.fwd(), down.fwd()})
+    out.push_back(k);
   if (include_logits) {
+    out.push_back(logits.fwd());
     out.push_back(logits.dgrad());
     out.push_back(logits.wgrad());
   }
-  for (const Linear *l : {&down, &up, &proj, &context}) {
+  for (const Linear *l : {&down, &up, &proj}) {
     out.push_back(l->dgrad());
     out.push_back(l->wgrad());
   }
-  out.push_back(score_dgrad);
-  out.push_back(score_wgrad);
+  if (fused) {
+    out.push_back(attn_bwd);
+  } else {
+    out.push_back(context.dgrad());
+    out.push_back(context.wgrad());
+    out.push_back(score_dgrad);
+    out.push_back(score_wgrad);
+  }
   out.push_back(qkv.dgrad());
   out.push_back(qkv.wgrad());
   return out;
@@ -134,6 +173,8 @@ std::vector<KernelShape> scale_shapes(std::vector<KernelShape> shapes, double fa
     s.m = shrink(s.m);
     s.n = shrink(s.n);
     s.k = shrink(s.k);
+    if (s.kind == KernelKind::attention) // one sequence length for queries and keys
+      s.n = s.m;
   }
   return shapes;
 }

@@ -1,5 +1,5 @@
 // The CUDA row softmax: one block per row, max and sum by block reduction, fp32/fp64 arithmetic.
-#include "softmax_cuda.hpp"
+#include "cuda_kernels.hpp"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>

@@ -155,3 +155,12 @@ TEST(Outliers, FlagsOnlySamplesBeyondMedianPlusFiveMad) {
   const std::vector<double> two{1.0, 100.0};
   EXPECT_TRUE(outlier_indices(two).empty());
 }
+
+TEST(StopRule, ABudgetFloorOutranksMinSamplesAtTheCap) {
+  StopRule r{0.0, 0.5, 0.01, 5, 1000, 0, 0.01, Statistic::mean, 2};
+  const std::vector<double> slow{100, 200, 100, 200, 100, 200};
+  // 1 s per sample, cap 0.5 s: two samples, not five.
+  EXPECT_EQ(samples_until_stop(r, slow, 1.0), 2);
+  r.min_samples_at_cap = 0;
+  EXPECT_EQ(samples_until_stop(r, slow, 1.0), 5);
+}

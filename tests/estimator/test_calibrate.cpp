@@ -41,9 +41,9 @@ TEST(Calibrate, ReadsTheMeasuredSteps) {
 }
 
 // Calibrated on three steps, the fourth predicted (each in turn). Goal (issue 8): 5% time, 10%
-// memory. Seen: time +1.3, -5.6, +4.8, +0.7%; memory +3.8, -0.1, -1.1, -0.1%. Kernel fits alone
-// (no calibration): +10.5 to +22% time (the softmax's memory-bound rate is below what streaming
-// elementwise kernels reach: the calibrated efficiency is about 1.65).
+// memory. Seen: time +1.9, -5.8, +5.0, +0.4%; memory +3.8, -0.1, -1.1, -0.1%. Kernel fits alone
+// (GEMM fits, the memory-bound rate of the 1-GPU nccl-tests copies, no calibration): -9.9, -9.9,
+// +3.1, +0.6% time (goal 10%).
 TEST(Calibrate, LeaveOneOutOnH100Steps) {
   const SystemConfig sys = load_system(test_paths::system_path("dgx-h100"));
   const auto steps = read_steps(test_paths::data_path("h100_pytorch_gpt_steps.jsonl"));
@@ -59,7 +59,7 @@ TEST(Calibrate, LeaveOneOutOnH100Steps) {
                 100 * (e.loo_gib / e.measured_gib - 1));
     EXPECT_LT(err(e.loo_s, e.measured_s), 0.06) << e.name;
     EXPECT_LT(err(e.loo_gib, e.measured_gib), 0.10) << e.name;
-    EXPECT_LT(err(e.uncalibrated_s, e.measured_s), 0.25) << e.name;
+    EXPECT_LT(err(e.uncalibrated_s, e.measured_s), 0.10) << e.name;
     EXPECT_LT(err(e.uncalibrated_gib, e.measured_gib), 0.05) << e.name;
   }
 }

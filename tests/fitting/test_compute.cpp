@@ -94,6 +94,23 @@ TEST(Compute, LeaveOneOutAndTileEffects) {
   EXPECT_LT(m->gbps, 3350);
 }
 
+// Single-rank nccl-tests (tests/data/kernels/h100_1gpu_broadcast.jsonl, ingested): local copies
+// give the memory-bound rate, for any dtype, in place of the softmax's.
+TEST(Compute, SingleRankCopiesGiveTheMemoryRate) {
+  const std::string copies = std::string(SCALEFIT_TEST_DATA_DIR) + "/kernels/h100_1gpu_broadcast.jsonl";
+  EXPECT_FALSE(is_kernels_file(copies));
+  const RecordSet set = read_records(copies);
+  const auto pts = copy_points(set, copies);
+  EXPECT_EQ(pts.size(), 11u); // 1 MiB .. 1 GiB, out of place
+  const ComputeSection c = fit_kernel_files({kernels("gpt-13b", "bf16")}, true, {set}, {copies});
+  const ComputeFit *m = c.find("bf16", KernelKind::memory);
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->dtype, "any");
+  EXPECT_GT(m->gbps, 2500); // nccl-tests: 1.5 TB/s algbw at 1 GiB = 3.0 TB/s read + write
+  EXPECT_LT(m->gbps, 3500);
+  EXPECT_NEAR(m->memory_us(2.0 * (1 << 30)), 713.9, 0.15 * 713.9);
+}
+
 TEST(Compute, FitFileRoundTrip) {
   FitFile f;
   f.compute = fit_kernel_files({kernels("gpt-13b", "bf16")});

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../support/paths.hpp"
 #include "../support/subprocess.hpp"
 
 #include <cstdlib>
@@ -23,13 +24,18 @@ using scalefit::test::Result;
 using scalefit::test::TempDir;
 
 /// Runs `[mpiexec -np N] scalefit-bench kernels ARGS` (np 0: directly), capturing output.
+/// Paths from tests/support/paths.hpp (SCALEFIT_BIN_DIR, SCALEFIT_MPIEXEC override them).
 Result run_kernels(const std::string &args, const TempDir &d, int np = 0) {
   scalefit::test::set_mpi_env();
-  std::string cmd =
-      np > 0 ? std::string(SCALEFIT_MPIEXEC) + " --oversubscribe -np " + std::to_string(np) + " "
-             : "";
-  cmd += std::string(SCALEFIT_BENCH_BIN) + " kernels " + args;
+  std::string cmd = np > 0 ? scalefit::test::env_or("SCALEFIT_MPIEXEC", SCALEFIT_MPIEXEC) +
+                                 " --oversubscribe -np " + std::to_string(np) + " "
+                           : "";
+  cmd += scalefit::test::bin_path("scalefit-bench", SCALEFIT_BENCH_BIN) + " kernels " + args;
   return scalefit::test::run_captured(cmd, d);
+}
+
+std::string models_dir() {
+  return scalefit::test::source_path("configs/models", SCALEFIT_MODELS_DIR);
 }
 
 std::vector<nlohmann::json> read_jsonl(const fs::path &p) {
@@ -41,17 +47,22 @@ std::vector<nlohmann::json> read_jsonl(const fs::path &p) {
   return v;
 }
 
-const char *kTiny = "--layers 2 --hidden 64 --heads 4 --seq 32 --vocab 128";
+// Every test names the engine it needs: on a GPU machine --engine auto would pick cublas.
+#define SCALEFIT_TINY_MODEL "--layers 2 --hidden 64 --heads 4 --seq 32 --vocab 128"
+const char *kTinyModel = SCALEFIT_TINY_MODEL;
+const char *kTiny = "--engine cpu " SCALEFIT_TINY_MODEL;
 
 } // namespace
 
 TEST(Cli, TinyModelEndToEnd) {
   TempDir d;
   const fs::path jsonl = d.path / "tmp.jsonl";
-  const Result r = run_kernels(std::string(kTiny) + " -n 3 -c --out " + jsonl.string(), d);
+  const Result r = run_kernels(std::string(kTiny) + " --attention unfused -n 3 -c --out " +
+                                   jsonl.string(),
+                               d);
   ASSERT_EQ(r.code, 0) << r.out << r.err;
   const std::string first = r.out.substr(0, r.out.find('\n'));
-  EXPECT_NE(first.find("engine cpu"), std::string::npos) << first; // no GPU here
+  EXPECT_NE(first.find("engine cpu,"), std::string::npos) << first; // asked for, not defaulted
   EXPECT_NE(r.out.find("per-layer forward"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("# check: 0 wrong"), std::string::npos) << r.out;
 
@@ -62,6 +73,7 @@ TEST(Cli, TinyModelEndToEnd) {
   EXPECT_EQ(recs[0]["engine"], "cpu");
   EXPECT_EQ(recs[0]["model"]["hidden"], 64);
   EXPECT_EQ(recs[0]["tp"], 1);
+  EXPECT_EQ(recs[0]["attention"], "unfused");
   std::set<std::string> names;
   double fwd_layer_flops = 0;
   for (std::size_t i = 1; i < recs.size(); ++i) {
@@ -74,6 +86,7 @@ TEST(Cli, TinyModelEndToEnd) {
     EXPECT_GT(t, 0.0);
     EXPECT_LE(k["stats"]["min"].get<double>(), t);
     const double flops = k["flops"];
+    EXPECT_DOUBLE_EQ(k["model_flops"].get<double>(), flops); // no fused kernel here
     if (k["kind"] != "softmax") {
       EXPECT_DOUBLE_EQ(flops, 2.0 * k["m"].get<double>() * k["n"].get<double>() *
                                   k["k"].get<double>() * k["batch"].get<double>());
@@ -91,7 +104,7 @@ TEST(Cli, TinyModelEndToEnd) {
   // A second run appends: two context records.
   const Result again = run_kernels(std::string(kTiny) +
                                        " --tp 2 --micro-batch 2 -n 1 -w 0 "
-                                       "--engine cpu -d fp64 --out " +
+                                       "-d fp64 --attention unfused --out " +
                                        jsonl.string(),
                                    d);
   ASSERT_EQ(again.code, 0) << again.out << again.err;
@@ -106,7 +119,7 @@ TEST(Cli, TinyModelEndToEnd) {
 
 TEST(Cli, ModelFileScaledAndAdaptive) {
   TempDir d;
-  const Result r = run_kernels(std::string("--model ") + SCALEFIT_MODELS_DIR +
+  const Result r = run_kernels(std::string("--engine cpu --model ") + models_dir() +
                                    "/gpt-125m.yaml --scale 0.05 --max-time 0.005 -w 1 "
                                    "--peak-tflops 1",
                                d);
@@ -124,7 +137,7 @@ TEST(Cli, UnderMpiexecRankZeroMeasures) {
   ASSERT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("rank 0 of 2 measures"), std::string::npos) << r.out;
   const auto recs = read_jsonl(jsonl);
-  ASSERT_EQ(recs.size(), 23u); // written once, by rank 0
+  ASSERT_EQ(recs.size(), 18u); // written once, by rank 0 (fused attention: 17 kernels)
   EXPECT_EQ(recs[0]["nranks"], 2);
 }
 
@@ -134,12 +147,15 @@ TEST(Cli, BadInputExitsTwoWithMessage) {
     std::string args, message;
   };
   const std::vector<Case> cases = {
-      {std::string(kTiny) + " --engine tpu", "unknown engine 'tpu'"},
+      {std::string(kTinyModel) + " --engine tpu", "unknown engine 'tpu'"},
+      {std::string(kTiny) + " --attention flash", "unknown attention 'flash'"},
+      {"--sweep huge", "unknown sweep grid 'huge'"},
+      {std::string(kTiny) + " --sweep small", "drop the model flags"},
       {std::string(kTiny) + " --tp 3", "tp (3) must divide heads (4)"},
-      {std::string(kTiny) + " --engine cpu -d bf16", "engine cpu computes fp32 or fp64"},
-      {"--layers 2 --hidden 64 --heads 4 --seq 32", "missing --vocab"},
+      {std::string(kTiny) + " -d bf16", "engine cpu computes fp32 or fp64"},
+      {"--engine cpu --layers 2 --hidden 64 --heads 4 --seq 32", "missing --vocab"},
       {std::string(kTiny) + " --scale 2", "--scale"},
-      {"--model /nonexistent/model.yaml", "/nonexistent/model.yaml"},
+      {"--engine cpu --model /nonexistent/model.yaml", "/nonexistent/model.yaml"},
   };
   for (const Case &c : cases) {
     const Result r = run_kernels(c.args, d);
@@ -147,7 +163,8 @@ TEST(Cli, BadInputExitsTwoWithMessage) {
     EXPECT_NE(r.err.find(c.message), std::string::npos) << c.args << "\n" << r.err;
   }
   if (scalefit::kernels::visible_gpus() == 0) {
-    const Result r = run_kernels(std::string(kTiny) + " --engine cublas", d);
+    const Result r =
+        run_kernels(std::string(kTinyModel) + " --engine cublas --attention fused", d);
     EXPECT_EQ(r.code, 2) << r.out << r.err;
     EXPECT_NE(
         r.err.find(scalefit::kernels::cuda_built() ? "no GPU visible" : "not built with CUDA"),
@@ -155,4 +172,68 @@ TEST(Cli, BadInputExitsTwoWithMessage) {
         << r.err;
     EXPECT_NE(r.err.find("use --engine cpu"), std::string::npos) << r.err;
   }
+}
+
+TEST(Cli, FusedAttentionDefaultOnCpu) {
+  TempDir d;
+  const fs::path jsonl = d.path / "fused.jsonl";
+  const Result r = run_kernels(std::string(kTiny) + " -n 2 -w 0 -c --out " + jsonl.string(), d);
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("attention fused"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("# check: 0 wrong"), std::string::npos) << r.out;
+  const auto recs = read_jsonl(jsonl);
+  // context + qkv, attention, proj, up, down (fwd) + logits x3 + down, up, proj (dgrad, wgrad) +
+  // attention.bwd + qkv dgrad, wgrad.
+  ASSERT_EQ(recs.size(), 1u + 17u);
+  EXPECT_EQ(recs[0]["attention"], "fused");
+  double fwd_model_flops = 0;
+  int attention_records = 0;
+  for (std::size_t i = 1; i < recs.size(); ++i) {
+    const auto &k = recs[i];
+    EXPECT_EQ(k["wrong"], 0) << k["name"];
+    if (k["pass"] == "fwd" && k["per_layer"] == true)
+      fwd_model_flops += k["model_flops"].get<double>();
+    if (k["kind"] != "attention")
+      continue;
+    ++attention_records;
+    EXPECT_EQ(k["causal"], true);
+    EXPECT_EQ(k["batch"], 4); // b a / t heads
+    EXPECT_EQ(k["m"], 32);
+    EXPECT_EQ(k["k"], 16); // d = h / a
+    const double fwd_full = 4.0 * 32 * 32 * 16 * 4, fwd_causal = 4.0 * 32 * 33 / 2 * 16 * 4;
+    const bool fwd = k["pass"] == "fwd";
+    EXPECT_DOUBLE_EQ(k["flops"].get<double>(), fwd ? fwd_causal : 2.5 * fwd_causal);
+    EXPECT_DOUBLE_EQ(k["model_flops"].get<double>(), fwd ? fwd_full : 2.0 * fwd_full);
+  }
+  EXPECT_EQ(attention_records, 2);
+  // Narayanan et al.'s per-layer forward count holds with the fused kernel too.
+  EXPECT_DOUBLE_EQ(fwd_model_flops, 24.0 * 32 * 64 * 64 + 4.0 * 32 * 32 * 64);
+}
+
+TEST(Cli, SweepSmallWritesGemmRecords) {
+  TempDir d;
+  const fs::path jsonl = d.path / "sweep.jsonl";
+  const Result r = run_kernels("--engine cpu --sweep small -n 2 -w 0 -c --out " + jsonl.string(), d);
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("# sweep small: 19 GEMM shapes"), std::string::npos) << r.out;
+  const auto recs = read_jsonl(jsonl);
+  ASSERT_EQ(recs.size(), 1u + 19u);
+  EXPECT_EQ(recs[0]["sweep"], "small");
+  EXPECT_EQ(recs[0]["schema"], "scalefit.kernels/1");
+  std::set<std::string> kinds;
+  bool odd_n = false;
+  for (std::size_t i = 1; i < recs.size(); ++i) {
+    const auto &k = recs[i];
+    kinds.insert(k["kind"].get<std::string>());
+    EXPECT_EQ(k["dtype"], "fp32");
+    EXPECT_EQ(k["wrong"], 0) << k["name"];
+    EXPECT_GT(k["time_us"].get<double>(), 0.0);
+    EXPECT_EQ(k["stats"]["n"], 2);
+    EXPECT_DOUBLE_EQ(k["flops"].get<double>(), 2.0 * k["m"].get<double>() * k["n"].get<double>() *
+                                                   k["k"].get<double>() *
+                                                   k["batch"].get<double>());
+    odd_n = odd_n || k["n"] == 50257;
+  }
+  EXPECT_EQ(kinds, (std::set<std::string>{"gemm", "batched_gemm"}));
+  EXPECT_TRUE(odd_n);
 }

@@ -149,6 +149,7 @@ public:
     c[c.size() / 2] += 1.0;
     return c;
   }
+  std::string fused_attention_unavailable(std::int64_t) const override { return ""; }
 };
 } // namespace
 
@@ -159,6 +160,11 @@ TEST(Check, CatchesAWrongElement) {
   EXPECT_DOUBLE_EQ(g.max_abs_error, 1.0);
   const CheckResult s = check_shape(e, {"sm", KernelKind::softmax, Pass::fwd, 8, 8, 0, 1});
   EXPECT_EQ(s.wrong, 1);
+  for (Pass p : {Pass::fwd, Pass::bwd}) {
+    KernelShape a{"attn", KernelKind::attention, p, 40, 40, 16, 2};
+    a.causal = true;
+    EXPECT_EQ(check_shape(e, a).wrong, 1) << pass_name(p);
+  }
 }
 
 TEST(Check, SliceIsSmall) {

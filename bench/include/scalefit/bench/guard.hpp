@@ -16,6 +16,16 @@ namespace scalefit::bench {
 
 class Comm;
 
+/// Called first thing in main, before MPI_Init: whether this process was started by an MPI
+/// launcher (OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK or SLURM_PROCID in the environment). If
+/// so it sets PR_SET_PDEATHSIG (SIGTERM) so the rank ends with its launcher, and the watchdog
+/// watches the parent. A singleton (`scalefit-bench comm` run without mpirun, e.g. under nohup)
+/// is left alone: its parent is a shell that may well exit first. Returns the decision.
+bool watch_launcher_from_start();
+
+/// The decision of watch_launcher_from_start (false if it was never called).
+bool launcher_watched();
+
 /// An exclusive lock on an output file, held for the whole run: flock(LOCK_EX | LOCK_NB) on
 /// `<path>.lock` beside it (created, holding the owner's pid and host), removed on release. A
 /// second job that wants the same --out (to append, or to --resume it) is refused at once.
@@ -43,9 +53,9 @@ private:
 ///    complete within ..." on stderr, aborts the current communicator (ncclCommAbort on nccl) and
 ///    calls MPI_Abort(MPI_COMM_WORLD, kExitInternal). (Called from this thread: Open MPI's
 ///    MPI_Abort tolerates it; the job is ending either way.)
-///  - the launcher's death: when the parent process changes (mpirun/orted gone, the rank
-///    re-parented), it prints a line and _exit()s at once, so no record is appended after the
-///    job was killed. main() also sets PR_SET_PDEATHSIG for the immediate case.
+///  - the launcher's death (when launcher_watched()): when the parent process changes
+///    (mpirun/orted gone, the rank re-parented), it prints a line and _exit()s at once, so no
+///    record is appended after the job was killed; PR_SET_PDEATHSIG covers the immediate case.
 /// Polls every 20 ms.
 class Watchdog {
 public:

@@ -48,6 +48,7 @@ struct PointSamples {
   std::vector<double> max_us;
   int batch = 1;
   double warmup_op_us = 0; ///< time per operation the warm-up measured (max over ranks) [us]
+  double elapsed_s = 0;    ///< sampling time when the rule stopped (max over ranks) [s]
 };
 
 /// Warm-up, batch calibration and samples of one point. Collective over MPI_COMM_WORLD: ranks

@@ -26,8 +26,8 @@ std::string_view statistic_name(Statistic s);
 ///  - `max_ci` > 0 (comm's default): stop once the 95% confidence interval of `statistic` has a
 ///    relative half-width <= max_ci (relative_ci_halfwidth) and `min_samples` were taken;
 ///  - `max_ci` == 0: nvbench's rule, stop once stddev/mean <= `max_noise` after `min_time_s`.
-/// Either way the point stops at `max_time_s` (once `min_samples` were taken) and at
-/// `max_samples`; `fixed_samples` > 0 (-n) takes exactly that many samples.
+/// Either way the point stops at `max_time_s` (once `min_samples`, or `min_samples_at_cap` when
+/// set, were taken) and at `max_samples`; `fixed_samples` > 0 (-n) takes exactly that many.
 struct StopRule {
   double min_time_s = 0.01; ///< precision may stop the point only after this much timed time
   double max_time_s = 0.05; ///< the point stops after this much time (once min_samples taken)
@@ -37,6 +37,9 @@ struct StopRule {
   int fixed_samples = 0;    ///< > 0: exactly this many samples (-n), the others ignored
   double max_ci = 0;        ///< > 0: target relative 95% CI half-width of `statistic`
   Statistic statistic = Statistic::mean; ///< the statistic whose CI max_ci bounds
+  /// > 0: the floor once max_time_s has passed (a time budget that outranks min_samples, e.g.
+  /// 2 for `comm --budget`); 0: min_samples holds at the cap too.
+  int min_samples_at_cap = 0;
 
   /// Whether to stop after `samples` were taken in `elapsed_s` seconds. Deterministic in its
   /// inputs, so every rank that sees the same (combined) samples decides the same.

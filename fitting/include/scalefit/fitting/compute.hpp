@@ -20,10 +20,15 @@
 /// relative error (Eigen), the tile choice iterated to a fixed point.
 ///
 /// Memory-bound model (kinds softmax and memory): t = c0 + bytes / B, bytes = read + written.
+/// The `memory` fit (the estimator's elementwise kernels) comes, in order of preference, from
+/// measured elementwise/copy kernels, from single-rank collectives (nccl-tests -g 1: every
+/// out-of-place collective is a device-to-device copy, size read + size written; dtype "any"),
+/// or from the softmax.
 /// Attention (fused) model: t = c0 + flops / R with causal flops 2 b a s^2 d (half of 4 b a s^2 d).
 #pragma once
 
 #include "scalefit/core/collectives.hpp"
+#include "scalefit/core/records.hpp"
 
 #include <yaml-cpp/yaml.h>
 
@@ -105,8 +110,8 @@ struct ComputeSection {
   FrameworkConstants framework;    ///< calibration (absent unless calibrated)
   std::string device;              ///< the context's device ("NVIDIA H100 80GB HBM3")
   std::vector<ComputeFit> fits;    ///< one per (dtype, kind) measured
-  /// The fit for (dtype, kind), or nullptr. dtype aliases: "half"=fp16, "bfloat16"=bf16,
-  /// "float"=fp32.
+  /// The fit for (dtype, kind), else one of dtype "any" (copies), or nullptr. dtype aliases:
+  /// "half"=fp16, "bfloat16"=bf16, "float"=fp32.
   const ComputeFit *find(const std::string &dtype, KernelKind kind) const;
   bool empty() const { return fits.empty(); }
 };
@@ -134,10 +139,18 @@ ComputeSection fit_compute_section(const std::vector<KernelPoint> &points,
                                    const std::string &device, const std::string &files,
                                    bool loo = true);
 
-/// Reads and fits `scalefit.kernels/1` files (all points together, grouped by dtype and kind);
-/// the device of the first context. Empty section for an empty list.
+/// The out-of-place measurements of single-rank communicators in `set` (local device copies) of
+/// 1 MiB or more as memory-bound points: kind memory, dtype "any", bytes = 2 x size (read +
+/// write).
+std::vector<KernelPoint> copy_points(const RecordSet &set, const std::string &file);
+
+/// Reads and fits `scalefit.kernels/1` files (all points together, grouped by dtype and kind)
+/// and the copies of single-rank comm record sets (`comm_sets`, named by `comm_files`); the
+/// device of the first kernels context. Empty section when there is nothing to fit.
 /// \throws InputError for malformed files or groups too small to fit.
-ComputeSection fit_kernel_files(const std::vector<std::string> &files, bool loo = true);
+ComputeSection fit_kernel_files(const std::vector<std::string> &files, bool loo = true,
+                                const std::vector<RecordSet> &comm_sets = {},
+                                const std::vector<std::string> &comm_files = {});
 
 /// A table of the fits: kind, dtype, points, parameters, MAPE and LOO [%].
 std::string compute_table(const ComputeSection &c);

@@ -1,10 +1,12 @@
 /// \file engine.hpp
-/// One interface over the GEMM/softmax implementations that `scalefit-bench kernels` times:
-/// `cpu` (Eigen; fp32, fp64) and `cublas` (cuBLAS cublasGemmEx / cublasGemmStridedBatchedEx and a
-/// CUDA softmax kernel; fp32, tf32, fp16, bf16, fp64; built only with SCALEFIT_ENABLE_CUDA), plus
-/// naive references and the `-c` check.
+/// One interface over the GEMM/softmax/attention implementations that `scalefit-bench kernels`
+/// times: `cpu` (Eigen and a flash-style tiled causal attention; fp32, fp64) and `cublas` (cuBLAS
+/// cublasGemmEx / cublasGemmStridedBatchedEx, a CUDA softmax kernel, and cuDNN's fused SDPA for
+/// attention when built with the cuDNN frontend; fp32, tf32, fp16, bf16, fp64; built only with
+/// SCALEFIT_ENABLE_CUDA), plus naive references and the `-c` check.
 #pragma once
 
+#include "scalefit/kernels/attention.hpp"
 #include "scalefit/kernels/shapes.hpp"
 
 #include <cstdint>
@@ -49,9 +51,14 @@ public:
   /// Computes `shape` on given operands, converting them to the engine's precision, and returns
   /// the result as double. GEMMs: a is batch x m x k, b is batch x k x n (row-major, batches
   /// contiguous), result batch x m x n. Softmax: a is batch x m x n, b ignored, result the row
-  /// softmax of a. \throws InputError when the spans are too short.
+  /// softmax of a. Attention (m = n = s, k = d, scale 1/sqrt(d), shape.causal): a is q | k | v
+  /// (each batch x s x d) and, backward, then dout; b ignored; result out (forward) or
+  /// dq | dk | dv (backward). \throws InputError when the spans are too short.
   virtual std::vector<double> evaluate(const KernelShape &shape, std::span<const double> a,
                                        std::span<const double> b) = 0;
+  /// Whether this engine can run fused attention (KernelKind::attention) of head size
+  /// `head_dim` in its precision. \returns "" when it can, else the reason (for messages).
+  virtual std::string fused_attention_unavailable(std::int64_t head_dim) const = 0;
 };
 
 /// Whether this build has the cublas engine (SCALEFIT_ENABLE_CUDA).
@@ -81,12 +88,6 @@ std::vector<double> naive_gemm(std::span<const double> a, std::span<const double
 /// Reference row softmax in double (max subtracted first): `rows` rows of `cols` values.
 std::vector<double> naive_softmax(std::span<const double> x, std::int64_t rows, std::int64_t cols);
 
-/// Reference attention in double: per batch, out = softmax(q k^T * scale) v with q, k, v of
-/// s x d (row-major, batches contiguous), result batch x s x d.
-std::vector<double> naive_attention(std::span<const double> q, std::span<const double> k,
-                                    std::span<const double> v, std::int64_t batch, std::int64_t s,
-                                    std::int64_t d, double scale);
-
 /// The outcome of checking one shape.
 struct CheckResult {
   std::int64_t checked = 0; ///< elements compared
@@ -95,6 +96,7 @@ struct CheckResult {
 };
 
 /// A small slice of `shape` for `-c`: m, n <= 48, k <= 64, batch <= 2, same kind and name.
+/// Attention: s = m = n <= 64, d = k kept (fused kernels constrain the head size), batch <= 2.
 KernelShape check_slice(const KernelShape &shape);
 
 /// Checks the engine on check_slice(shape) against the naive reference. GEMM operands are small
@@ -103,6 +105,10 @@ KernelShape check_slice(const KernelShape &shape);
 /// k/8 in [-4, 4], and on odd rows multiples of 1000 up to +-2000 (an implementation that does not
 /// subtract the row max overflows there), compared with a relative
 /// tolerance of the precision (fp64 1e-12, fp32/tf32 1e-5, fp16 2e-3, bf16 1.6e-2) plus 1e-6.
+/// Attention: q, k, v, dout multiples of 1/8 in [-1, 1] (exact in every precision), forward
+/// against naive_attention, backward against naive_attention_backward, with |err| <= tol (1 +
+/// |ref|), tol fp64 1e-9, fp32/tf32 1e-4, fp16 1e-2, bf16 5e-2 (P and dS are rounded to the
+/// storage type inside fused kernels).
 CheckResult check_shape(GemmEngine &engine, const KernelShape &shape, std::uint64_t seed = 1);
 
 } // namespace scalefit::kernels

@@ -31,8 +31,9 @@ enum class KernelKind {
   gemm,         ///< one GEMM (batch = 1)
   batched_gemm, ///< `batch` independent GEMMs of the same shape (strided)
   softmax,      ///< row softmax over `batch` matrices of m rows x n columns (k = 0)
+  attention,    ///< fused causal attention of `batch` heads: m = n = s, k = d (attention.hpp)
 };
-/// "gemm", "batched_gemm", "softmax".
+/// "gemm", "batched_gemm", "softmax", "attention".
 std::string_view kernel_kind_name(KernelKind k);
 
 /// One kernel of a layer's step.
@@ -45,9 +46,21 @@ struct KernelShape {
   std::int64_t k = 0;                 ///< inner dimension (softmax: 0)
   std::int64_t batch = 1;             ///< independent products (softmax: matrices)
   bool per_layer = true;              ///< false for the logits, which run once per model
-  /// 2 m n k batch for GEMMs [FLOP]; 0 for the softmax (not counted by Narayanan et al.).
+  bool causal = false;                ///< attention: causal mask (key j > query i hidden)
+  /// FLOPs the kernel executes [FLOP]. GEMMs: 2 m n k batch. Softmax: 0 (not counted by
+  /// Narayanan et al.). Fused attention forward: two s x s x d products per head, 4 s^2 d batch
+  /// (= 4 b s^2 h / t), over the unmasked (i, j) pairs only when causal: 4 d batch s (s + 1) / 2,
+  /// about half (FlashAttention's benchmarks halve it likewise). Backward: 2.5x the forward (five
+  /// products: the recomputed S, dV, dP, dQ, dK; Dao 2023, FlashAttention-2, section 4.1
+  /// benchmark convention).
   double flops() const;
+  /// The model FLOPs Narayanan et al. count for the same work (MFU convention) [FLOP]: flops()
+  /// for GEMMs; for attention 4 s^2 d batch forward and twice that backward, never halved for the
+  /// causal mask and without the recomputation, so a fused layer's per-layer sum equals the
+  /// unfused layer's (24 b s h^2 + 4 b s^2 h forward).
+  double model_flops() const;
 };
+
 
 /// The kernels of one transformer layer (and the logits) for one micro-batch of `micro_batch`
 /// samples on one GPU of a TP group of `tp` (Megatron-LM column/row-parallel split):
@@ -61,11 +74,16 @@ struct KernelShape {
 ///   logits       m=bs, n=ceil(V/t), k=h     (per_layer = false; only when include_logits)
 /// each GEMM as ".fwd" then, in backward order, ".dgrad" and ".wgrad" (attention: dgrad is the
 /// gradient of the first operand, wgrad of the second; both m=s, n, k as the chain rule gives).
-/// Sum of forward per-layer FLOPs * t = layer_forward_flops(model, b) exactly when t divides h,
-/// a and ffn. \throws InputError (field "--tp" / "--micro-batch") when tp < 1, tp does not divide
+/// With `attention` fused (core/model.hpp: one causal flash kernel per pass), attn_score, softmax and attn_context (forward and backward) are
+/// replaced by "attention.fwd" and "attention.bwd" (kind attention, batch = b a / t, m = n = s,
+/// k = h / a, causal).
+/// Sum of forward per-layer model_flops() * t = layer_forward_flops(model, b) exactly when t
+/// divides h, a and ffn (both attention implementations).
+/// \throws InputError (field "--tp" / "--micro-batch") when tp < 1, tp does not divide
 /// heads or ffn, or micro_batch < 1; the model must have passed validate_model.
 std::vector<KernelShape> transformer_gemms(const ModelConfig &model, int tp,
-                                           int micro_batch, bool include_logits = true);
+                                           int micro_batch, bool include_logits = true,
+                                           Attention attention = Attention::unfused);
 
 /// Forward FLOPs of one whole layer (all t GPUs together) for b samples: 2bs(4h^2 + 2h ffn) +
 /// 4bs^2h, which is Narayanan et al.'s 24bsh^2 + 4bs^2h when ffn = 4h [FLOP].

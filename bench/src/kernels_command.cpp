@@ -1,5 +1,6 @@
-// `scalefit-bench kernels`: shape list x engine -> table, summary, JSONL.
-#include "scalefit/kernels/driver.hpp"
+// `scalefit-bench kernels`: shape list (a model's layer, or the --sweep grid) x engine -> table,
+// summary, JSONL.
+#include "scalefit/bench/kernels_command.hpp"
 
 #include "scalefit/bench/comm.hpp"
 #include "scalefit/core/error.hpp"
@@ -11,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -49,46 +51,75 @@ void add_kernels_options(CLI::App &app, RawKernelsArgs &raw) {
   app.add_flag("-c,--check", raw.check, "Check each kernel against a naive reference on a slice");
   app.add_option("--peak-tflops", raw.peak_tflops, "Device peak [TFLOP/s] for the summary");
   app.add_option("--system", raw.system, "System name for the context record");
+  app.add_option("--attention", raw.attention,
+                 "fused (one causal flash kernel per pass: cuDNN SDPA on cublas, tiled online "
+                 "softmax on cpu), unfused (score GEMM + softmax + context GEMM), or auto (the "
+                 "model file's attention: when unfused, else fused where the engine has it)")
+      ->capture_default_str();
+  app.add_option("--sweep", raw.sweep,
+                 "Measure the GEMM shape grid instead of a model: small (CPU-sized) or full "
+                 "(GPU-sized); see kernels/README.md");
 }
 
 KernelsOptions validate_kernels_args(const RawKernelsArgs &raw) {
   KernelsOptions o;
-  std::string origin = "command line";
-  if (!raw.model_path.empty()) {
-    o.model = load_model(raw.model_path);
-    origin = raw.model_path;
+  if (!raw.sweep.empty()) {
+    o.sweep = parse_sweep_grid(raw.sweep);
+    if (!o.sweep)
+      throw InputError("unknown sweep grid '" + raw.sweep + "' (expected small or full)", "", 0,
+                       "--sweep");
+    if (!raw.model_path.empty() || raw.layers || raw.hidden || raw.heads || raw.sequence ||
+        raw.vocabulary || raw.ffn || raw.tp != 1 || raw.micro_batch != 1)
+      throw InputError("--sweep measures a fixed shape grid; drop the model flags (--model, "
+                       "--layers, --hidden, --heads, --seq, --vocab, --ffn, --tp, --micro-batch)",
+                       "", 0, "--sweep");
+    o.model.name = "sweep";
+    o.model.dtype = DType::bfloat16;
   } else {
-    const std::pair<int, const char *> need[] = {{raw.layers, "--layers"},
-                                                 {raw.hidden, "--hidden"},
-                                                 {raw.heads, "--heads"},
-                                                 {raw.sequence, "--seq"},
-                                                 {raw.vocabulary, "--vocab"}};
-    for (const auto &[v, flag] : need)
-      if (v == 0)
-        throw InputError(std::string("give --model FILE or all of --layers --hidden --heads "
-                                     "--seq --vocab (missing ") +
-                             flag + ")",
-                         "", 0, flag);
-    o.model.name = "cli";
-    o.model.dtype = DType::half;
+    std::string origin = "command line";
+    if (!raw.model_path.empty()) {
+      o.model = load_model(raw.model_path);
+      origin = raw.model_path;
+    } else {
+      const std::pair<int, const char *> need[] = {{raw.layers, "--layers"},
+                                                   {raw.hidden, "--hidden"},
+                                                   {raw.heads, "--heads"},
+                                                   {raw.sequence, "--seq"},
+                                                   {raw.vocabulary, "--vocab"}};
+      for (const auto &[v, flag] : need)
+        if (v == 0)
+          throw InputError(std::string("give --model FILE, --sweep GRID, or all of --layers "
+                                       "--hidden --heads --seq --vocab (missing ") +
+                               flag + ")",
+                           "", 0, flag);
+      o.model.name = "cli";
+      o.model.dtype = DType::half;
+    }
+    if (raw.layers)
+      o.model.layers = raw.layers;
+    if (raw.hidden)
+      o.model.hidden = raw.hidden;
+    if (raw.heads)
+      o.model.heads = raw.heads;
+    if (raw.sequence)
+      o.model.sequence = raw.sequence;
+    if (raw.vocabulary)
+      o.model.vocabulary = raw.vocabulary;
+    if (raw.ffn)
+      o.model.ffn = raw.ffn;
+    validate_model(o.model, origin);
+    // transformer_gemms checks tp and the micro-batch; fail here, before any engine exists.
+    (void)transformer_gemms(o.model, raw.tp, raw.micro_batch);
   }
-  if (raw.layers)
-    o.model.layers = raw.layers;
-  if (raw.hidden)
-    o.model.hidden = raw.hidden;
-  if (raw.heads)
-    o.model.heads = raw.heads;
-  if (raw.sequence)
-    o.model.sequence = raw.sequence;
-  if (raw.vocabulary)
-    o.model.vocabulary = raw.vocabulary;
-  if (raw.ffn)
-    o.model.ffn = raw.ffn;
-  validate_model(o.model, origin);
-  // transformer_gemms checks tp and the micro-batch; fail here, before any engine exists.
-  (void)transformer_gemms(o.model, raw.tp, raw.micro_batch);
   o.tp = raw.tp;
   o.micro_batch = raw.micro_batch;
+  if (raw.attention != "auto" && raw.attention != "fused" && raw.attention != "unfused")
+    throw InputError("unknown attention '" + raw.attention + "' (expected fused, unfused or auto)",
+                     "", 0, "--attention");
+  o.attention = raw.attention;
+  // auto honours a model file that asks for unfused attention (core/model.hpp, `attention:`).
+  if (o.attention == "auto" && !o.sweep && o.model.attention == Attention::unfused)
+    o.attention = "unfused";
 
   if (raw.engine == "auto") {
     o.engine = default_engine_name();
@@ -184,17 +215,38 @@ int run_kernels(const KernelsOptions &o, const std::string &command_line) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &nranks);
 
-  std::vector<KernelShape> shapes = transformer_gemms(o.model, o.tp, o.micro_batch);
-  if (o.scale != 1.0)
-    shapes = scale_shapes(std::move(shapes), o.scale);
-
-  // Rank 0 alone creates the engine and opens the file; every rank agrees on failure.
+  // Rank 0 alone creates the engine, resolves --attention and opens the file; every rank agrees
+  // on failure.
   std::unique_ptr<GemmEngine> engine;
   std::unique_ptr<JsonlWriter> writer;
-  std::string error, field;
+  std::string error, field, attention_note;
+  Attention attention = Attention::unfused;
+  std::vector<KernelShape> shapes;
   if (rank == 0) {
     try {
       engine = make_engine(o.engine, o.precision);
+      auto layer = [&](Attention att) {
+        auto v = o.sweep ? sweep_shapes(*o.sweep)
+                         : transformer_gemms(o.model, o.tp, o.micro_batch, true, att);
+        return o.scale != 1.0 ? scale_shapes(std::move(v), o.scale) : v;
+      };
+      shapes = layer(Attention::unfused);
+      if (!o.sweep && o.attention != "unfused") {
+        // The head size the kernel will run (after --scale) decides whether fused is available.
+        std::vector<KernelShape> fused = layer(Attention::fused);
+        std::string why;
+        for (const KernelShape &k : fused)
+          if (k.kind == KernelKind::attention && why.empty())
+            why = engine->fused_attention_unavailable(k.k);
+        if (why.empty()) {
+          attention = Attention::fused;
+          shapes = std::move(fused);
+        } else if (o.attention == "fused") {
+          throw InputError("--attention fused: " + why, "", 0, "--attention");
+        } else {
+          attention_note = "fused attention unavailable (" + why + "): running it unfused";
+        }
+      }
       if (!o.out.empty())
         writer = std::make_unique<JsonlWriter>(o.out);
     } catch (const InputError &e) {
@@ -215,13 +267,23 @@ int run_kernels(const KernelsOptions &o, const std::string &command_line) {
                                  : "",
               std::string(precision_name(o.precision)).c_str(), engine->library().c_str(),
               engine->device().c_str());
-  std::printf("# model %s: l=%d h=%d a=%d s=%d V=%d ffn=%d; tp %d micro-batch %d scale %g; "
-              "%s%s\n",
-              o.model.name.c_str(), o.model.layers, o.model.hidden, o.model.heads, o.model.sequence,
-              o.model.vocabulary, o.model.ffn_size(), o.tp, o.micro_batch, o.scale,
-              o.iters > 0 ? ("samples " + std::to_string(o.iters)).c_str() : "adaptive",
-              nranks > 1 ? ("; rank 0 of " + std::to_string(nranks) + " measures").c_str() : "");
-  std::printf("# %-18s %4s %7s %7s %7s %6s %12s %12s %9s%s\n", "shape", "pass", "m", "n", "k",
+  const std::string sampling = o.iters > 0 ? "samples " + std::to_string(o.iters) : "adaptive";
+  const std::string ranks_note =
+      nranks > 1 ? "; rank 0 of " + std::to_string(nranks) + " measures" : "";
+  if (o.sweep)
+    std::printf("# sweep %s: %zu GEMM shapes (kernels/README.md); scale %g; %s%s\n",
+                std::string(sweep_grid_name(*o.sweep)).c_str(), shapes.size(), o.scale,
+                sampling.c_str(), ranks_note.c_str());
+  else
+    std::printf("# model %s: l=%d h=%d a=%d s=%d V=%d ffn=%d; tp %d micro-batch %d scale %g; "
+                "attention %s; %s%s\n",
+                o.model.name.c_str(), o.model.layers, o.model.hidden, o.model.heads,
+                o.model.sequence, o.model.vocabulary, o.model.ffn_size(), o.tp, o.micro_batch,
+                o.scale, std::string(attention_name(attention)).c_str(), sampling.c_str(),
+                ranks_note.c_str());
+  if (!attention_note.empty())
+    std::printf("# note: %s\n", attention_note.c_str());
+  std::printf("# %-22s %4s %7s %7s %7s %6s %12s %12s %9s%s\n", "shape", "pass", "m", "n", "k",
               "batch", "time(us)", "median(us)", "TFLOP/s", o.check ? "  #wrong" : "");
   std::fflush(stdout);
 
@@ -247,6 +309,8 @@ int run_kernels(const KernelsOptions &o, const std::string &command_line) {
                           {"tp", o.tp},
                           {"micro_batch", o.micro_batch},
                           {"scale", o.scale},
+                          {"attention", o.sweep ? "none" : attention_name(attention)},
+                          {"sweep", o.sweep ? sweep_grid_name(*o.sweep) : ""},
                           {"versions", {{"scalefit", SCALEFIT_VERSION}}},
                           {"command_line", command_line},
                           {"start_time", utc_now_iso8601()}};
@@ -254,7 +318,7 @@ int run_kernels(const KernelsOptions &o, const std::string &command_line) {
   }
 
   std::int64_t total_wrong = 0;
-  double fwd_us = 0, bwd_us = 0, fwd_flops = 0, bwd_flops = 0;
+  double fwd_us = 0, bwd_us = 0, fwd_flops = 0, bwd_flops = 0, all_us = 0, best_tf = 0;
   for (const KernelShape &s : shapes) {
     std::optional<CheckResult> chk;
     if (o.check)
@@ -265,9 +329,11 @@ int run_kernels(const KernelsOptions &o, const std::string &command_line) {
     const double tf = tflops_of(s.flops(), st.mean);
     if (s.per_layer) {
       (s.pass == Pass::fwd ? fwd_us : bwd_us) += st.mean;
-      (s.pass == Pass::fwd ? fwd_flops : bwd_flops) += s.flops();
+      (s.pass == Pass::fwd ? fwd_flops : bwd_flops) += s.model_flops();
     }
-    std::printf("  %-18s %4s %7lld %7lld %7lld %6lld %12.2f %12.2f %9.4f", s.name.c_str(),
+    all_us += st.mean;
+    best_tf = std::max(best_tf, tf);
+    std::printf("  %-22s %4s %7lld %7lld %7lld %6lld %12.2f %12.2f %9.4f", s.name.c_str(),
                 std::string(pass_name(s.pass)).c_str(), static_cast<long long>(s.m),
                 static_cast<long long>(s.n), static_cast<long long>(s.k),
                 static_cast<long long>(s.batch), st.mean, st.median, tf);
@@ -288,10 +354,15 @@ int run_kernels(const KernelsOptions &o, const std::string &command_line) {
                             {"dtype", precision_name(o.precision)},
                             {"engine", o.engine},
                             {"flops", s.flops()},
+                            {"model_flops", s.model_flops()},
                             {"time_us", st.mean},
                             {"tflops", tf},
                             {"iters_per_sample", batch},
                             {"stats", stats_json(st)}};
+      if (s.kind == KernelKind::attention) {
+        rec["causal"] = s.causal;
+        rec["attention"] = "fused";
+      }
       if (chk)
         rec["wrong"] = chk->wrong;
       writer->write(rec);
@@ -300,13 +371,19 @@ int run_kernels(const KernelsOptions &o, const std::string &command_line) {
       total_wrong += chk->wrong;
   }
 
-  const double fwd_tf = tflops_of(fwd_flops, fwd_us),
-               all_tf = tflops_of(fwd_flops + bwd_flops, fwd_us + bwd_us);
-  std::printf("# per-layer forward %.2f us (%.4f TFLOP/s), backward %.2f us, fwd+bwd %.2f us "
-              "(%.4f TFLOP/s)",
-              fwd_us, fwd_tf, bwd_us, fwd_us + bwd_us, all_tf);
-  if (o.peak_tflops > 0)
-    std::printf("; %.1f%% of peak %.1f TFLOP/s", 100.0 * all_tf / o.peak_tflops, o.peak_tflops);
+  if (o.sweep) {
+    std::printf("# sweep: %zu shapes, %.2f us of kernel time per pass over the grid, best %.4f "
+                "TFLOP/s",
+                shapes.size(), all_us, best_tf);
+  } else {
+    const double fwd_tf = tflops_of(fwd_flops, fwd_us),
+                 all_tf = tflops_of(fwd_flops + bwd_flops, fwd_us + bwd_us);
+    std::printf("# per-layer forward %.2f us (%.4f TFLOP/s), backward %.2f us, fwd+bwd %.2f us "
+                "(%.4f TFLOP/s; model FLOPs)",
+                fwd_us, fwd_tf, bwd_us, fwd_us + bwd_us, all_tf);
+    if (o.peak_tflops > 0)
+      std::printf("; %.1f%% of peak %.1f TFLOP/s", 100.0 * all_tf / o.peak_tflops, o.peak_tflops);
+  }
   if (o.scale != 1.0)
     std::printf("; shapes scaled by %g", o.scale);
   std::printf("\n");

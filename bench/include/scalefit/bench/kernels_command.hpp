@@ -1,15 +1,19 @@
-/// \file driver.hpp
-/// `scalefit-bench kernels`: times the GEMMs and softmax of a transformer layer (shapes.hpp) on an
-/// engine (engine.hpp), prints a table and appends JSON Lines (schema "scalefit.kernels/1").
+/// \file kernels_command.hpp
+/// `scalefit-bench kernels`: times the GEMMs, softmax and attention of a transformer layer
+/// (kernels/shapes.hpp), or with --sweep a GEMM shape grid (kernels/sweep.hpp), on an engine
+/// (kernels/engine.hpp), prints a table and appends JSON Lines (schema "scalefit.kernels/1").
+/// The driver lives with the scalefit-bench executable; kernels/ is the library it drives.
 /// Under mpirun with several ranks only rank 0 measures (the others wait at a barrier); for
 /// per-GPU figures on a multi-GPU node, run one process per GPU with CUDA_VISIBLE_DEVICES.
 #pragma once
 
 #include "scalefit/core/model.hpp"
 #include "scalefit/kernels/engine.hpp"
+#include "scalefit/kernels/sweep.hpp"
 
 #include <CLI/CLI.hpp>
 
+#include <optional>
 #include <string>
 
 namespace scalefit::kernels {
@@ -38,6 +42,8 @@ struct RawKernelsArgs {
   bool check = false;          ///< -c
   double peak_tflops = 0;      ///< --peak-tflops: device peak for the summary [TFLOP/s]
   std::string system;          ///< --system NAME for the context record
+  std::string attention = "auto"; ///< --attention fused|unfused|auto
+  std::string sweep;           ///< --sweep small|full (empty: the model's layer)
 };
 
 /// Registers the kernels options on `app` (a subcommand), writing into `raw`.
@@ -59,18 +65,25 @@ struct KernelsOptions {
   bool check = false;                    ///< run the -c check
   double peak_tflops = 0;                ///< 0: not given
   std::string system;                    ///< system label
+  std::string attention = "auto";        ///< "fused", "unfused" or "auto" (resolved at run)
+  std::optional<SweepGrid> sweep;        ///< --sweep grid; then `model` is unused
 };
 
 /// Validates `raw`: the model (load_model + flag overrides, or all five of --layers --hidden
-/// --heads --seq --vocab), tp (divides heads and ffn), engine and dtype names, counts.
-/// Resolves "auto" (cublas when built with CUDA and a GPU is visible, else cpu).
+/// --heads --seq --vocab), tp (divides heads and ffn), engine and dtype names, counts; or, with
+/// --sweep, no model flags at all (the grid replaces the layer; default dtype bf16 on cublas).
+/// Resolves engine "auto" (cublas when built with CUDA and a GPU is visible, else cpu).
 /// \throws InputError naming the argument. Deterministic: every rank throws alike.
 KernelsOptions validate_kernels_args(const RawKernelsArgs &raw);
 
 /// Runs the measurement on MPI rank 0 (other ranks wait). Creates the engine on rank 0 (an
-/// unavailable engine becomes an InputError on every rank), prints the engine on the first line,
-/// then the table and a summary; appends a context record and one record per shape (flushed as
-/// measured) to opts.out. \returns kExitOk, or kExitCheck when -c found a wrong element.
+/// unavailable engine becomes an InputError on every rank), resolves --attention (auto: fused
+/// when the engine has it for this head size and precision, else unfused with a note on the
+/// second line; fused where the engine lacks it: InputError), prints the engine on the first
+/// line, then the table and a summary; appends a context record and one record per shape
+/// (flushed as measured) to opts.out. Records carry flops (executed) and model_flops
+/// (Narayanan et al.'s count; the summary's per-layer TFLOP/s use it), see KernelShape.
+/// \returns kExitOk, or kExitCheck when -c found a wrong element.
 /// \throws InputError for bad input; RuntimeError when a library call fails.
 int run_kernels(const KernelsOptions &opts, const std::string &command_line);
 
