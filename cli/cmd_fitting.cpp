@@ -6,6 +6,7 @@
 #include "scalefit/core/units.hpp"
 #include "scalefit/fitting/fit_file.hpp"
 #include "scalefit/fitting/predict.hpp"
+#include "scalefit/report/fit_csv.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -24,6 +25,7 @@ using namespace scalefit::fitting;
 struct FitArgs {
   std::vector<std::string> inputs;
   std::string out;
+  std::string csv; // --csv: one row per entry (report/fit_csv.hpp)
   int min_points = 4; ///< int, not size_t: CLI11 would wrap "-3" to 2^64 - 3
   std::vector<std::string> models;
   int max_regimes = 3;
@@ -101,6 +103,8 @@ void run_fit(const FitArgs &a) {
   if (fit.entries.empty() && fit.compute.empty())
     throw InputError("no curve could be fitted from the input", all.front());
   write_fit_file(fit, a.out);
+  if (!a.csv.empty())
+    report::write_fit_csv(fit, a.csv);
   fmt::print("{}", compute_table(fit.compute));
 
   const char *header =
@@ -210,6 +214,7 @@ void add_fitting_commands(CLI::App &app) {
   fit->add_option("inputs", fa->inputs, "JSONL files, or directories of *.jsonl")->required();
   fit->add_option("-o,--out", fa->out, "fit file to write (YAML, schema scalefit.fit/2)")
       ->required();
+  fit->add_option("--csv", fa->csv, "also write the entries as CSV, one row per curve");
   fit->add_option("--min-points", fa->min_points, "curves with fewer usable points are not fitted")
       ->default_val(4)
       ->check(CLI::Range(2, 1 << 20));

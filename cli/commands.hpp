@@ -16,6 +16,9 @@ void add_fitting_commands(CLI::App &app);
 /// `estimate`, `search`, `compare` (estimator/).
 void add_estimator_commands(CLI::App &app);
 
+/// `report` (report/): PNG plots and index.html from measurements, fit files and estimates.
+void add_report_command(CLI::App &app);
+
 /// `scalefit calibrate`: framework constants from measured training steps (cmd_calibrate.cpp).
 void add_calibrate_command(CLI::App &app);
 

@@ -71,6 +71,7 @@ int main(int argc, char **argv) {
   scalefit::cli::add_ingest_commands(app);
   scalefit::cli::add_fitting_commands(app);
   scalefit::cli::add_estimator_commands(app);
+  scalefit::cli::add_report_command(app);
   scalefit::cli::add_calibrate_command(app);
   if (const std::string unknown = unknown_subcommand(app, argc, argv); !unknown.empty()) {
     std::fprintf(stderr, "scalefit: error: %s\n", unknown.c_str());

@@ -15,6 +15,11 @@ find_library(CUDNN_LIBRARY cudnn
 find_path(CUDNN_FRONTEND_INCLUDE_DIR cudnn_frontend.h
   HINTS $ENV{CUDNN_FRONTEND_HOME} ${PROJECT_SOURCE_DIR}/.deps/cudnn-frontend
   PATH_SUFFIXES include)
+# A cached path whose header has since gone (a removed .deps/) counts as not found.
+if(CUDNN_FRONTEND_INCLUDE_DIR AND NOT EXISTS "${CUDNN_FRONTEND_INCLUDE_DIR}/cudnn_frontend.h")
+  unset(CUDNN_FRONTEND_INCLUDE_DIR CACHE)
+  set(CUDNN_FRONTEND_INCLUDE_DIR "")
+endif()
 if(CUDNN_INCLUDE_DIR AND CUDNN_LIBRARY AND CUDNN_FRONTEND_INCLUDE_DIR)
   set(SCALEFIT_HAVE_CUDNN ON)
   if(NOT TARGET CUDNN::cudnn)

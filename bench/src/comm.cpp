@@ -13,6 +13,7 @@
 #include "scalefit/bench/table.hpp"
 #include "scalefit/bench/verify.hpp"
 #include "scalefit/bench/world.hpp"
+#include "scalefit/core/csv.hpp"
 #include "scalefit/core/error.hpp"
 #include "scalefit/core/records.hpp"
 #include "scalefit/core/timing.hpp"
@@ -324,7 +325,13 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
   }
 
   std::unique_ptr<JsonlWriter> writer;
+  std::unique_ptr<CsvWriter> csv; // --csv: a flat row per measurement
   auto write_record = [&](const nlohmann::json &j) {
+    if (rank == 0 && !o.csv.empty() && j.value("type", "") == "measurement") {
+      if (!csv)
+        csv = std::make_unique<CsvWriter>(o.csv, comm_csv_header());
+      csv->row(comm_csv_row(to_json(ctx), j));
+    }
     if (rank != 0 || o.out.empty())
       return;
     if (!writer) {

@@ -3,6 +3,7 @@
 #include "scalefit/bench/kernels_command.hpp"
 
 #include "scalefit/bench/comm.hpp"
+#include "scalefit/core/csv.hpp"
 #include "scalefit/core/error.hpp"
 #include "scalefit/core/records.hpp"
 #include "scalefit/core/stats.hpp"
@@ -48,6 +49,7 @@ void add_kernels_options(CLI::App &app, RawKernelsArgs &raw) {
   app.add_option("--scale", raw.scale, "Shrink m, n, k by this factor in (0, 1] for quick runs")
       ->capture_default_str();
   app.add_option("--out", raw.out, "Append JSON Lines records to FILE");
+  app.add_option("--csv", raw.csv, "Append one CSV row per kernel to FILE (docs/records.md)");
   app.add_flag("-c,--check", raw.check, "Check each kernel against a naive reference on a slice");
   app.add_option("--peak-tflops", raw.peak_tflops, "Device peak [TFLOP/s] for the summary");
   app.add_option("--system", raw.system, "System name for the context record");
@@ -158,6 +160,7 @@ KernelsOptions validate_kernels_args(const RawKernelsArgs &raw) {
   o.max_time_s = raw.max_time_s;
   o.scale = raw.scale;
   o.out = raw.out;
+  o.csv = raw.csv;
   o.check = raw.check;
   o.peak_tflops = raw.peak_tflops;
   o.system = raw.system;
@@ -219,6 +222,7 @@ int run_kernels(const KernelsOptions &o, const std::string &command_line) {
   // on failure.
   std::unique_ptr<GemmEngine> engine;
   std::unique_ptr<JsonlWriter> writer;
+  std::unique_ptr<CsvWriter> csv; // --csv: a flat row per kernel
   std::string error, field, attention_note;
   Attention attention = Attention::unfused;
   std::vector<KernelShape> shapes;
@@ -249,6 +253,8 @@ int run_kernels(const KernelsOptions &o, const std::string &command_line) {
       }
       if (!o.out.empty())
         writer = std::make_unique<JsonlWriter>(o.out);
+      if (!o.csv.empty())
+        csv = std::make_unique<CsvWriter>(o.csv, kernels_csv_header());
     } catch (const InputError &e) {
       error = e.message();
       field = e.field();
@@ -287,8 +293,9 @@ int run_kernels(const KernelsOptions &o, const std::string &command_line) {
               "batch", "time(us)", "median(us)", "TFLOP/s", o.check ? "  #wrong" : "");
   std::fflush(stdout);
 
-  if (writer) {
-    nlohmann::json ctx = {{"type", "context"},
+  nlohmann::json ctx;
+  if (writer || csv) {
+    ctx = {{"type", "context"},
                           {"schema", kKernelsSchema},
                           {"tool", "scalefit-bench kernels"},
                           {"system", o.system},
@@ -314,7 +321,8 @@ int run_kernels(const KernelsOptions &o, const std::string &command_line) {
                           {"versions", {{"scalefit", SCALEFIT_VERSION}}},
                           {"command_line", command_line},
                           {"start_time", utc_now_iso8601()}};
-    writer->write(ctx);
+    if (writer)
+      writer->write(ctx);
   }
 
   std::int64_t total_wrong = 0;
@@ -341,7 +349,7 @@ int run_kernels(const KernelsOptions &o, const std::string &command_line) {
       std::printf(" %7lld", static_cast<long long>(chk->wrong));
     std::printf("\n");
     std::fflush(stdout);
-    if (writer) {
+    if (writer || csv) {
       nlohmann::json rec = {{"type", "kernel"},
                             {"name", s.name},
                             {"kind", kernel_kind_name(s.kind)},
@@ -365,7 +373,10 @@ int run_kernels(const KernelsOptions &o, const std::string &command_line) {
       }
       if (chk)
         rec["wrong"] = chk->wrong;
-      writer->write(rec);
+      if (writer)
+        writer->write(rec);
+      if (csv)
+        csv->row(kernels_csv_row(ctx, rec));
     }
     if (chk)
       total_wrong += chk->wrong;

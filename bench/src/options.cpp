@@ -111,6 +111,7 @@ void add_comm_options(CLI::App &app, RawCommArgs &raw) {
                  "Split the ranks into K pseudo-nodes of contiguous ranks (0: real nodes)")
       ->capture_default_str();
   app.add_option("--out", raw.out, "Append JSON Lines records to this file");
+  app.add_option("--csv", raw.csv, "Append one CSV row per measurement to this file (docs/records.md)");
   app.add_flag("--resume", raw.resume,
                "Continue --out: skip points it already holds for the same context");
   app.add_option("--system", raw.system, "System name recorded in the context")
@@ -283,6 +284,7 @@ CommOptions validate_comm_args(const RawCommArgs &raw) {
   if (raw.system.empty())
     bad("--system", "must not be empty");
   o.out = raw.out;
+  o.csv = raw.csv;
   o.resume = raw.resume;
   o.system = raw.system;
   o.baseline = raw.baseline;

@@ -252,6 +252,7 @@ public:
   }
 
 private:
+#ifdef SCALEFIT_HAVE_CUDNN
   /// Device buffers of an attention problem: m_a = q | k | v, m_b = out | dout,
   /// m_c = dq | dk | dv, m_stats = fp32 log-sum-exp.
   detail::AttentionBuffers attention_buffers(const KernelShape &s, void *qkv, void *od, void *grads,
@@ -274,7 +275,6 @@ private:
     return b;
   }
 
-#ifdef SCALEFIT_HAVE_CUDNN
   detail::CudnnAttention &attention() const {
     if (!m_attention)
       m_attention = std::make_unique<detail::CudnnAttention>(m_stream);

@@ -39,6 +39,7 @@ struct RawKernelsArgs {
   double max_time_s = 0.2;     ///< --max-time: adaptive time budget per shape [s]
   double scale = 1.0;          ///< --scale F in (0, 1]
   std::string out;             ///< --out FILE.jsonl (appended)
+  std::string csv;             ///< --csv FILE.csv (appended, one row per kernel)
   bool check = false;          ///< -c
   double peak_tflops = 0;      ///< --peak-tflops: device peak for the summary [TFLOP/s]
   std::string system;          ///< --system NAME for the context record
@@ -62,6 +63,7 @@ struct KernelsOptions {
   double max_time_s = 0.2;               ///< adaptive budget per shape [s]
   double scale = 1.0;                    ///< shape shrink factor
   std::string out;                       ///< JSONL path or empty
+  std::string csv;                       ///< CSV path or empty
   bool check = false;                    ///< run the -c check
   double peak_tflops = 0;                ///< 0: not given
   std::string system;                    ///< system label

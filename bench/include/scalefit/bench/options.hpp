@@ -52,6 +52,7 @@ struct CommOptions {
   std::vector<GroupKind> groups{GroupKind::world}; ///< --groups
   int emulate_nodes = 0;        ///< --emulate-nodes K (0: nodes from shared memory)
   std::string out;              ///< --out FILE.jsonl ("" for none)
+  std::string csv;              ///< --csv FILE.csv: one flat row per measurement ("" for none)
   bool resume = false;          ///< --resume
   std::string system = "local"; ///< --system NAME
   bool baseline = false;        ///< --baseline: bare MPI_Allreduce loop beside allreduce
@@ -77,7 +78,7 @@ struct RawCommArgs {
   int min_samples = 5, max_samples = 1000;
   std::vector<std::string> groups{"world"};
   int emulate_nodes = 0;
-  std::string out, system = "local";
+  std::string out, system = "local", csv;
   bool resume = false, baseline = false;
   bool step_factor_given = false, step_bytes_given = false;
 };

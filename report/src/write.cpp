@@ -1,0 +1,248 @@
+// index.html, the data files, and running report/plot.py.
+#include "scalefit/core/atomic_file.hpp"
+#include "scalefit/core/error.hpp"
+#include "scalefit/fitting/fit_file.hpp"
+#include "scalefit/report/report.hpp"
+
+#include <fmt/format.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#ifndef SCALEFIT_REPORT_SOURCE_SCRIPT
+#define SCALEFIT_REPORT_SOURCE_SCRIPT ""
+#endif
+
+namespace scalefit::report {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string esc(const std::string &s) {
+  std::string o;
+  for (char c : s) {
+    switch (c) {
+    case '&': o += "&amp;"; break;
+    case '<': o += "&lt;"; break;
+    case '>': o += "&gt;"; break;
+    case '"': o += "&quot;"; break;
+    default: o += c;
+    }
+  }
+  return o;
+}
+
+/// Writes `text` to `path` atomically (core's AtomicFile: readers never see half a file).
+void write_atomic(const fs::path &path, const std::string &text) {
+  AtomicFile out(path.string());
+  out.write(text);
+  out.commit();
+}
+
+/// Runs argv, waits; \returns the exit status (-1 when it did not exit normally).
+int run_process(const std::vector<std::string> &args) {
+  std::vector<char *> argv;
+  for (const std::string &a : args)
+    argv.push_back(const_cast<char *>(a.c_str()));
+  argv.push_back(nullptr);
+  std::fflush(stdout);
+  std::fflush(stderr);
+  const pid_t pid = fork();
+  if (pid < 0)
+    throw RuntimeError(std::string("fork failed: ") + std::strerror(errno));
+  if (pid == 0) {
+    execvp(argv[0], argv.data());
+    std::fprintf(stderr, "scalefit report: cannot run %s: %s\n", argv[0], std::strerror(errno));
+    _exit(127);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR)
+      throw RuntimeError(std::string("waitpid failed: ") + std::strerror(errno));
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+std::string self_dir() {
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string() : exe.parent_path().string();
+}
+
+} // namespace
+
+std::string find_python() {
+  if (const char *env = std::getenv("SCALEFIT_PYTHON"); env && *env)
+    return env;
+  for (const char *py : {"python3", "/usr/bin/python3"}) {
+    const std::string probe = std::string(py) + " -c 'import matplotlib' >/dev/null 2>&1";
+    if (std::system(probe.c_str()) == 0)
+      return py;
+  }
+  return "python3"; // fails below with a message naming python3-matplotlib
+}
+
+std::string find_plot_script() {
+  if (const char *env = std::getenv("SCALEFIT_REPORT_SCRIPT"); env && *env) {
+    if (!fs::exists(env))
+      throw InputError("no such file (from $SCALEFIT_REPORT_SCRIPT)", env);
+    return env;
+  }
+  std::vector<std::string> tried;
+  const std::string dir = self_dir();
+  if (!dir.empty())
+    tried.push_back(dir + "/../share/scalefit/plot.py");
+  tried.push_back(SCALEFIT_REPORT_SOURCE_SCRIPT);
+  for (const std::string &t : tried)
+    if (!t.empty() && fs::exists(t))
+      return fs::weakly_canonical(t).string();
+  throw InputError("cannot find report/plot.py (set SCALEFIT_REPORT_SCRIPT or --script)");
+}
+
+std::string index_html(const Inputs &in, const std::vector<Plot> &plots, const std::string &title) {
+  std::string o;
+  auto out = std::back_inserter(o);
+  fmt::format_to(out, R"(<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{0}</title>
+<style>
+body {{ font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1400px; color: #222; }}
+h1 {{ font-size: 1.6em; }} h2 {{ font-size: 1.25em; margin-top: 2em; border-bottom: 1px solid #ccc; }}
+table {{ border-collapse: collapse; font-size: 0.85em; }}
+td, th {{ border: 1px solid #ccc; padding: 2px 6px; text-align: left; }}
+td.n {{ text-align: right; font-variant-numeric: tabular-nums; }}
+figure {{ margin: 1.5em 0; }} figure img {{ max-width: 100%; border: 1px solid #eee; }}
+figcaption {{ color: #444; font-size: 0.9em; max-width: 1100px; }}
+code {{ font-size: 0.9em; }}
+</style></head>
+<body data-images-loaded="pending">
+<h1>{0}</h1>
+<p>Written by <code>scalefit report</code> on {1}. Pictures are the PNG files beside this page;
+the numbers behind each are in <code>data/&lt;name&gt;.json</code>.</p>
+)",
+                 esc(title), esc(utc_now_iso8601()));
+
+  o += "<h2>Inputs</h2>\n<table><tr><th>file</th><th>what</th><th>system</th><th>details</th></tr>\n";
+  for (std::size_t i = 0; i < in.comm.size(); ++i) {
+    const RecordSet &rs = in.comm[i];
+    const ContextRecord *c = rs.contexts.empty() ? nullptr : &rs.contexts.front();
+    fmt::format_to(out, "<tr><td>{}</td><td>comm ({} points)</td><td>{}</td><td>{}</td></tr>\n",
+                   esc(in.comm_files[i]), rs.measurements.size(), c ? esc(c->system) : "",
+                   c ? esc(fmt::format("backend {}, {} ranks on {} nodes{}; {}", c->backend,
+                                       c->nranks, c->nnodes,
+                                       c->emulated_nodes ? " (emulated)" : "",
+                                       c->command_line))
+                     : "");
+  }
+  for (const KernelsFile &k : in.kernels)
+    fmt::format_to(out, "<tr><td>{}</td><td>kernels ({} kernels)</td><td>{}</td><td>{}</td></tr>\n",
+                   esc(k.path), k.kernels.size(), esc(k.context.value("system", "")),
+                   esc(k.context.value("device", "") + ", " + k.context.value("library", "") +
+                       "; " + k.context.value("command_line", "")));
+  for (const auto &f : in.fits)
+    fmt::format_to(out, "<tr><td>{}</td><td>fit file ({} curves)</td><td>{}</td><td>{}</td></tr>\n",
+                   esc(f->path), f->entries.size(),
+                   esc(f->system.count("name") ? f->system.at("name") : ""),
+                   esc(f->schema + ", " + f->tool + ", " + f->created));
+  for (const EstimateInput &e : in.estimates)
+    fmt::format_to(out, "<tr><td>{}</td><td>{}</td><td></td><td></td></tr>\n", esc(e.path),
+                   esc(e.kind));
+  o += "</table>\n";
+
+  bool any_fit = false;
+  for (const auto &f : in.fits)
+    any_fit = any_fit || !f->entries.empty();
+  if (any_fit) {
+    o += "<h2>Fitted curves</h2>\n<table><tr><th>entry</th><th>model</th><th>points</th>"
+         "<th>sizes</th><th>latency [us]</th><th>peak busbw [GB/s]</th><th>MAPE [%]</th>"
+         "<th>LOO MAPE [%]</th><th>excluded</th></tr>\n";
+    for (const auto &f : in.fits)
+      for (const fitting::FitEntry &e : f->entries)
+        fmt::format_to(out,
+                       "<tr><td>{}</td><td>{}</td><td class=n>{}</td><td>{} &ndash; {}</td>"
+                       "<td class=n>{:.2f}</td><td class=n>{:.2f}</td><td class=n>{:.2f}</td>"
+                       "<td class=n>{}</td><td class=n>{}</td></tr>\n",
+                       esc(e.id), esc(fitting::model_label(e.model)), e.points,
+                       esc(size_label(e.min_bytes)), esc(size_label(e.max_bytes)), e.latency_us(),
+                       e.peak_busbw_gbps, e.quality.mape_pct,
+                       e.quality.loo_mape_pct >= 0
+                           ? fmt::format("{:.2f}", e.quality.loo_mape_pct)
+                           : std::string("-"),
+                       e.excluded.size());
+    o += "</table>\n";
+  }
+
+  std::string section;
+  for (const Plot &p : plots) {
+    const std::string sec = p.kind == "bandwidth" || p.kind == "latency" || p.kind == "scaling"
+                                ? "Collectives"
+                            : p.kind == "kernels" || p.kind == "attention" ? "Kernels"
+                                                                            : "Estimates";
+    if (sec != section) {
+      fmt::format_to(out, "<h2>{}</h2>\n", sec);
+      section = sec;
+    }
+    fmt::format_to(out,
+                   "<figure id=\"{0}\"><img src=\"{0}.png\" width=\"{1}\" height=\"{2}\" "
+                   "alt=\"{3}\"><figcaption><b>{3}.</b> {4} <a href=\"data/{0}.json\">data</a>"
+                   "</figcaption></figure>\n",
+                   esc(p.name), p.width_px, p.height_px, esc(p.title), esc(p.caption));
+  }
+  if (plots.empty())
+    o += "<p>No plots: the inputs hold nothing to draw.</p>\n";
+  // Records, once the page has loaded, how many images decoded (the render test reads it).
+  o += R"(<script>
+window.addEventListener("load", function () {
+  var imgs = document.images, ok = 0;
+  for (var i = 0; i < imgs.length; i++) if (imgs[i].complete && imgs[i].naturalWidth > 0) ok++;
+  document.body.setAttribute("data-images-loaded", ok + "/" + imgs.length);
+});
+</script>
+</body></html>
+)";
+  return o;
+}
+
+std::vector<Plot> write_report(const Inputs &in, const ReportOptions &opt) {
+  if (opt.out_dir.empty())
+    throw InputError("no output directory", "", 0, "-o");
+  const fs::path dir = opt.out_dir;
+  std::error_code ec;
+  fs::create_directories(dir / "data", ec);
+  if (ec)
+    throw InputError("cannot create directory: " + ec.message(), (dir / "data").string());
+  std::vector<Plot> plots = build_plots(in);
+  nlohmann::json manifest = nlohmann::json::array();
+  for (const Plot &p : plots) {
+    nlohmann::json j = {{"name", p.name},         {"kind", p.kind},
+                        {"title", p.title},       {"width_px", p.width_px},
+                        {"height_px", p.height_px}, {"data", p.data}};
+    write_atomic(dir / "data" / (p.name + ".json"), j.dump() + "\n");
+    manifest.push_back({{"name", p.name},
+                        {"kind", p.kind},
+                        {"data_file", "data/" + p.name + ".json"},
+                        {"png", p.name + ".png"},
+                        {"width_px", p.width_px},
+                        {"height_px", p.height_px}});
+  }
+  write_atomic(dir / "plots.json", manifest.dump(1) + "\n");
+  if (!opt.data_only && !plots.empty()) {
+    const std::string script = opt.script.empty() ? find_plot_script() : opt.script;
+    const std::string python = opt.python.empty() ? find_python() : opt.python;
+    const int rc = run_process({python, script, (dir / "plots.json").string()});
+    if (rc != 0)
+      throw RuntimeError(fmt::format(
+          "{} {} exited with status {} (is python3-matplotlib installed? scripts/setup.sh "
+          "installs it; --data-only skips drawing)",
+          python, script, rc));
+    for (const Plot &p : plots)
+      if (!fs::exists(dir / (p.name + ".png")))
+        throw RuntimeError("the plot script wrote no " + (dir / (p.name + ".png")).string());
+  }
+  write_atomic(dir / "index.html", index_html(in, plots, opt.title));
+  return plots;
+}
+
+} // namespace scalefit::report
