@@ -10,7 +10,9 @@ cd "$(dirname "$0")/.."
 
 packages=(cmake g++ make openmpi-bin libopenmpi-dev libeigen3-dev libyaml-cpp-dev libcli11-dev
           nlohmann-json3-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
-          python3-matplotlib)  # python3-matplotlib: `scalefit report` draws its PNGs with it
+          python3-matplotlib  # `scalefit report` draws its PNGs with it
+          # fuzz and asan presets: clang 14, its runtimes (libFuzzer, ASan, UBSan), llvm-symbolizer
+          clang libclang-rt-14-dev llvm)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,9 +1,67 @@
 #!/usr/bin/env bash
-# Runs scalefit's whole test suite (GoogleTest units and mpirun integration tests via CTest),
-# building first. Installs missing Debian packages when run as root (scripts/setup.sh).
+# Runs scalefit's test suite (GoogleTest units and mpirun integration tests via CTest), building
+# first. Installs missing Debian packages when run as root (scripts/setup.sh).
+#
+# Usage: scripts/test.sh [--all]
+#   --all (also when CI=true; what .ci/run does) adds, each as a timed step:
+#     configure  every TESTS x BENCHMARKS x CUDA option combination configures
+#                (scripts/check-configure.sh; configure only)
+#     fuzz       build/fuzz (clang, ASan + UBSan, libFuzzer): the fuzz targets and the replays of
+#                tests/data/fuzz-regressions, then 30 s of each target (fuzz/run.sh)
+#   and, with STEPS including it (scripts/nightly.sh; about 10 more minutes on 2 cores):
+#     sanitize   the whole suite again in build/fuzz under ASan + UBSan (a report fails its test)
+# Environment: BUILD_DIR (default build), JOBS (default 2), STEPS (default "configure fuzz"),
+#   FUZZ_SECONDS (default 30).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+all=false
+case "${1:-}" in
+  --all) all=true ;;
+  "") [ "${CI:-}" = true ] && all=true ;;
+  *) sed -n '2,14p' "$0" >&2; exit 2 ;;
+esac
+JOBS=${JOBS:-2}
+export JOBS
 # OpenMPI refuses to run as root unless told; tests also oversubscribe the 2-core CI machine.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure --no-tests=error -j "${JOBS:-2}"
+
+t0=$(date +%s)
+timings=()
+# step NAME COMMAND...: runs and times one step; the first failure ends the script with its status.
+step() {
+  local name=$1 start rc=0
+  shift
+  start=$(date +%s)
+  echo "=== test.sh: step '$name': $*"
+  "$@" || rc=$?
+  local status=""
+  ((rc == 0)) || status=" FAILED (exit $rc)"
+  timings+=("$name $(($(date +%s) - start)) s$status")
+  if ((rc)); then
+    printf 'test.sh: %s\n' "${timings[@]}" >&2
+    exit "$rc"
+  fi
+}
+
+step build bash scripts/setup.sh
+step tests ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure --no-tests=error -j "$JOBS"
+if $all; then
+  steps=${STEPS:-configure fuzz}
+  for s in $steps; do
+    case $s in
+      configure) step configure bash scripts/check-configure.sh ;;
+      fuzz)
+        step fuzz-build bash -c "cmake --preset fuzz >/dev/null &&
+                                 cmake --build --preset fuzz -j $JOBS --target fuzz fuzz-replay"
+        step fuzz-replay ctest --preset fuzz -j "$JOBS" -R '^fuzz_'
+        step fuzz bash fuzz/run.sh -t "${FUZZ_SECONDS:-30}" -j "$JOBS" \
+          -o "$(mktemp -d /tmp/scalefit-fuzz.XXXXXX)" ;;
+      sanitize)
+        step sanitize-build bash -c "cmake --preset fuzz >/dev/null && cmake --build --preset fuzz -j $JOBS"
+        step sanitize-tests ctest --preset fuzz -j "$JOBS" ;;
+      *) echo "test.sh: unknown step '$s' in STEPS" >&2; exit 2 ;;
+    esac
+  done
+fi
+printf 'test.sh: %s\n' "${timings[@]}"
+echo "test.sh: all steps passed in $(($(date +%s) - t0)) s"

@@ -53,6 +53,14 @@ int run(int argc, char **argv, int rank) {
       "kernels", "Time the GEMMs and softmax of a transformer layer (cpu or cublas engine)");
   scalefit::kernels::RawKernelsArgs kraw;
   scalefit::kernels::add_kernels_options(*kernels, kraw);
+  // An unknown first word: name it and the commands (CLI11 says only "A subcommand is required").
+  const std::string first = argc > 1 ? argv[1] : "-";
+  if (first[0] != '-' && first != "comm" && first != "kernels") {
+    if (rank == 0)
+      std::fprintf(stderr, "scalefit-bench: error: unknown command '%s' (commands: comm, kernels; "
+                           "see 'scalefit-bench --help')\n", argv[1]);
+    return scalefit::kExitUsage;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {

@@ -333,9 +333,11 @@ std::vector<std::string> drop_duplicate_measurements(std::vector<RecordSet> &set
     std::size_t out = 0;
     for (std::size_t i = 0; i < rs.measurements.size(); ++i) {
       if (drop[i]) continue;
-      rs.measurements[out] = std::move(rs.measurements[i]);
-      if (i < rs.context_of.size()) rs.context_of[out] = rs.context_of[i];
-      if (i < rs.origin.size()) rs.origin[out] = std::move(rs.origin[i]);
+      if (out != i) {  // a self-move would empty strings and vectors (libstdc++)
+        rs.measurements[out] = std::move(rs.measurements[i]);
+        if (i < rs.context_of.size()) rs.context_of[out] = rs.context_of[i];
+        if (i < rs.origin.size()) rs.origin[out] = std::move(rs.origin[i]);
+      }
       ++out;
     }
     rs.measurements.resize(out);

@@ -100,6 +100,16 @@ std::vector<Curve> collect_curves(const Inputs &in) {
         if (m.root >= 0)
           c.redop_root += " root " + std::to_string(m.root);
         c.fit = find_entry(in, id, system, c.fit_file);
+        if (!c.fit) // a fit file that did not keep the group kind (kind ""): match the fields
+          for (const auto &f : in.fits)
+            for (const FitEntry &e : f->entries)
+              if (!c.fit && e.group.kind.empty() && e.op == m.op &&
+                  e.group.nranks == m.group.nranks && e.group.nnodes == m.group.nnodes &&
+                  e.dtype == m.dtype && e.placement == m.placement && e.redop == m.redop &&
+                  e.root == m.root && (e.system == system || system.empty())) {
+                c.fit = &e;
+                c.fit_file = f->path;
+              }
       }
       if (!(m.bytes > 0) || !(m.time_us > 0))
         continue; // nothing to draw on a log axis (the fitter excludes them too)

@@ -214,3 +214,14 @@ TEST(Records, ConflictingDuplicatesAreRefusedNamingBothLocations) {
   other[1].contexts[0].system = "other";
   EXPECT_TRUE(drop_duplicate_measurements(other).empty());
 }
+
+TEST(Records, MergingDuplicatesKeepsEveryFieldOfTheRecordsItKeeps) {
+  // The compaction must not self-move a kept record: that empties its strings and vectors.
+  std::vector<RecordSet> sets{one_point_set("a.jsonl", 1.5), one_point_set("a.jsonl", 1.5)};
+  sets[0].measurements[0].samples_us = {1.4, 1.5, 1.6};
+  drop_duplicate_measurements(sets);
+  ASSERT_EQ(sets[0].measurements.size(), 1u);
+  EXPECT_EQ(sets[0].measurements[0].group.kind, "world");
+  EXPECT_EQ(sets[0].measurements[0].samples_us.size(), 3u);
+  EXPECT_EQ(sets[0].origin[0], "a.jsonl:2");
+}

@@ -8,12 +8,12 @@
 
 namespace scalefit {
 
-/// Exit codes of every scalefit binary.
+/// Exit codes of every scalefit binary: one scheme (README "Exit codes", tests/cli/test_exit_codes).
 enum ExitCode : int {
   kExitOk = 0,        ///< success
-  kExitCheck = 1,     ///< a correctness check (`-c`) found wrong elements
-  kExitUsage = 2,     ///< bad input: arguments, files, configuration; or an unavailable backend
-  kExitInternal = 3,  ///< a library call failed at run time (MPI, CUDA, NCCL)
+  kExitCheck = 1,     ///< a measured failure: a correctness check (`-c`) found wrong elements
+  kExitUsage = 2,     ///< bad input or environment: arguments, files, values; no backend/GPU; unwritable output, full disk
+  kExitInternal = 3,  ///< internal error: a failed MPI/CUDA/NCCL call at run time, or a bug (unexpected exception)
 };
 
 /// Bad input from a user: a file, a line, a field, or a command-line argument.

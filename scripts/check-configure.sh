@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Configures (does not build) every documented option combination of scalefit:
+#   SCALEFIT_BUILD_BENCHMARKS ON/OFF x SCALEFIT_BUILD_TESTS ON/OFF x SCALEFIT_ENABLE_CUDA ON/OFF
+# each into its own throw-away build directory, and fails if any combination does not configure.
+# CUDA=ON combinations are skipped (with a message) when no nvcc is found. Cheap: about 5-20 s
+# per combination, no compilation. Part of CI (scripts/test.sh).
+#
+# Usage: scripts/check-configure.sh            Environment: CHECK_DIR (default: a mktemp dir)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v nvcc >/dev/null && [ -z "${CUDACXX:-}" ] && [ -x /usr/local/cuda/bin/nvcc ]; then
+  export CUDACXX=/usr/local/cuda/bin/nvcc
+fi
+have_nvcc=false
+{ command -v nvcc >/dev/null || [ -n "${CUDACXX:-}" ]; } && have_nvcc=true
+
+root=${CHECK_DIR:-$(mktemp -d /tmp/scalefit-configure.XXXXXX)}
+failed=()
+for cuda in OFF ON; do
+  if [ "$cuda" = ON ] && ! $have_nvcc; then
+    echo "check-configure: no nvcc: skipping SCALEFIT_ENABLE_CUDA=ON"
+    continue
+  fi
+  for bm in ON OFF; do
+    for tests in ON OFF; do
+      name="cuda-$cuda.benchmarks-$bm.tests-$tests"
+      dir="$root/$name"
+      if cmake -S . -B "$dir" -DSCALEFIT_ENABLE_CUDA="$cuda" -DSCALEFIT_BUILD_BENCHMARKS="$bm" \
+           -DSCALEFIT_BUILD_TESTS="$tests" >"$dir.log" 2>&1; then
+        echo "check-configure: ok     $name"
+      else
+        echo "check-configure: FAILED $name (log below)"
+        tail -n 30 "$dir.log"
+        failed+=("$name")
+      fi
+      rm -rf "$dir"
+    done
+  done
+done
+[ -z "${CHECK_DIR:-}" ] && rm -rf "$root"
+if ((${#failed[@]})); then
+  echo "check-configure: ${#failed[@]} combination(s) failed: ${failed[*]}" >&2
+  exit 1
+fi
+echo "check-configure: every combination configures"
