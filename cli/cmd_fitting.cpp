@@ -45,29 +45,6 @@ struct PredictArgs {
   bool json = false;
 };
 
-/// Files named on the command line; a directory contributes its *.jsonl files, sorted.
-std::vector<std::string> expand_inputs(const std::vector<std::string> &inputs) {
-  std::vector<std::string> files;
-  for (const std::string &in : inputs) {
-    std::error_code ec;
-    if (fs::is_directory(in, ec)) {
-      std::vector<std::string> found;
-      for (const auto &de : fs::directory_iterator(in))
-        if (de.is_regular_file() && de.path().extension() == ".jsonl")
-          found.push_back(de.path().string());
-      std::sort(found.begin(), found.end());
-      if (found.empty())
-        throw InputError("directory has no *.jsonl files", in);
-      files.insert(files.end(), found.begin(), found.end());
-    } else if (fs::exists(in, ec)) {
-      files.push_back(in);
-    } else {
-      throw InputError("no such file or directory", in);
-    }
-  }
-  return files;
-}
-
 void run_fit(const FitArgs &a) {
   FitOptions opt;
   opt.min_points = static_cast<std::size_t>(a.min_points);
@@ -86,7 +63,7 @@ void run_fit(const FitArgs &a) {
       opt.models.push_back(*k);
     }
   }
-  const std::vector<std::string> all = expand_inputs(a.inputs);
+  const std::vector<std::string> all = expand_jsonl_inputs(a.inputs);
   std::vector<std::string> files, kernel_files; // scalefit.comm/1 and scalefit.kernels/1 files
   for (const std::string &f : all)
     (is_kernels_file(f) ? kernel_files : files).push_back(f);

@@ -6,12 +6,14 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 
 namespace scalefit {
@@ -289,6 +291,29 @@ RecordSet read_records(const std::string &path) {
     }
   }
   return set;
+}
+
+std::vector<std::string> expand_jsonl_inputs(const std::vector<std::string> &inputs) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> files;
+  for (const std::string &in : inputs) {
+    std::error_code ec;
+    if (fs::is_directory(in, ec)) {
+      std::vector<std::string> found;
+      for (const auto &de : fs::directory_iterator(in, ec))
+        if (de.is_regular_file() && de.path().extension() == ".jsonl")
+          found.push_back(de.path().string());
+      std::sort(found.begin(), found.end());
+      if (found.empty())
+        throw InputError("directory has no *.jsonl files", in);
+      files.insert(files.end(), found.begin(), found.end());
+    } else if (fs::exists(in, ec)) {
+      files.push_back(in);
+    } else {
+      throw InputError("no such file or directory", in);
+    }
+  }
+  return files;
 }
 
 std::vector<std::string> drop_duplicate_measurements(std::vector<RecordSet> &sets) {

@@ -37,28 +37,6 @@ std::string first_schema(const std::string &path) {
   throw InputError("file is empty", path);
 }
 
-std::vector<std::string> expand(const std::vector<std::string> &inputs) {
-  std::vector<std::string> files;
-  for (const std::string &in : inputs) {
-    std::error_code ec;
-    if (fs::is_directory(in, ec)) {
-      std::vector<std::string> found;
-      for (const auto &de : fs::directory_iterator(in))
-        if (de.is_regular_file() && de.path().extension() == ".jsonl")
-          found.push_back(de.path().string());
-      std::sort(found.begin(), found.end());
-      if (found.empty())
-        throw InputError("directory has no *.jsonl files", in);
-      files.insert(files.end(), found.begin(), found.end());
-    } else if (fs::exists(in, ec)) {
-      files.push_back(in);
-    } else {
-      throw InputError("no such file or directory", in);
-    }
-  }
-  return files;
-}
-
 /// A finite number field of a kernel record.
 double number(const nlohmann::json &j, const char *field, const std::string &path, long line) {
   if (!j.contains(field) || !j[field].is_number())
@@ -120,7 +98,7 @@ Inputs load_inputs(const std::vector<std::string> &results, const std::vector<st
   if (results.empty() && fits.empty() && estimates.empty())
     throw InputError("nothing to report: give JSONL results, --fit or --estimate files");
   Inputs in;
-  for (const std::string &f : expand(results)) {
+  for (const std::string &f : expand_jsonl_inputs(results)) {
     const std::string schema = first_schema(f);
     if (schema.rfind("scalefit.comm/", 0) == 0) {
       in.comm_files.push_back(f);

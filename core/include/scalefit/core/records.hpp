@@ -106,6 +106,11 @@ struct RecordSet {
 /// context record.
 RecordSet read_records(const std::string &path);
 
+/// The files named on a command line: a file stands for itself, a directory for its `*.jsonl`
+/// files (sorted by name). Throws InputError naming the path for a missing path or a directory
+/// with no `*.jsonl` file.
+std::vector<std::string> expand_jsonl_inputs(const std::vector<std::string> &inputs);
+
 /// Removes duplicate measurements across `sets` (the same file given twice, two jobs appending to
 /// one file), so that no point is fitted twice. Two measurements are duplicates when their
 /// context's system and their MeasurementRecord::key() (op, group kind/nranks/nnodes/ranks per
