@@ -74,7 +74,9 @@ std::vector<std::size_t> neighbour_spikes(std::span<const CurvePoint> pts, const
             [](const auto &a, const auto &b) { return std::abs(a.first) > std::abs(b.first); });
   const std::size_t cap =
       std::max<std::size_t>(1, static_cast<std::size_t>(opt.spike_max_share * static_cast<double>(n)));
-  for (const auto &[d, i] : cands) {
+  for (const auto &cand : cands) {  // no structured binding: clang 14 cannot capture one
+    const double d = cand.first;
+    const std::size_t i = cand.second;
     if (out.size() >= cap)
       break;
     // Two adjacent candidates are a plateau, not two spikes: keep the larger only.
