@@ -3,8 +3,10 @@
 # the executions done and whether it found a crash. Inputs that crash are saved under
 # OUT/artifacts/ (crash-*, leak-*, timeout-*, oom-*); new coverage under OUT/corpus/<target>/.
 #
-# Usage: fuzz/run.sh [-t SECONDS] [-j PARALLEL] [-b BUILD_DIR] [-o OUT] [TARGET...]
+# Usage: fuzz/run.sh [-t SECONDS] [-j PARALLEL] [-s SEED] [-b BUILD_DIR] [-o OUT] [TARGET...]
 #   -t  seconds per target (default 30)          -j  targets run at once (default 2)
+#   -s  libFuzzer seed (default: random). CI passes a fixed one so that a run is reproducible: the
+#       same binary explores the same inputs in the same order, and a red CI is red on a laptop too.
 #   -b  build dir of the fuzz preset (default build/fuzz)
 #   -o  work dir for corpora and artifacts (default /tmp/scalefit-fuzz)
 #   TARGET: nccl_tests osu jsonl config_yaml fit_file size (default: all)
@@ -13,11 +15,11 @@
 # any target crashed (or failed to start), 0 otherwise.
 set -euo pipefail
 src="$(cd "$(dirname "$0")/.." && pwd)"
-seconds=30 parallel=2 build="$src/build/fuzz" out=/tmp/scalefit-fuzz
-while getopts "t:j:b:o:" opt; do
+seconds=30 parallel=2 seed="" build="$src/build/fuzz" out=/tmp/scalefit-fuzz
+while getopts "t:j:s:b:o:" opt; do
   case $opt in
-    t) seconds=$OPTARG ;; j) parallel=$OPTARG ;; b) build=$OPTARG ;; o) out=$OPTARG ;;
-    *) sed -n '2,12p' "$0" >&2; exit 2 ;;
+    t) seconds=$OPTARG ;; j) parallel=$OPTARG ;; s) seed=$OPTARG ;; b) build=$OPTARG ;; o) out=$OPTARG ;;
+    *) sed -n '2,14p' "$0" >&2; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
@@ -36,7 +38,7 @@ run_one() {
   mkdir -p "$out/corpus/$t"
   local rc=0
   nice -n "${NICE:-19}" "$bin" "$out/corpus/$t" "$out/seeds/$t" -max_len=262144 -timeout=10 \
-    -rss_limit_mb=4096 -max_total_time="$seconds" -print_final_stats=1 \
+    -rss_limit_mb=4096 -max_total_time="$seconds" -print_final_stats=1 ${seed:+-seed=$seed} \
     -artifact_prefix="$out/artifacts/${t}-" ${KEEP_GOING:+-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1} \
     ${EXTRA:-} >"$out/logs/$t.log" 2>&1 || rc=$?
   local execs

@@ -11,14 +11,15 @@
 #   and, with STEPS including it (scripts/nightly.sh; about 10 more minutes on 2 cores):
 #     sanitize   the whole suite again in build/fuzz under ASan + UBSan (a report fails its test)
 # Environment: BUILD_DIR (default build), JOBS (default 2), STEPS (default "configure fuzz"),
-#   FUZZ_SECONDS (default 30).
+#   FUZZ_SECONDS (default 30), FUZZ_SEED (default 1, so that a CI run is reproducible; "random"
+#   for a new one each run, as scripts/nightly.sh does).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 all=false
 case "${1:-}" in
   --all) all=true ;;
   "") [ "${CI:-}" = true ] && all=true ;;
-  *) sed -n '2,14p' "$0" >&2; exit 2 ;;
+  *) sed -n '2,16p' "$0" >&2; exit 2 ;;
 esac
 JOBS=${JOBS:-2}
 export JOBS
@@ -47,6 +48,8 @@ step build bash scripts/setup.sh
 step tests ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure --no-tests=error -j "$JOBS"
 if $all; then
   steps=${STEPS:-configure fuzz}
+  fuzz_seed="-s ${FUZZ_SEED:-1}"
+  [ "${FUZZ_SEED:-}" = random ] && fuzz_seed=""
   for s in $steps; do
     case $s in
       configure) step configure bash scripts/check-configure.sh ;;
@@ -54,7 +57,7 @@ if $all; then
         step fuzz-build bash -c "cmake --preset fuzz >/dev/null &&
                                  cmake --build --preset fuzz -j $JOBS --target fuzz fuzz-replay"
         step fuzz-replay ctest --preset fuzz -j "$JOBS" -R '^fuzz_'
-        step fuzz bash fuzz/run.sh -t "${FUZZ_SECONDS:-30}" -j "$JOBS" \
+        step fuzz bash fuzz/run.sh -t "${FUZZ_SECONDS:-30}" -j "$JOBS" $fuzz_seed \
           -o "$(mktemp -d /tmp/scalefit-fuzz.XXXXXX)" ;;
       sanitize)
         step sanitize-build bash -c "cmake --preset fuzz >/dev/null && cmake --build --preset fuzz -j $JOBS"

@@ -486,6 +486,36 @@ TEST(NcclTestsSynthetic, GarbageRowsAreReportedWithFileAndLine) {
   EXPECT_EQ(r.measurements.size(), 7u);
 }
 
+// A count no buffer could hold (#wrong 1e30: found by the fuzzer, whose cast to an integer was
+// undefined) and a root beyond any rank are refused with the field named; the row's time stays.
+TEST(NcclTestsErrors, OutOfRangeWrongCountAndRootAreRefused) {
+  const auto tmp = std::filesystem::path(::testing::TempDir()) / "ingest_wrong_1e30.txt";
+  {
+    std::ofstream out(tmp);
+    out << "# nccl-tests version 2.19.6 nccl-headers=22809 nccl-library=22803\n"
+           "# Collective test starting: reduce_perf\n"
+           "#  Rank  0 Group  0 Pid    441 on         vm device  0 [0000:00:06] NVIDIA H100\n"
+           "#       size         count      type   redop    root     time   algbw   busbw  #wrong"
+           "     time   algbw   busbw  #wrong\n"
+           "        4096          1024     float     sum       0     4.83    0.85    0.85    1e30"
+           "     0.18   22.64   22.64       0\n"
+           "        8192          2048     float     sum 1000000000000  4.83  1.70  1.70       0"
+           "     0.18   45.50   45.50       0\n";
+  }
+  const auto r = read_nccl_tests(tmp.string());
+  const std::string f = tmp.string();
+  EXPECT_TRUE(any_contains(r.warnings, f + ":5: field 'out-of-place #wrong'"));
+  EXPECT_TRUE(any_contains(r.warnings, f + ":6: field 'root'"));
+  const auto *rec = find(r, 4096, Placement::out_of_place);
+  ASSERT_NE(rec, nullptr);
+  EXPECT_FALSE(rec->wrong.has_value()); // not known, rather than a made-up count
+  EXPECT_DOUBLE_EQ(rec->time_us, 4.83);
+  for (const auto &m : r.measurements)
+    if (m.wrong)
+      EXPECT_GE(*m.wrong, 0);
+  std::filesystem::remove(tmp);
+}
+
 TEST(NcclTestsErrors, MissingFileAndNoTable) {
   EXPECT_THROW(read_nccl_tests(data("does_not_exist.txt")), InputError);
   const auto tmp = std::filesystem::path(::testing::TempDir()) / "ingest_no_table.txt";

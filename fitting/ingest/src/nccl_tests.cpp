@@ -91,10 +91,10 @@ void build_records(const detail::Section &s, const detail::Derived &d, const Ing
     }
     int root = op_has_root(d.op) ? 0 : -1;
     if (const auto it = r.prefix.find("root"); it != r.prefix.end()) {
-      if (const auto v = to_i64(it->second))
+      if (const auto v = to_i64(it->second); v && *v >= -1 && *v < (1 << 24))
         root = static_cast<int>(*v);
       else
-        diag.warn(line, "root", "expected an integer, got '" + it->second + "'");
+        diag.warn(line, "root", "expected a root rank in [0, 2^24) or -1 (none), got '" + it->second + "'");
     }
     if (const auto it = r.prefix.find("count"); it != r.prefix.end()) {
       const auto c = to_u64(it->second);
@@ -173,7 +173,9 @@ void build_records(const detail::Section &s, const detail::Derived &d, const Ing
                       " GB/s disagrees with size/time = " + std::to_string(computed_alg) + " GB/s");
       if (const std::string *w = get("#wrong"); w && *w != "N/A") {
         const auto v = to_double(*w);
-        if (!v || *v < 0 || *v != std::floor(*v))
+        // A count no buffer could hold (beyond 2^53, where doubles stop being exact integers)
+        // is refused rather than cast: the cast of an out-of-range double is undefined.
+        if (!v || *v < 0 || *v != std::floor(*v) || *v > 9007199254740992.0)
           diag.warn(line, where + "#wrong", "expected a count of wrong elements, got '" + *w + "'");
         else
           m.wrong = static_cast<std::int64_t>(*v);
