@@ -267,15 +267,28 @@ void Estimator::evaluate(const Strategy &st, Estimate &e) const noexcept {
 
   // --- Compute of one layer for one micro-batch on one TP rank (forward) ---
   const bool fused = md.attention == Attention::fused;
-  const double g_lin = gemm_s(T, 3 * h / t, h, 1) + gemm_s(T, h, h / t, 1) +
-                       gemm_s(T, f / t, h, 1) + gemm_s(T, h, f / t, 1);
+  // The four dense GEMMs (QKV, projection, MLP up, MLP down) as (m, n, k): forward; backward as
+  // the two GEMMs autograd runs, data gradient (m, k, n) and weight gradient (k, n, m). Without a
+  // fit only FLOPs count and backward is twice forward; a fit prices each shape (a weight
+  // gradient's k is the token count, and odd or small k runs at its own rate).
+  const double lin[4][3] = {{T, 3 * h / t, h}, {T, h, h / t}, {T, f / t, h}, {T, h, f / t}};
+  double g_lin = 0, g_lin_bwd = 0;
+  for (const auto &g : lin) {
+    g_lin += gemm_s(g[0], g[1], g[2], 1);
+    g_lin_bwd += m_fit_gemm ? gemm_s(g[0], g[2], g[1], 1) + gemm_s(g[2], g[1], g[0], 1)
+                            : 2 * gemm_s(g[0], g[1], g[2], 1);
+  }
   const double e_ln = sp ? T * h / t : T * h; // elements of the LayerNorm/dropout region
   const double S = b * (a / t) * s * s;       // attention score elements
   const double e_f = T * f / t;               // MLP inner elements
   double a_fwd = 0, a_bwd = 0;                // attention core, forward and backward
   if (fused) {
     // FlashAttention: one kernel each way, causal half of 4 b s^2 h / t FLOPs forward.
-    const double fl = constants::kCausalFraction * 4 * b * s * s * h / t;
+    // The kernel works at the head dimension rounded up to the one it was built for.
+    const double d_head = h / a;
+    const double d_kernel =
+        std::ceil(d_head / constants::kFlashHeadDimStep) * constants::kFlashHeadDimStep;
+    const double fl = constants::kCausalFraction * 4 * b * s * s * h / t * (d_kernel / d_head);
     a_fwd = attn_fused_s(fl, 1.0);
     a_bwd = attn_fused_s(fl, constants::kFlashBackwardFactor);
   } else {
@@ -300,9 +313,11 @@ void Estimator::evaluate(const Strategy &st, Estimate &e) const noexcept {
     rec_layer = fwd_layer;
   if (selective)
     rec_layer = a_fwd;
-  const double bwd_layer = 2 * g_lin + a_bwd + m_bwd + rec_layer;
+  const double bwd_layer = g_lin_bwd + a_bwd + m_bwd + rec_layer;
   // Logits and cross-entropy on the last stage (fp32 softmax over V/t).
-  const double logits_gemm = 3 * gemm_s(T, V / t, h, 1);
+  const double logits_gemm =
+      m_fit_gemm ? gemm_s(T, V / t, h, 1) + gemm_s(T, h, V / t, 1) + gemm_s(h, V / t, T, 1)
+                 : 3 * gemm_s(T, V / t, h, 1);
   const double xent = eager ? ec.head : 2 * mem_s(4 * 3 * T * V / t);
   const double logits = logits_gemm + xent;
   const double mb_cp = L * (fwd_layer + bwd_layer) + logits;
@@ -444,7 +459,7 @@ void Estimator::evaluate(const Strategy &st, Estimate &e) const noexcept {
 
   // --- Compute terms and what priced them ---
   const double mL = m * L;
-  e.terms[0] = {"layer GEMMs", mL * g_lin * (3 + (full ? 1 : 0)), m_src_gemm.c_str()};
+  e.terms[0] = {"layer GEMMs", mL * (g_lin * (1 + (full ? 1 : 0)) + g_lin_bwd), m_src_gemm.c_str()};
   e.terms[1] = {fused ? "attention (fused)" : "attention (unfused)",
                 mL * (a_fwd + a_bwd + (full || selective ? a_fwd : 0)),
                 fused ? m_src_fused.c_str() : m_src_attn.c_str()};

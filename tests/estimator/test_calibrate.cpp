@@ -41,9 +41,9 @@ TEST(Calibrate, ReadsTheMeasuredSteps) {
 }
 
 // Calibrated on three steps, the fourth predicted (each in turn). Goal (issue 8): 5% time, 10%
-// memory. Seen: time +1.9, -5.8, +5.0, +0.4%; memory +3.8, -0.1, -1.1, -0.1%. Kernel fits alone
-// (GEMM fits, the memory-bound rate of the 1-GPU nccl-tests copies, no calibration): -9.9, -9.9,
-// +3.1, +0.6% time (goal 10%).
+// memory. Seen: time +1.2, -3.7, +4.1, -0.4%; memory +3.8, -0.1, -1.1, -0.1%. Kernel fits alone
+// (GEMM fits, the memory-bound rate of the 1-GPU nccl-tests copies, no calibration): -9.8, -8.2,
+// +2.5, +0.2% time (goal 10%).
 TEST(Calibrate, LeaveOneOutOnH100Steps) {
   const SystemConfig sys = load_system(test_paths::system_path("dgx-h100"));
   const auto steps = read_steps(test_paths::data_path("h100_pytorch_gpt_steps.jsonl"));
@@ -57,7 +57,7 @@ TEST(Calibrate, LeaveOneOutOnH100Steps) {
                 e.measured_gib, 100 * (e.uncalibrated_gib / e.measured_gib - 1),
                 100 * (e.calibrated_gib / e.measured_gib - 1),
                 100 * (e.loo_gib / e.measured_gib - 1));
-    EXPECT_LT(err(e.loo_s, e.measured_s), 0.06) << e.name;
+    EXPECT_LT(err(e.loo_s, e.measured_s), 0.05) << e.name;
     EXPECT_LT(err(e.loo_gib, e.measured_gib), 0.10) << e.name;
     EXPECT_LT(err(e.uncalibrated_s, e.measured_s), 0.10) << e.name;
     EXPECT_LT(err(e.uncalibrated_gib, e.measured_gib), 0.05) << e.name;

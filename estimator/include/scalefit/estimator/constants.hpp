@@ -20,6 +20,12 @@ inline constexpr double kFlashBackwardFactor = 2.5;
 /// products (Dao et al. 2022); unfused (Megatron 2022) computes them all.
 inline constexpr double kCausalFraction = 0.5;
 
+/// Head dimensions flash attention's kernels are built for: multiples of 32 up to 256
+/// (FlashAttention-2's `flash_fwd_hdim{32,64,96,...,256}` instantiations, which PyTorch's flash
+/// backend of scaled_dot_product_attention compiles in). A head of d = h / a runs in the kernel
+/// of the next multiple (d 80 in the d 96 kernel), at the work of that size.
+inline constexpr double kFlashHeadDimStep = 32;
+
 /// Softmax statistics flash attention keeps per row and head for backward: one fp32 log-sum-exp
 /// [bytes] (Dao et al. 2022, Algorithm 2: m and l, stored as L = m + log l).
 inline constexpr double kFlashStatsBytes = 4;
