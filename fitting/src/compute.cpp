@@ -377,12 +377,18 @@ ComputeFit fit_compute(const std::vector<KernelPoint> &points, int sms, bool loo
   ComputeFit f = fit_once(points, sms);
   quality_in_sample(f, points);
   if (loo && points.size() > min_points(points)) {
+    // Leave one shape out: every point of the held-out shape goes (a layer's forward GEMM and
+    // another's data gradient are often the same (m, n, k); keeping the twin would leak it).
+    const auto same_shape = [](const KernelPoint &a, const KernelPoint &b) {
+      return a.m == b.m && a.n == b.n && a.k == b.k && a.batch == b.batch && a.bytes == b.bytes &&
+             a.flops == b.flops;
+    };
     double sum = 0, mx = 0;
     int n = 0;
     for (std::size_t i = 0; i < points.size(); ++i) {
       std::vector<KernelPoint> rest;
       for (std::size_t j = 0; j < points.size(); ++j)
-        if (j != i)
+        if (!same_shape(points[j], points[i]))
           rest.push_back(points[j]);
       if (rest.size() < min_points(rest))
         continue;

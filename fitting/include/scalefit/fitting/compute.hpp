@@ -64,8 +64,9 @@ struct ComputeQuality {
   int points = 0;             ///< measurements fitted
   double mape_pct = 0;        ///< mean |relative error| in sample [%]
   double max_err_pct = 0;     ///< largest |relative error| in sample [%]
-  double loo_mape_pct = -1;   ///< leave-one-out mean |relative error| [%]; -1 when not computed
-  double loo_max_err_pct = -1;///< leave-one-out largest |relative error| [%]
+  double loo_mape_pct = -1;   ///< leave-one-shape-out mean |relative error| [%] (all points of
+                              ///< the held-out shape left out); -1 when not computed
+  double loo_max_err_pct = -1;///< leave-one-shape-out largest |relative error| [%]
 };
 
 /// A fitted compute model for one (dtype, kind).
@@ -129,7 +130,7 @@ std::vector<KernelPoint> read_kernel_points(const std::string &path, std::string
 int device_sms(const std::string &device);
 
 /// Fits one (dtype, kind) group of points. GEMM kinds need >= 3 points (>= 5 with odd shapes),
-/// memory-bound and attention >= 1. \param loo compute the leave-one-out figures.
+/// memory-bound and attention >= 1. \param loo compute the leave-one-shape-out figures.
 /// \throws InputError when there are too few points.
 ComputeFit fit_compute(const std::vector<KernelPoint> &points, int sms, bool loo = true);
 
