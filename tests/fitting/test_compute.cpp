@@ -76,42 +76,46 @@ TEST(Compute, FitOnGpt13bPredictsGpt1p3b) {
 // shape predicted by a fit on the other shapes only (its forward/gradient twins left out too).
 // Goal (issue 8): per-layer dense GEMM time and logits GEMM time of each model within 5%.
 // Seen: GPT-13B -0.3% and +1.7%, GPT-1.3B -3.4% and -2.7%. Single shapes scatter more (MAPE
-// about 7%: cuBLAS's per-shape choices). tf32 misses on GPT-1.3B (-10.6%), stated in docs.
-TEST(Compute, HeldOutShapesPooledBf16) {
-  std::vector<KernelPoint> all;
-  for (const std::string model : {"gpt-13b", "gpt-1.3b"})
-    for (KernelPoint p : read_kernel_points(kernels(model, "bf16")))
-      if (p.kind == KernelKind::gemm) {
-        p.origin = model;
-        all.push_back(p);
-      }
-  ASSERT_EQ(all.size(), 30u);
-  std::map<std::string, std::array<double, 4>> sums; // model: dense meas, pred, logits meas, pred
-  int shapes = 0;
-  for (std::size_t i = 0; i < all.size(); ++i) {
-    const auto same = [&](const KernelPoint &p) {
-      return p.m == all[i].m && p.n == all[i].n && p.k == all[i].k;
-    };
-    if (std::any_of(all.begin(), all.begin() + static_cast<long>(i), same))
-      continue; // this shape was held out already
-    ++shapes;
-    std::vector<KernelPoint> rest;
-    std::copy_if(all.begin(), all.end(), std::back_inserter(rest),
-                 [&](const KernelPoint &p) { return !same(p); });
-    const ComputeFit f = fit_compute(rest, 132, false);
-    for (const KernelPoint &p : all)
-      if (same(p)) {
-        const int at = p.name.rfind("logits", 0) == 0 ? 2 : 0;
-        sums[p.origin][at] += p.time_us;
-        sums[p.origin][at + 1] += f.predict_us(p);
-      }
-  }
-  EXPECT_EQ(shapes, 24);
-  for (const auto &[model, s] : sums) {
-    std::printf("bf16 %s held out shape by shape: per-layer GEMMs %+.2f%%, logits GEMMs %+.2f%%\n",
-                model.c_str(), 100 * (s[1] / s[0] - 1), 100 * (s[3] / s[2] - 1));
-    EXPECT_LT(std::abs(s[1] / s[0] - 1), 0.05) << model;
-    EXPECT_LT(std::abs(s[3] / s[2] - 1), 0.05) << model;
+// about 7%: cuBLAS's per-shape choices). tf32 is printed, not held: GPT-1.3B per-layer -10.6%.
+TEST(Compute, HeldOutShapesPooled) {
+  for (const std::string dtype : {"bf16", "tf32"}) {
+    std::vector<KernelPoint> all;
+    for (const std::string model : {"gpt-13b", "gpt-1.3b"})
+      for (KernelPoint p : read_kernel_points(kernels(model, dtype)))
+        if (p.kind == KernelKind::gemm) {
+          p.origin = model;
+          all.push_back(p);
+        }
+    ASSERT_EQ(all.size(), 30u);
+    std::map<std::string, std::array<double, 4>> sums; // dense meas, pred; logits meas, pred
+    int shapes = 0;
+    for (std::size_t i = 0; i < all.size(); ++i) {
+      const auto same = [&](const KernelPoint &p) {
+        return p.m == all[i].m && p.n == all[i].n && p.k == all[i].k;
+      };
+      if (std::any_of(all.begin(), all.begin() + static_cast<long>(i), same))
+        continue; // this shape was held out already
+      ++shapes;
+      std::vector<KernelPoint> rest;
+      std::copy_if(all.begin(), all.end(), std::back_inserter(rest),
+                   [&](const KernelPoint &p) { return !same(p); });
+      const ComputeFit f = fit_compute(rest, 132, false);
+      for (const KernelPoint &p : all)
+        if (same(p)) {
+          const int at = p.name.rfind("logits", 0) == 0 ? 2 : 0;
+          sums[p.origin][at] += p.time_us;
+          sums[p.origin][at + 1] += f.predict_us(p);
+        }
+    }
+    EXPECT_EQ(shapes, 24);
+    for (const auto &[model, s] : sums) {
+      std::printf("%s %s held out shape by shape: per-layer GEMMs %+.2f%%, logits GEMMs %+.2f%%\n",
+                  dtype.c_str(), model.c_str(), 100 * (s[1] / s[0] - 1), 100 * (s[3] / s[2] - 1));
+      if (dtype != "bf16")
+        continue; // reported, not held to the goal (see above)
+      EXPECT_LT(std::abs(s[1] / s[0] - 1), 0.05) << model;
+      EXPECT_LT(std::abs(s[3] / s[2] - 1), 0.05) << model;
+    }
   }
 }
 
