@@ -1,5 +1,7 @@
 #include "scalefit/core/records.hpp"
 
+#include "scalefit/core/jsonl.hpp"
+
 #include "scalefit/core/error.hpp"
 #include "scalefit/core/units.hpp"
 #include "scalefit/core/validate.hpp"
@@ -252,28 +254,8 @@ MeasurementRecord measurement_from_json(const json &j, const std::string &file, 
 }
 
 RecordSet read_records(const std::string &path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(std::string("cannot open: ") + std::strerror(errno), path);
   RecordSet set;
-  std::string text;
-  long line = 0;
-  while (std::getline(in, text)) {
-    ++line;
-    if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
-    json j;
-    std::string last_key;  // the field being parsed when the parser throws
-    try {
-      j = json::parse(text, [&](int, json::parse_event_t event, json &parsed) {
-        if (event == json::parse_event_t::key) last_key = parsed.get<std::string>();
-        return true;
-      });
-    } catch (const json::out_of_range &e) {
-      throw InputError(std::string("number out of range (beyond a double): ") + e.what(), path,
-                       line, last_key);
-    } catch (const json::exception &e) {
-      throw InputError(std::string("not valid JSON: ") + e.what(), path, line, last_key);
-    }
-    if (!j.is_object()) throw InputError("expected a JSON object", path, line);
+  for_each_json_line(path, [&](const json &j, long line) {
     auto t = j.find("type");
     if (t == j.end() || !t->is_string()) throw InputError("missing", path, line, "type");
     const std::string type = t->get<std::string>();
@@ -289,7 +271,8 @@ RecordSet read_records(const std::string &path) {
       throw InputError("unknown record type '" + type + "' (expected context or measurement)", path,
                        line, "type");
     }
-  }
+    return true;
+  });
   return set;
 }
 

@@ -2,6 +2,7 @@
 #include "scalefit/estimator/calibrate.hpp"
 
 #include "scalefit/core/error.hpp"
+#include "scalefit/core/jsonl.hpp"
 #include "scalefit/core/units.hpp"
 
 #include <nlohmann/json.hpp>
@@ -26,22 +27,8 @@ double sq_time_error(const std::vector<MeasuredStep> &steps, const SystemConfig 
 } // namespace
 
 std::vector<MeasuredStep> read_steps(const std::string &path) {
-  std::ifstream in(path);
-  if (!in)
-    throw InputError("cannot open file", path);
   std::vector<MeasuredStep> out;
-  std::string line;
-  long no = 0;
-  while (std::getline(in, line)) {
-    ++no;
-    if (line.find_first_not_of(" \t\r") == std::string::npos)
-      continue;
-    const auto j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_discarded())
-      throw InputError("not valid JSON (a syntax error, invalid UTF-8, or a number beyond a double)",
-                       path, no);
-    if (!j.is_object())
-      throw InputError("not a JSON object", path, no);
+  for_each_json_line(path, [&](const nlohmann::json &j, long no) {
     auto num = [&](const char *field, bool required, double fallback, double lo,
                    double hi) -> double {
       if (!j.contains(field)) {
@@ -107,7 +94,8 @@ std::vector<MeasuredStep> read_steps(const std::string &path) {
     s.iter_s = num("iter_s", true, 0, 1e-9, 1e6);
     s.peak_gib = num("peak_mem_gib", true, 0, 1e-9, 1e6);
     out.push_back(std::move(s));
-  }
+    return true;
+  });
   if (out.empty())
     throw InputError("no steps in the file", path);
   return out;

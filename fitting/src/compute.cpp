@@ -3,6 +3,7 @@
 #include "scalefit/fitting/compute.hpp"
 
 #include "scalefit/core/error.hpp"
+#include "scalefit/core/jsonl.hpp"
 
 #include <Eigen/Dense>
 #include <fmt/format.h>
@@ -298,19 +299,8 @@ bool is_kernels_file(const std::string &path) {
 }
 
 std::vector<KernelPoint> read_kernel_points(const std::string &path, std::string *device) {
-  std::ifstream in(path);
-  if (!in)
-    throw InputError("cannot open file", path);
   std::vector<KernelPoint> out;
-  std::string line;
-  long no = 0;
-  while (std::getline(in, line)) {
-    ++no;
-    if (line.find_first_not_of(" \t\r") == std::string::npos)
-      continue;
-    const auto j = nlohmann::json::parse(line, nullptr, false);
-    if (!j.is_object())
-      throw InputError("not a JSON object", path, no);
+  for_each_json_line(path, [&](const nlohmann::json &j, long no) {
     const std::string type = j.value("type", "");
     if (type == "context") {
       const std::string schema = j.value("schema", "");
@@ -319,10 +309,10 @@ std::vector<KernelPoint> read_kernel_points(const std::string &path, std::string
                          "schema");
       if (device && device->empty() && j.contains("device") && j["device"].is_string())
         *device = j["device"].get<std::string>();
-      continue;
+      return true;
     }
     if (type != "kernel")
-      continue;
+      return true;
     auto num = [&](const char *field, bool required) -> double {
       if (!j.contains(field)) {
         if (required)
@@ -340,7 +330,7 @@ std::vector<KernelPoint> read_kernel_points(const std::string &path, std::string
       throw InputError("missing or non-string field", path, no, "kind");
     const auto kind = parse_kernel_kind(j["kind"].get<std::string>());
     if (!kind)
-      continue; // a kind this version does not model
+      return true; // a kind this version does not model
     KernelPoint p;
     p.kind = *kind;
     p.name = j.value("name", "");
@@ -364,7 +354,8 @@ std::vector<KernelPoint> read_kernel_points(const std::string &path, std::string
                                   : 2 * p.m * p.n * p.batch * element_bytes(p.dtype);
     p.origin = fmt::format("{}:{}", path, no);
     out.push_back(std::move(p));
-  }
+    return true;
+  });
   return out;
 }
 

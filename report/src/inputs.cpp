@@ -1,5 +1,6 @@
 // Reading the report's inputs: comm and kernels JSONL, fit files, estimate JSON.
 #include "scalefit/core/error.hpp"
+#include "scalefit/core/jsonl.hpp"
 #include "scalefit/report/report.hpp"
 
 #include <algorithm>
@@ -12,29 +13,21 @@ namespace {
 
 namespace fs = std::filesystem;
 
-/// The "schema" of the first non-blank line of a JSONL file ("" when it has none).
+/// The "schema" of the first non-blank line of a JSONL file.
 std::string first_schema(const std::string &path) {
-  std::ifstream in(path);
-  if (!in)
-    throw InputError("cannot open file", path);
-  std::string line;
-  long n = 0;
-  while (std::getline(in, line)) {
-    ++n;
-    if (line.find_first_not_of(" \t\r") == std::string::npos)
-      continue;
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::exception &e) {
-      throw InputError(std::string("malformed JSON: ") + e.what(), path, n);
-    }
-    if (!j.is_object() || !j.contains("schema") || !j["schema"].is_string())
+  std::string schema;
+  bool any = false;
+  for_each_json_line(path, [&](const nlohmann::json &j, long n) {
+    if (!j.contains("schema") || !j["schema"].is_string())
       throw InputError("the first record has no \"schema\" (expected a context record)", path, n,
                        "schema");
-    return j["schema"].get<std::string>();
-  }
-  throw InputError("file is empty", path);
+    schema = j["schema"].get<std::string>();
+    any = true;
+    return false;
+  });
+  if (!any)
+    throw InputError("file is empty", path);
+  return schema;
 }
 
 /// A finite number field of a kernel record.
@@ -50,26 +43,11 @@ double number(const nlohmann::json &j, const char *field, const std::string &pat
 } // namespace
 
 KernelsFile read_kernels_file(const std::string &path) {
-  std::ifstream in(path);
-  if (!in)
-    throw InputError("cannot open file", path);
   KernelsFile f;
   f.path = path;
-  std::string line;
-  long n = 0;
-  while (std::getline(in, line)) {
-    ++n;
-    if (line.find_first_not_of(" \t\r") == std::string::npos)
-      continue;
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::exception &e) {
-      throw InputError(std::string("malformed JSON: ") + e.what(), path, n);
-    }
-    const std::string type = j.is_object() && j.contains("type") && j["type"].is_string()
-                                 ? j["type"].get<std::string>()
-                                 : "";
+  for_each_json_line(path, [&](const nlohmann::json &j, long n) {
+    const std::string type =
+        j.contains("type") && j["type"].is_string() ? j["type"].get<std::string>() : "";
     if (type == "context") {
       if (f.context.is_null())
         f.context = j;
@@ -87,7 +65,8 @@ KernelsFile read_kernels_file(const std::string &path) {
       throw InputError("unknown record type '" + type + "' (expected context or kernel)", path, n,
                        "type");
     }
-  }
+    return true;
+  });
   if (f.kernels.empty())
     throw InputError("no kernel records", path);
   return f;
