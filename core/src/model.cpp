@@ -1,5 +1,6 @@
 // The model config: YAML loader, overrides, validation. Every error names file, line and field.
 #include "scalefit/core/model.hpp"
+#include "scalefit/core/yaml.hpp"
 
 #include "scalefit/core/error.hpp"
 #include "scalefit/core/validate.hpp"
@@ -113,20 +114,7 @@ void apply_overrides(ModelConfig &m, const ModelOverrides &o) {
 }
 
 ModelConfig load_model(const std::string &path) {
-  std::ifstream in(path);
-  if (!in)
-    throw InputError("cannot open file", path);
-  std::stringstream text;
-  text << in.rdbuf();
-  require_utf8(text.str(), path);
-  YAML::Node root;
-  try {
-    root = YAML::Load(text.str());
-  } catch (const YAML::Exception &e) {
-    throw InputError(e.msg, path, e.mark.is_null() ? 0 : e.mark.line + 1);
-  }
-  if (!root.IsMap())
-    throw InputError("expected a YAML mapping at the top level", path, 1);
+  const YAML::Node root = load_yaml_file(path);
   ModelConfig m;
   const std::string stem = path.substr(path.find_last_of('/') + 1);
   m.name = get<std::string>(root, "name", path, stem.substr(0, stem.find_last_of('.')));

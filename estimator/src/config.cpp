@@ -2,6 +2,7 @@
 #include "scalefit/estimator/config.hpp"
 
 #include "scalefit/core/error.hpp"
+#include "scalefit/core/yaml.hpp"
 #include "scalefit/core/units.hpp"
 #include "scalefit/core/validate.hpp"
 
@@ -17,20 +18,7 @@ namespace scalefit::estimator {
 namespace {
 
 YAML::Node load_yaml(const std::string &path) {
-  std::ifstream in(path);
-  if (!in)
-    throw InputError("cannot open file", path);
-  std::stringstream text;
-  text << in.rdbuf();
-  require_utf8(text.str(), path);
-  try {
-    YAML::Node root = YAML::Load(text.str());
-    if (!root.IsMap())
-      throw InputError("expected a YAML mapping at the top level", path, 1);
-    return root;
-  } catch (const YAML::Exception &e) {
-    throw InputError(e.msg, path, e.mark.is_null() ? 0 : e.mark.line + 1);
-  }
+  return load_yaml_file(path);
 }
 
 long line_of(const YAML::Node &node) {

@@ -2,6 +2,7 @@
 #include "scalefit/fitting/fit_file.hpp"
 
 #include "scalefit/core/error.hpp"
+#include "scalefit/core/yaml.hpp"
 #include "scalefit/core/validate.hpp"
 
 #include <fmt/format.h>
@@ -166,16 +167,8 @@ FitFile parse_fit_file(const std::string &text, const std::string &name) {
 }
 
 static FitFile parse_fit_file_unguarded(const std::string &text, const std::string &name) {
-  require_utf8(text, name);
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::ParserException &e) {
-    throw InputError("invalid YAML: " + e.msg, name, e.mark.line >= 0 ? e.mark.line + 1 : 0);
-  }
+  const YAML::Node root = parse_yaml(text, name);
   Reader r{name, ""};
-  if (!root.IsMap())
-    r.fail(root, "", "expected a mapping at the top level");
   FitFile fit;
   fit.path = name;
   fit.schema = r.str(root, "schema", "");

@@ -1,6 +1,7 @@
 // Validated reads: ranges, finiteness, UTF-8.
 #include "scalefit/core/error.hpp"
 #include "scalefit/core/validate.hpp"
+#include "scalefit/core/yaml.hpp"
 
 #include <gtest/gtest.h>
 
@@ -53,4 +54,30 @@ TEST(Validate, Utf8CheckFindsTheLineAndColumn) {
   }
   EXPECT_EQ(to_valid_utf8("caf\xE9!"), "caf\xEF\xBF\xBD!");
   EXPECT_EQ(to_valid_utf8("caf\xC3\xA9"), "caf\xC3\xA9");
+}
+
+// YAML 1.2 wants unique keys; yaml-cpp keeps both and a lookup takes one silently. Refused with
+// the line of the second and of the first, block and flow style, at any depth.
+TEST(Validate, YamlKeyGivenTwiceIsRefusedWithBothLines) {
+  const auto refused = [](const std::string &text, long line, const std::string &field) {
+    try {
+      (void)parse_yaml(text, "m.yaml");
+      ADD_FAILURE() << "accepted: " << text;
+    } catch (const InputError &e) {
+      EXPECT_EQ(e.file(), "m.yaml");
+      EXPECT_EQ(e.line(), line) << text;
+      EXPECT_EQ(e.field(), field) << text;
+      EXPECT_NE(e.message().find("twice"), std::string::npos) << e.what();
+    }
+  };
+  refused("layers: 2\nhidden: 8\nlayers: 4\n", 3, "layers");
+  refused("device: {peak: 1, peak: 2}\n", 1, "peak");
+  refused("tiers:\n  - name: a\n    bw: 1\n    bw: 2\n", 4, "bw");
+  EXPECT_NO_THROW((void)parse_yaml("a: {x: 1}\nb: {x: 1}\nc: [1, 1]\n", "m.yaml"));
+  EXPECT_THROW((void)parse_yaml("- 1\n- 2\n", "m.yaml"), InputError);        // not a mapping
+  EXPECT_THROW((void)parse_yaml("a: [1, 2\n", "m.yaml"), InputError);        // not YAML
+  std::string deep = "a: ";
+  for (int i = 0; i < 100; ++i)
+    deep += "[";
+  EXPECT_THROW((void)parse_yaml(deep + std::string(100, ']') + "\n", "m.yaml"), InputError);
 }

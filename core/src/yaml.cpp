@@ -1,0 +1,71 @@
+// YAML files: yaml-cpp's parse, then unique keys checked (yaml-cpp accepts duplicates).
+#include "scalefit/core/yaml.hpp"
+
+#include "scalefit/core/error.hpp"
+#include "scalefit/core/validate.hpp"
+
+#include <fstream>
+#include <map>
+#include <sstream>
+
+namespace scalefit {
+namespace {
+
+constexpr int kMaxDepth = 64;
+constexpr long kMaxNodes = 1000000;
+
+long line_of(const YAML::Node &n) {
+  return n.Mark().is_null() ? 0 : n.Mark().line + 1;
+}
+
+void check_unique_keys(const YAML::Node &node, const std::string &name, int depth, long &visited) {
+  if (++visited > kMaxNodes)
+    throw InputError("more than 1e6 YAML nodes (aliases expanding?)", name, line_of(node));
+  if (depth > kMaxDepth)
+    throw InputError("YAML nested deeper than 64 levels", name, line_of(node));
+  if (node.IsSequence()) {
+    for (const YAML::Node &item : node)
+      check_unique_keys(item, name, depth + 1, visited);
+  } else if (node.IsMap()) {
+    std::map<std::string, long> seen;
+    for (const auto &kv : node) {
+      if (kv.first.IsScalar()) {
+        const std::string key = kv.first.Scalar();
+        const auto [it, fresh] = seen.emplace(key, line_of(kv.first));
+        if (!fresh)
+          throw InputError("key given twice in one mapping (first at line " +
+                               std::to_string(it->second) + ")",
+                           name, line_of(kv.first), key);
+      }
+      check_unique_keys(kv.second, name, depth + 1, visited);
+    }
+  }
+}
+
+} // namespace
+
+YAML::Node parse_yaml(const std::string &text, const std::string &name) {
+  require_utf8(text, name);
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception &e) {
+    throw InputError("invalid YAML: " + e.msg, name, e.mark.is_null() ? 0 : e.mark.line + 1);
+  }
+  if (!root.IsMap())
+    throw InputError("expected a YAML mapping at the top level", name, 1);
+  long visited = 0;
+  check_unique_keys(root, name, 0, visited);
+  return root;
+}
+
+YAML::Node load_yaml_file(const std::string &path) {
+  std::ifstream in(path);
+  if (!in)
+    throw InputError("cannot open file", path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse_yaml(text.str(), path);
+}
+
+} // namespace scalefit
