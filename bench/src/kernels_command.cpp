@@ -262,148 +262,161 @@ int run_kernels(const KernelsOptions &o, const std::string &command_line) {
   }
   bench::agree_or_throw(error, field);
   if (rank != 0) {
-    MPI_Barrier(MPI_COMM_WORLD);
+    bench::agree_or_throw("", ""); // rank 0's measurements went well, or every rank exits 2
     return kExitOk;
   }
-
-  std::printf("# scalefit-bench kernels: engine %s%s, %s, %s on %s\n", o.engine.c_str(),
-              o.engine_defaulted ? (o.engine == "cublas" ? " (default: GPU visible)"
-                                    : cuda_built()       ? " (default: no GPU visible)"
-                                                         : " (default: not built with CUDA)")
-                                 : "",
-              std::string(precision_name(o.precision)).c_str(), engine->library().c_str(),
-              engine->device().c_str());
-  const std::string sampling = o.iters > 0 ? "samples " + std::to_string(o.iters) : "adaptive";
-  const std::string ranks_note =
-      nranks > 1 ? "; rank 0 of " + std::to_string(nranks) + " measures" : "";
-  if (o.sweep)
-    std::printf("# sweep %s: %zu GEMM shapes (kernels/README.md); scale %g; %s%s\n",
-                std::string(sweep_grid_name(*o.sweep)).c_str(), shapes.size(), o.scale,
-                sampling.c_str(), ranks_note.c_str());
-  else
-    std::printf("# model %s: l=%d h=%d a=%d s=%d V=%d ffn=%d; tp %d micro-batch %d scale %g; "
-                "attention %s; %s%s\n",
-                o.model.name.c_str(), o.model.layers, o.model.hidden, o.model.heads,
-                o.model.sequence, o.model.vocabulary, o.model.ffn_size(), o.tp, o.micro_batch,
-                o.scale, std::string(attention_name(attention)).c_str(), sampling.c_str(),
-                ranks_note.c_str());
-  if (!attention_note.empty())
-    std::printf("# note: %s\n", attention_note.c_str());
-  std::printf("# %-22s %4s %7s %7s %7s %6s %12s %12s %9s%s\n", "shape", "pass", "m", "n", "k",
-              "batch", "time(us)", "median(us)", "TFLOP/s", o.check ? "  #wrong" : "");
-  std::fflush(stdout);
-
-  nlohmann::json ctx;
-  if (writer || csv) {
-    ctx = {{"type", "context"},
-                          {"schema", kKernelsSchema},
-                          {"tool", "scalefit-bench kernels"},
-                          {"system", o.system},
-                          {"host", host_name()},
-                          {"nranks", nranks},
-                          {"engine", o.engine},
-                          {"dtype", precision_name(o.precision)},
-                          {"device", engine->device()},
-                          {"library", engine->library()},
-                          {"model",
-                           {{"name", o.model.name},
-                            {"layers", o.model.layers},
-                            {"hidden", o.model.hidden},
-                            {"heads", o.model.heads},
-                            {"sequence", o.model.sequence},
-                            {"vocabulary", o.model.vocabulary},
-                            {"ffn", o.model.ffn_size()}}},
-                          {"tp", o.tp},
-                          {"micro_batch", o.micro_batch},
-                          {"scale", o.scale},
-                          {"attention", o.sweep ? "none" : attention_name(attention)},
-                          {"sweep", o.sweep ? sweep_grid_name(*o.sweep) : ""},
-                          {"versions", {{"scalefit", SCALEFIT_VERSION}}},
-                          {"command_line", command_line},
-                          {"start_time", utc_now_iso8601()}};
-    if (writer)
-      writer->write(ctx);
-  }
-
-  std::int64_t total_wrong = 0;
-  double fwd_us = 0, bwd_us = 0, fwd_flops = 0, bwd_flops = 0, all_us = 0, best_tf = 0;
-  for (const KernelShape &s : shapes) {
-    std::optional<CheckResult> chk;
-    if (o.check)
-      chk = check_shape(*engine, s);
-    engine->prepare(s);
-    int batch = 1;
-    const Summary st = time_shape(*engine, o, batch);
-    const double tf = tflops_of(s.flops(), st.mean);
-    if (s.per_layer) {
-      (s.pass == Pass::fwd ? fwd_us : bwd_us) += st.mean;
-      (s.pass == Pass::fwd ? fwd_flops : bwd_flops) += s.model_flops();
-    }
-    all_us += st.mean;
-    best_tf = std::max(best_tf, tf);
-    std::printf("  %-22s %4s %7lld %7lld %7lld %6lld %12.2f %12.2f %9.4f", s.name.c_str(),
-                std::string(pass_name(s.pass)).c_str(), static_cast<long long>(s.m),
-                static_cast<long long>(s.n), static_cast<long long>(s.k),
-                static_cast<long long>(s.batch), st.mean, st.median, tf);
-    if (chk)
-      std::printf(" %7lld", static_cast<long long>(chk->wrong));
-    std::printf("\n");
+  // Rank 0 measures. Bad input found on the way (a shape the fused kernel refuses, an output that
+  // cannot be written) ends every rank with exit 2, rather than leaving the others waiting.
+  const auto measure = [&]() -> int {
+    std::printf("# scalefit-bench kernels: engine %s%s, %s, %s on %s\n", o.engine.c_str(),
+                o.engine_defaulted ? (o.engine == "cublas" ? " (default: GPU visible)"
+                                      : cuda_built()       ? " (default: no GPU visible)"
+                                                           : " (default: not built with CUDA)")
+                                   : "",
+                std::string(precision_name(o.precision)).c_str(), engine->library().c_str(),
+                engine->device().c_str());
+    const std::string sampling = o.iters > 0 ? "samples " + std::to_string(o.iters) : "adaptive";
+    const std::string ranks_note =
+        nranks > 1 ? "; rank 0 of " + std::to_string(nranks) + " measures" : "";
+    if (o.sweep)
+      std::printf("# sweep %s: %zu GEMM shapes (kernels/README.md); scale %g; %s%s\n",
+                  std::string(sweep_grid_name(*o.sweep)).c_str(), shapes.size(), o.scale,
+                  sampling.c_str(), ranks_note.c_str());
+    else
+      std::printf("# model %s: l=%d h=%d a=%d s=%d V=%d ffn=%d; tp %d micro-batch %d scale %g; "
+                  "attention %s; %s%s\n",
+                  o.model.name.c_str(), o.model.layers, o.model.hidden, o.model.heads,
+                  o.model.sequence, o.model.vocabulary, o.model.ffn_size(), o.tp, o.micro_batch,
+                  o.scale, std::string(attention_name(attention)).c_str(), sampling.c_str(),
+                  ranks_note.c_str());
+    if (!attention_note.empty())
+      std::printf("# note: %s\n", attention_note.c_str());
+    std::printf("# %-22s %4s %7s %7s %7s %6s %12s %12s %9s%s\n", "shape", "pass", "m", "n", "k",
+                "batch", "time(us)", "median(us)", "TFLOP/s", o.check ? "  #wrong" : "");
     std::fflush(stdout);
+
+    nlohmann::json ctx;
     if (writer || csv) {
-      nlohmann::json rec = {{"type", "kernel"},
-                            {"name", s.name},
-                            {"kind", kernel_kind_name(s.kind)},
-                            {"pass", pass_name(s.pass)},
-                            {"per_layer", s.per_layer},
-                            {"m", s.m},
-                            {"n", s.n},
-                            {"k", s.k},
-                            {"batch", s.batch},
-                            {"dtype", precision_name(o.precision)},
-                            {"engine", o.engine},
-                            {"flops", s.flops()},
-                            {"model_flops", s.model_flops()},
-                            {"time_us", st.mean},
-                            {"tflops", tf},
-                            {"iters_per_sample", batch},
-                            {"stats", stats_json(st)}};
-      if (s.kind == KernelKind::attention) {
-        rec["causal"] = s.causal;
-        rec["attention"] = "fused";
+      ctx = {{"type", "context"},
+             {"schema", kKernelsSchema},
+             {"tool", "scalefit-bench kernels"},
+             {"system", o.system},
+             {"host", host_name()},
+             {"nranks", nranks},
+             {"engine", o.engine},
+             {"dtype", precision_name(o.precision)},
+             {"device", engine->device()},
+             {"library", engine->library()},
+             {"model",
+              {{"name", o.model.name},
+               {"layers", o.model.layers},
+               {"hidden", o.model.hidden},
+               {"heads", o.model.heads},
+               {"sequence", o.model.sequence},
+               {"vocabulary", o.model.vocabulary},
+               {"ffn", o.model.ffn_size()}}},
+             {"tp", o.tp},
+             {"micro_batch", o.micro_batch},
+             {"scale", o.scale},
+             {"attention", o.sweep ? "none" : attention_name(attention)},
+             {"sweep", o.sweep ? sweep_grid_name(*o.sweep) : ""},
+             {"versions", {{"scalefit", SCALEFIT_VERSION}}},
+             {"command_line", command_line},
+             {"start_time", utc_now_iso8601()}};
+      if (writer)
+        writer->write(ctx);
+    }
+
+    std::int64_t total_wrong = 0;
+    double fwd_us = 0, bwd_us = 0, fwd_flops = 0, bwd_flops = 0, all_us = 0, best_tf = 0;
+    for (const KernelShape &s : shapes) {
+      std::optional<CheckResult> chk;
+      if (o.check)
+        chk = check_shape(*engine, s);
+      engine->prepare(s);
+      int batch = 1;
+      const Summary st = time_shape(*engine, o, batch);
+      const double tf = tflops_of(s.flops(), st.mean);
+      if (s.per_layer) {
+        (s.pass == Pass::fwd ? fwd_us : bwd_us) += st.mean;
+        (s.pass == Pass::fwd ? fwd_flops : bwd_flops) += s.model_flops();
+      }
+      all_us += st.mean;
+      best_tf = std::max(best_tf, tf);
+      std::printf("  %-22s %4s %7lld %7lld %7lld %6lld %12.2f %12.2f %9.4f", s.name.c_str(),
+                  std::string(pass_name(s.pass)).c_str(), static_cast<long long>(s.m),
+                  static_cast<long long>(s.n), static_cast<long long>(s.k),
+                  static_cast<long long>(s.batch), st.mean, st.median, tf);
+      if (chk)
+        std::printf(" %7lld", static_cast<long long>(chk->wrong));
+      std::printf("\n");
+      std::fflush(stdout);
+      if (writer || csv) {
+        nlohmann::json rec = {{"type", "kernel"},
+                              {"name", s.name},
+                              {"kind", kernel_kind_name(s.kind)},
+                              {"pass", pass_name(s.pass)},
+                              {"per_layer", s.per_layer},
+                              {"m", s.m},
+                              {"n", s.n},
+                              {"k", s.k},
+                              {"batch", s.batch},
+                              {"dtype", precision_name(o.precision)},
+                              {"engine", o.engine},
+                              {"flops", s.flops()},
+                              {"model_flops", s.model_flops()},
+                              {"time_us", st.mean},
+                              {"tflops", tf},
+                              {"iters_per_sample", batch},
+                              {"stats", stats_json(st)}};
+        if (s.kind == KernelKind::attention) {
+          rec["causal"] = s.causal;
+          rec["attention"] = "fused";
+        }
+        if (chk)
+          rec["wrong"] = chk->wrong;
+        if (writer)
+          writer->write(rec);
+        if (csv)
+          csv->row(kernels_csv_row(ctx, rec));
       }
       if (chk)
-        rec["wrong"] = chk->wrong;
-      if (writer)
-        writer->write(rec);
-      if (csv)
-        csv->row(kernels_csv_row(ctx, rec));
+        total_wrong += chk->wrong;
     }
-    if (chk)
-      total_wrong += chk->wrong;
-  }
 
-  if (o.sweep) {
-    std::printf("# sweep: %zu shapes, %.2f us of kernel time per pass over the grid, best %.4f "
-                "TFLOP/s",
-                shapes.size(), all_us, best_tf);
-  } else {
-    const double fwd_tf = tflops_of(fwd_flops, fwd_us),
-                 all_tf = tflops_of(fwd_flops + bwd_flops, fwd_us + bwd_us);
-    std::printf("# per-layer forward %.2f us (%.4f TFLOP/s), backward %.2f us, fwd+bwd %.2f us "
-                "(%.4f TFLOP/s; model FLOPs)",
-                fwd_us, fwd_tf, bwd_us, fwd_us + bwd_us, all_tf);
-    if (o.peak_tflops > 0)
-      std::printf("; %.1f%% of peak %.1f TFLOP/s", 100.0 * all_tf / o.peak_tflops, o.peak_tflops);
+    if (o.sweep) {
+      std::printf("# sweep: %zu shapes, %.2f us of kernel time per pass over the grid, best %.4f "
+                  "TFLOP/s",
+                  shapes.size(), all_us, best_tf);
+    } else {
+      const double fwd_tf = tflops_of(fwd_flops, fwd_us),
+                   all_tf = tflops_of(fwd_flops + bwd_flops, fwd_us + bwd_us);
+      std::printf("# per-layer forward %.2f us (%.4f TFLOP/s), backward %.2f us, fwd+bwd %.2f us "
+                  "(%.4f TFLOP/s; model FLOPs)",
+                  fwd_us, fwd_tf, bwd_us, fwd_us + bwd_us, all_tf);
+      if (o.peak_tflops > 0)
+        std::printf("; %.1f%% of peak %.1f TFLOP/s", 100.0 * all_tf / o.peak_tflops, o.peak_tflops);
+    }
+    if (o.scale != 1.0)
+      std::printf("; shapes scaled by %g", o.scale);
+    std::printf("\n");
+    if (o.check)
+      std::printf("# check: %lld wrong element(s)%s\n", static_cast<long long>(total_wrong),
+                  total_wrong ? " -- FAILED" : "");
+    std::fflush(stdout);
+    return total_wrong > 0 ? kExitCheck : kExitOk;
+  };
+  int code = kExitOk;
+  std::string failure;
+  try {
+    code = measure();
+  } catch (const InputError &e) {
+    if (nranks == 1)
+      throw;
+    failure = e.what();
   }
-  if (o.scale != 1.0)
-    std::printf("; shapes scaled by %g", o.scale);
-  std::printf("\n");
-  if (o.check)
-    std::printf("# check: %lld wrong element(s)%s\n", static_cast<long long>(total_wrong),
-                total_wrong ? " -- FAILED" : "");
-  std::fflush(stdout);
-  MPI_Barrier(MPI_COMM_WORLD);
-  return total_wrong > 0 ? kExitCheck : kExitOk;
+  bench::agree_or_throw(failure, "");
+  return code;
 }
 
 } // namespace scalefit::kernels

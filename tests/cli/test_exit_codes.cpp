@@ -93,6 +93,12 @@ TEST_F(ExitCodes, OutputOnAFullDiskIs2) {
   expect_exit(2, "(" + kBin + " estimate --system " + kSystem + " --model " + kModel + " --dp 8 >/dev/full)", dir);
   expect_exit(2, "(" + kBin + " --help >/dev/full)", dir);
   expect_exit(2, kBench + " comm --backend mpi --ops allreduce -b 8 -e 8 -n 5 --out /dev/full", dir);
+  // Two ranks, of which rank 0 measures the kernels and cannot write: the other rank must not wait
+  // for it forever (it did: a hang, which `timeout` turns into 124).
+  expect_exit(2, "timeout 60 " + std::string(SCALEFIT_MPIEXEC) + " -n 2 " + SCALEFIT_BENCH_BIN +
+                     " kernels --engine cpu --layers 1 --hidden 64 --heads 4 --seq 64 --vocab 128"
+                     " -n 3 --out /dev/full",
+              dir);
 }
 
 TEST_F(ExitCodes, UnwritableOutputIs2) {
