@@ -3,10 +3,13 @@
 # the executions done and whether it found a crash. Inputs that crash are saved under
 # OUT/artifacts/ (crash-*, leak-*, timeout-*, oom-*); new coverage under OUT/corpus/<target>/.
 #
-# Usage: fuzz/run.sh [-t SECONDS] [-j PARALLEL] [-s SEED] [-b BUILD_DIR] [-o OUT] [TARGET...]
+# Usage: fuzz/run.sh [-t SECONDS] [-j PARALLEL] [-s SEED] [-r RUNS] [-b BUILD_DIR] [-o OUT] [TARGET...]
 #   -t  seconds per target (default 30)          -j  targets run at once (default 2)
 #   -s  libFuzzer seed (default: random). CI passes a fixed one so that a run is reproducible: the
 #       same binary explores the same inputs in the same order, and a red CI is red on a laptop too.
+#   -r  executions per target, N or TARGET=N,TARGET=N,... (default: until -t). With -s, a run ends
+#       at the same input on any machine (or earlier, at -t, on a slow one): what CI tries is what
+#       was tried before submitting.
 #   -b  build dir of the fuzz preset (default build/fuzz)
 #   -o  work dir for corpora and artifacts (default /tmp/scalefit-fuzz)
 #   TARGET: nccl_tests osu jsonl config_yaml fit_file size (default: all)
@@ -15,11 +18,11 @@
 # any target crashed (or failed to start), 0 otherwise.
 set -euo pipefail
 src="$(cd "$(dirname "$0")/.." && pwd)"
-seconds=30 parallel=2 seed="" build="$src/build/fuzz" out=/tmp/scalefit-fuzz
-while getopts "t:j:s:b:o:" opt; do
+seconds=30 parallel=2 seed="" runs="" build="$src/build/fuzz" out=/tmp/scalefit-fuzz
+while getopts "t:j:s:r:b:o:" opt; do
   case $opt in
-    t) seconds=$OPTARG ;; j) parallel=$OPTARG ;; s) seed=$OPTARG ;; b) build=$OPTARG ;; o) out=$OPTARG ;;
-    *) sed -n '2,14p' "$0" >&2; exit 2 ;;
+    t) seconds=$OPTARG ;; j) parallel=$OPTARG ;; s) seed=$OPTARG ;; r) runs=$OPTARG ;; b) build=$OPTARG ;; o) out=$OPTARG ;;
+    *) sed -n '2,17p' "$0" >&2; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
@@ -32,13 +35,23 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 
 # One target: -max_len reaches the 200 KB long-line seeds; a 10 s input is reported as a timeout.
+# runs_of TARGET: the -r count for TARGET ("" when none).
+runs_of() {
+  local spec
+  [[ $runs =~ ^[0-9]+$ ]] && { echo "$runs"; return; }
+  IFS=, read -ra spec <<<"$runs"
+  for kv in "${spec[@]}"; do [ "${kv%%=*}" = "$1" ] && echo "${kv#*=}"; done
+  return 0
+}
+
 run_one() {
-  local t=$1 bin="$build/bin/fuzz_$1"
+  local t=$1 bin="$build/bin/fuzz_$1" n
+  n=$(runs_of "$t")
   [ -x "$bin" ] || { echo "fuzz: $t: no $bin (cmake --preset fuzz && cmake --build --preset fuzz)"; return 1; }
   mkdir -p "$out/corpus/$t"
   local rc=0
   nice -n "${NICE:-19}" "$bin" "$out/corpus/$t" "$out/seeds/$t" -max_len=262144 -timeout=10 \
-    -rss_limit_mb=4096 -max_total_time="$seconds" -print_final_stats=1 ${seed:+-seed=$seed} \
+    -rss_limit_mb=4096 -max_total_time="$seconds" -print_final_stats=1 ${seed:+-seed=$seed} ${n:+-runs=$n} \
     -artifact_prefix="$out/artifacts/${t}-" ${KEEP_GOING:+-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1} \
     ${EXTRA:-} >"$out/logs/$t.log" 2>&1 || rc=$?
   local execs
@@ -49,7 +62,7 @@ run_one() {
     return 0
   fi
   if [ "$rc" -eq 0 ]; then
-    echo "fuzz: $t: ok, ${execs:-?} executions in ${seconds} s, corpus $(ls "$out/corpus/$t" | wc -l) new inputs"
+    echo "fuzz: $t: ok, ${execs:-?} executions${n:+ of $n} (at most ${seconds} s)${seed:+, seed $seed}, corpus $(ls "$out/corpus/$t" | wc -l) new inputs"
   else
     echo "fuzz: $t: FAILED (exit $rc) after ${execs:-?} executions; log $out/logs/$t.log:"
     grep -E "ERROR|SUMMARY|exception|Test unit written|^    #[0-9] " "$out/logs/$t.log" | head -n 25 |
