@@ -3,6 +3,8 @@
 // Expected values are read off the files by eye.
 #include "scalefit/ingest/ingest.hpp"
 
+#include "helpers.hpp"
+
 #include "scalefit/core/error.hpp"
 
 #include <gtest/gtest.h>
@@ -14,16 +16,12 @@
 
 using namespace scalefit;
 using namespace scalefit::ingest;
+using scalefit::ingest::test::any_contains;
 
 namespace {
 
 std::string real(const std::string &name) {
   return std::string(SCALEFIT_TEST_DATA_DIR) + "/real-logs/" + name;
-}
-
-bool any_contains(const std::vector<std::string> &v, const std::string &a) {
-  return std::any_of(v.begin(), v.end(),
-                     [&](const std::string &s) { return s.find(a) != std::string::npos; });
 }
 
 std::string table_field(const IngestResult &r, const char *key) {
