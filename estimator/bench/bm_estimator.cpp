@@ -33,11 +33,14 @@ std::vector<est::Strategy> valid_layouts(const est::Estimator &e) {
   return out;
 }
 
-void BM_EvaluateLayout(benchmark::State &state) {
-  const est::Estimator e(est::load_model(cfg("models/megatron-1t.yaml")),
-                         est::load_system(cfg("systems/dgx-a100-80gb.yaml")));
+/// The timed loop of the layout benchmarks: evaluates the valid layouts of `e` in turn, one per
+/// iteration (items = layouts evaluated); `warm` evaluates each once before timing.
+void evaluate_in_turn(benchmark::State &state, const est::Estimator &e, bool warm = false) {
   const auto layouts = valid_layouts(e);
   est::Estimate out;
+  if (warm)
+    for (const auto &s : layouts)
+      e.evaluate(s, out);
   std::size_t i = 0;
   for (auto _ : state) {
     e.evaluate(layouts[i], out);
@@ -48,6 +51,12 @@ void BM_EvaluateLayout(benchmark::State &state) {
   state.SetItemsProcessed(state.iterations());
   state.counters["layouts"] = static_cast<double>(layouts.size());
 }
+
+void BM_EvaluateLayout(benchmark::State &state) {
+  const est::Estimator e(est::load_model(cfg("models/megatron-1t.yaml")),
+                         est::load_system(cfg("systems/dgx-a100-80gb.yaml")));
+  evaluate_in_turn(state, e);
+}
 BENCHMARK(BM_EvaluateLayout);
 
 // The same layouts with every GEMM, attention and memory-bound term priced by compute fits (the
@@ -56,17 +65,7 @@ void BM_EvaluateLayoutComputeFit(benchmark::State &state) {
   est::Estimator e(est::load_model(cfg("models/megatron-1t.yaml")),
                    est::load_system(cfg("systems/dgx-h100.yaml")));
   e.use_compute(scalefit::fitting::load_fit_file(SCALEFIT_BM_COMPUTE_FIT)->compute);
-  const auto layouts = valid_layouts(e);
-  est::Estimate out;
-  std::size_t i = 0;
-  for (auto _ : state) {
-    e.evaluate(layouts[i], out);
-    benchmark::DoNotOptimize(out.time_s.iteration);
-    if (++i == layouts.size())
-      i = 0;
-  }
-  state.SetItemsProcessed(state.iterations());
-  state.counters["layouts"] = static_cast<double>(layouts.size());
+  evaluate_in_turn(state, e);
 }
 BENCHMARK(BM_EvaluateLayoutComputeFit);
 
@@ -80,18 +79,7 @@ void BM_EvaluateLayoutWithFit(benchmark::State &state) {
                          est::make_fit_comm_model(SCALEFIT_BM_FIT_FILE,
                                                   std::make_shared<est::SpecCommModel>(sys),
                                                   model.dtype));
-  const auto layouts = valid_layouts(e);
-  est::Estimate out;
-  for (const auto &s : layouts)
-    e.evaluate(s, out); // tabulate every (op, group) once
-  std::size_t i = 0;
-  for (auto _ : state) {
-    e.evaluate(layouts[i], out);
-    benchmark::DoNotOptimize(out.time_s.iteration);
-    if (++i == layouts.size())
-      i = 0;
-  }
-  state.SetItemsProcessed(state.iterations());
+  evaluate_in_turn(state, e, /*warm=*/true); // first tabulate every (op, group) once
 }
 BENCHMARK(BM_EvaluateLayoutWithFit);
 #endif
