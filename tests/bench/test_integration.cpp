@@ -46,6 +46,18 @@ Result run_bench(int np, const std::string &args, const TempDir &d) {
   return run_raw("-np " + std::to_string(np) + " " + SCALEFIT_BENCH_BIN + " comm " + args, d);
 }
 
+/// Runs `scalefit-bench comm ARGS --out <d>/comm.jsonl` on `np` ranks and returns the records
+/// written. A failed run (exit != 0) is a test failure, and gives an empty set; `r` (when given)
+/// receives the run's exit code and output.
+RecordSet measure(int np, const std::string &args, const TempDir &d, Result *r = nullptr) {
+  const fs::path out = d.path / "comm.jsonl";
+  const Result run = run_bench(np, args + " --out " + out.string(), d);
+  if (r)
+    *r = run;
+  EXPECT_EQ(run.code, 0) << args << "\n" << run.err;
+  return run.code == 0 ? read_records(out.string()) : RecordSet{};
+}
+
 std::size_t occurrences(const std::string &text, const std::string &what) {
   std::size_t n = 0;
   for (auto pos = text.find(what); pos != std::string::npos; pos = text.find(what, pos + 1))
@@ -160,14 +172,12 @@ TEST(Integration, TwoRanksEveryOpFloatAndDoubleChecked) {
 
 TEST(Integration, FourRanksTwoEmulatedNodesAllGroupShapes) {
   TempDir d;
-  const fs::path out = d.path / "comm.jsonl";
-  const Result r =
-      run_bench(4,
-                std::string("--backend mpi --ops all -d float,double -c") + kFast +
-                    "--groups world,intra,inter --emulate-nodes 2 --out " + out.string(),
-                d);
-  ASSERT_EQ(r.code, 0) << r.err;
-  const RecordSet set = read_records(out.string());
+  Result r;
+  const RecordSet set = measure(4,
+                                std::string("--backend mpi --ops all -d float,double -c") + kFast +
+                                    "--groups world,intra,inter --emulate-nodes 2",
+                                d, &r);
+  ASSERT_EQ(r.code, 0);
   expect_consistent(set);
   EXPECT_EQ(set.contexts[0].nnodes, 2);
   EXPECT_EQ(set.contexts[0].ranks_per_node, 2);
@@ -370,13 +380,10 @@ TEST(Integration, NcclBackendWithoutNcclOrGpuIsAClearError) {
 
 TEST(Integration, BaselinePrintedBesideTheHarness) {
   TempDir d;
-  const fs::path out = d.path / "comm.jsonl";
-  const Result r = run_bench(2,
-                             "--backend mpi --ops allreduce -b 8 -e 8 --max-time 0.02 "
-                             "--baseline --out " +
-                                 out.string(),
-                             d);
-  ASSERT_EQ(r.code, 0) << r.err;
+  Result r;
+  const RecordSet set =
+      measure(2, "--backend mpi --ops allreduce -b 8 -e 8 --max-time 0.02 --baseline", d, &r);
+  ASSERT_EQ(r.code, 0);
   // The baseline names its statistic, and it is the table's (the audit: table mean 0.87 us
   // beside baseline medians 0.20 us).
   EXPECT_NE(r.out.find("# time: mean over samples"), std::string::npos) << r.out;
@@ -384,7 +391,6 @@ TEST(Integration, BaselinePrintedBesideTheHarness) {
                        "loop"),
             std::string::npos)
       << r.out;
-  const RecordSet set = read_records(out.string());
   ASSERT_FALSE(set.measurements.empty());
   const auto &extra = set.measurements[0].extra;
   ASSERT_TRUE(extra.contains("baseline")) << extra.dump();
@@ -398,14 +404,12 @@ TEST(Integration, BaselinePrintedBesideTheHarness) {
 
 TEST(Integration, DefaultsMeasureOutOfPlaceToAConfidenceTarget) {
   TempDir d;
-  const fs::path out = d.path / "comm.jsonl";
-  const Result r = run_bench(2,
-                             "--backend mpi --ops allreduce,broadcast -b 8 -e 4K -f 8 --hot "
-                             "--max-ci 0.5 --budget 4 --out " +
-                                 out.string(),
-                             d);
-  ASSERT_EQ(r.code, 0) << r.err;
-  const RecordSet set = read_records(out.string());
+  Result r;
+  const RecordSet set = measure(2,
+                                "--backend mpi --ops allreduce,broadcast -b 8 -e 4K -f 8 --hot "
+                                "--max-ci 0.5 --budget 4",
+                                d, &r);
+  ASSERT_EQ(r.code, 0);
   ASSERT_EQ(set.measurements.size(), 2u * 4u); // 8, 64, 512, 4096 B; out of place only
   EXPECT_EQ(set.contexts[0].extra["buffers"]["mode"], "hot");
   for (const auto &m : set.measurements) {
