@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # Runs scalefit's libFuzzer targets (fuzz/README.md) for a fixed time each and reports, per target,
-# the executions done and whether it found a crash. Inputs that crash are saved under
-# OUT/artifacts/ (crash-*, leak-*, timeout-*, oom-*); new coverage under OUT/corpus/<target>/.
+# the executions done and whether it found a crash. Each target starts from the seeds
+# (fuzz/make-corpus.sh) and the committed corpus fuzz/corpus/<target>. Inputs that crash are saved
+# under OUT/artifacts/ (crash-*, leak-*, timeout-*, oom-*); new coverage under OUT/corpus/<target>/
+# (fold it into fuzz/corpus with fuzz/update-corpus.sh).
 #
 # Usage: fuzz/run.sh [-t SECONDS] [-j PARALLEL] [-s SEED] [-r RUNS] [-b BUILD_DIR] [-o OUT] [TARGET...]
 #   -t  seconds per target (default 30)          -j  targets run at once (default 2)
-#   -s  libFuzzer seed (default: random). CI passes a fixed one so that a run is reproducible: the
-#       same binary explores the same inputs in the same order, and a red CI is red on a laptop too.
-#   -r  executions per target, N or TARGET=N,TARGET=N,... (default: until -t). With -s, a run ends
-#       at the same input on any machine (or earlier, at -t, on a slow one): what CI tries is what
-#       was tried before submitting.
+#   -s  libFuzzer seed (default: random). A seed does not make a run reproducible: two runs of the
+#       same binary with the same seed diverge after about a thousand executions.
+#   -r  executions per target, N or TARGET=N,TARGET=N,... (default: until -t)
 #   -b  build dir of the fuzz preset (default build/fuzz)
 #   -o  work dir for corpora and artifacts (default /tmp/scalefit-fuzz)
 #   TARGET: nccl_tests osu jsonl config_yaml fit_file size (default: all)
@@ -22,7 +22,7 @@ seconds=30 parallel=2 seed="" runs="" build="$src/build/fuzz" out=/tmp/scalefit-
 while getopts "t:j:s:r:b:o:" opt; do
   case $opt in
     t) seconds=$OPTARG ;; j) parallel=$OPTARG ;; s) seed=$OPTARG ;; r) runs=$OPTARG ;; b) build=$OPTARG ;; o) out=$OPTARG ;;
-    *) sed -n '2,17p' "$0" >&2; exit 2 ;;
+    *) sed -n '2,19p' "$0" >&2; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
@@ -50,7 +50,10 @@ run_one() {
   [ -x "$bin" ] || { echo "fuzz: $t: no $bin (cmake --preset fuzz && cmake --build --preset fuzz)"; return 1; }
   mkdir -p "$out/corpus/$t"
   local rc=0
-  nice -n "${NICE:-19}" "$bin" "$out/corpus/$t" "$out/seeds/$t" -max_len=262144 -timeout=10 \
+  # New inputs go to the first directory; the seeds and the committed corpus are read only.
+  local committed=()
+  [ -d "$src/fuzz/corpus/$t" ] && committed=("$src/fuzz/corpus/$t")
+  nice -n "${NICE:-19}" "$bin" "$out/corpus/$t" "$out/seeds/$t" "${committed[@]}" -max_len=262144 -timeout=10 \
     -rss_limit_mb=4096 -max_total_time="$seconds" -print_final_stats=1 ${seed:+-seed=$seed} ${n:+-runs=$n} \
     -artifact_prefix="$out/artifacts/${t}-" ${KEEP_GOING:+-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1} \
     ${EXTRA:-} >"$out/logs/$t.log" 2>&1 || rc=$?

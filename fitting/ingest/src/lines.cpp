@@ -274,7 +274,7 @@ LaunchShape launch_shape(const std::vector<std::string> &toks, std::size_t binar
     if (!v)
       return std::nullopt;
     const auto n = to_i64(*v);
-    if (!n || *n < 1 || *n > (1 << 24))
+    if (!n || *n < 1 || *n > kMaxRecordRanks)
       return std::nullopt;
     return static_cast<int>(*n);
   };

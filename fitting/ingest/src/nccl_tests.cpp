@@ -91,7 +91,7 @@ void build_records(const detail::Section &s, const detail::Derived &d, const Ing
     }
     int root = op_has_root(d.op) ? 0 : -1;
     if (const auto it = r.prefix.find("root"); it != r.prefix.end()) {
-      if (const auto v = to_i64(it->second); v && *v >= -1 && *v < (1 << 24))
+      if (const auto v = to_i64(it->second); v && *v >= -1 && *v < kMaxRecordRanks)
         root = static_cast<int>(*v);
       else
         diag.warn(line, "root", "expected a root rank in [0, 2^24) or -1 (none), got '" + it->second + "'");
@@ -246,9 +246,9 @@ void read_info(const detail::NcclInfo &info, long ln, detail::LogFacts &f, Conte
   if (b.find("NCCL version") != std::string_view::npos && !ctx.versions.count("nccl"))
     ctx.versions["nccl"] = word_after(b, "NCCL version");
   for (const char *k : {"nRanks", "nranks"})
-    if (const auto n = detail::info_int_field(b, k); n && *n >= 1 && *n <= (1 << 24))
+    if (const auto n = detail::info_int_field(b, k); n && *n >= 1 && *n <= kMaxRecordRanks)
       f.info_nranks = std::max(f.info_nranks.value_or(0), static_cast<int>(*n));
-  if (const auto n = detail::info_int_field(b, "nNodes"); n && *n >= 1 && *n <= (1 << 24))
+  if (const auto n = detail::info_int_field(b, "nNodes"); n && *n >= 1 && *n <= kMaxRecordRanks)
     f.info_nnodes = std::max(f.info_nnodes.value_or(0), static_cast<int>(*n));
   if (const auto p = b.find("via NET/"); p != std::string_view::npos && f.via_net_line == 0) {
     f.via_net_line = ln;

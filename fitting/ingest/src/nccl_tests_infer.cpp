@@ -238,10 +238,12 @@ std::optional<NInterval> nranks_interval_from_bw(const Section &s, Op op) {
   return iv;
 }
 
-/// Integers in [lo, hi] (with a small tolerance), at most `cap` of them counted.
+/// Integers in [lo, hi] (with a small tolerance) that are valid rank counts (1..2^24), at most
+/// `cap` of them counted.
 std::vector<int> integers_in(const NInterval &iv, int cap = 3) {
   std::vector<int> out;
-  const double lo = std::ceil(iv.lo - 1e-6), hi = std::floor(iv.hi + 1e-6);
+  const double lo = std::ceil(iv.lo - 1e-6);
+  const double hi = std::min(std::floor(iv.hi + 1e-6), static_cast<double>(kMaxRecordRanks));
   for (double k = std::max(1.0, lo); k <= hi && static_cast<int>(out.size()) < cap; k += 1)
     out.push_back(static_cast<int>(k));
   return out;
@@ -282,7 +284,7 @@ Derived derive(const Section &s, const LogFacts &facts, const IngestOptions &opt
   if (count_divided_by_ranks(d.op))
     if (const auto ratio = count_ratio(s)) {
       const double n = std::round(*ratio);
-      if (n >= 1 && std::fabs(*ratio - n) < 1e-9)
+      if (n >= 1 && n <= static_cast<double>(kMaxRecordRanks) && std::fabs(*ratio - n) < 1e-9)
         exact = static_cast<int>(n);
     }
   const auto iv = nranks_interval_from_bw(s, d.op);
@@ -337,7 +339,7 @@ Derived derive(const Section &s, const LogFacts &facts, const IngestOptions &opt
       // The factor bounds n but the precision leaves several integers and nothing else fits:
       // the power of two inside, else the middle.
       int pick = static_cast<int>(std::lround((iv->lo + iv->hi) / 2));
-      for (int p = 1; p <= (1 << 24); p *= 2)
+      for (int p = 1; p <= kMaxRecordRanks; p *= 2)
         if (inside(*iv, p)) {
           pick = p;
           break;

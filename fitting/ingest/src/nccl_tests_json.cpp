@@ -169,7 +169,7 @@ std::vector<Section> read_json_sections(const std::vector<std::string> &lines, D
     }
     Section &s = by_name[name];
     if (j.contains("gpus") && j["gpus"].is_number_integer() && j["gpus"].get<long>() >= 1 &&
-        j["gpus"].get<long>() <= (1 << 24))
+        j["gpus"].get<long>() <= kMaxRecordRanks)
       s.json_nranks = j["gpus"].get<int>();
     const std::string key = token(j["size"]) + "|" + j.value("type", std::string());
     auto &rows = row_of[name];

@@ -66,7 +66,7 @@ std::optional<RankLine> parse_rank_line(const std::vector<std::string> &toks, lo
   if (i + 1 >= toks.size() || toks[i] != "Rank")
     return std::nullopt;
   const auto rank = to_i64(toks[i + 1]);
-  if (!rank || *rank < 0 || *rank > (1 << 24))
+  if (!rank || *rank < 0 || *rank >= kMaxRecordRanks)
     return std::nullopt;
   i += 2;
   if (i + 1 < toks.size() && toks[i] == "Group")
