@@ -41,6 +41,7 @@ struct PredictArgs {
   int nranks = 0;
   int nnodes = 0; ///< 0: not given (the one entry with --nranks ranks, else 1)
   std::string dtype;
+  std::string method; ///< "" any
   std::vector<std::string> bytes;
   bool json = false;
 };
@@ -102,8 +103,8 @@ void run_fit(const FitArgs &a) {
                                 : std::string("n/a");
     fmt::print("{:<14} {:<22} {:<8} {:<12} {:>6} {:>10.2f} {:>9.2f} {:>9.2f} {:>10.2f} {:>10.2f} "
                "{:<20} {:>7.2f} {:>7} {:>4} {:>7.2f}\n",
-               op_name(e.op), e.group.label(), dtype_name(e.dtype), placement_name(e.placement),
-               e.points, e.peak_busbw_gbps, e.model.alpha_us, e.latency_us(),
+               e.method.empty() ? std::string(op_name(e.op)) : e.method, e.group.label(),
+               dtype_name(e.dtype), placement_name(e.placement), e.points, e.peak_busbw_gbps, e.model.alpha_us, e.latency_us(),
                e.asymptotic_algbw_gbps(), e.asymptotic_algbw_gbps() * e.busbw_factor(), model,
                e.quality.mape_pct, loo, e.quality.outliers, e.quality.mape_all_pct);
   }
@@ -181,6 +182,7 @@ void run_predict(const PredictArgs &a) {
     else
       throw InputError("unknown dtype '" + a.dtype + "'", "", 0, "--dtype");
   }
+  q.method = a.method;
   const std::vector<std::uint64_t> sizes = parse_byte_list(a.bytes);
   nlohmann::json list = nlohmann::json::array();
   std::vector<CommPrediction> preds;
@@ -188,8 +190,9 @@ void run_predict(const PredictArgs &a) {
     auto p = predict(*fit, q, static_cast<double>(b));
     if (!p)
       throw InputError(
-          fmt::format("no entry for {} on {} ranks / {} nodes, and no scaling trend reaches it{}",
-                      op_name(q.op), q.nranks, q.nnodes, [&] {
+          fmt::format("no entry for {}{} on {} ranks / {} nodes, and no scaling trend reaches it{}",
+                      op_name(q.op), q.method.empty() ? "" : " measured by " + q.method, q.nranks,
+                      q.nnodes, [&] {
                         std::string have;
                         for (const FitEntry &e : fit->entries)
                           if (e.op == q.op && have.find(e.group.label()) == std::string::npos)
@@ -268,6 +271,9 @@ void add_fitting_commands(CLI::App &app) {
                  "nodes among them (default: the one entry with --nranks ranks, else 1)")
       ->check(CLI::Range(1, 1 << 24));
   pr->add_option("--dtype", pa->dtype, "preferred dtype (any when unset)");
+  pr->add_option("--method", pa->method,
+                 "only entries measured by this benchmark (osu_latency, osu_bw, osu_bibw); default: "
+                 "prefer a timed loop of the op, then osu_latency, osu_bw, osu_bibw");
   pr->add_option("--bytes", pa->bytes, "message sizes, K/M/G suffixes, comma-separated")
       ->required();
   pr->add_flag("--json", pa->json, "print a JSON list");

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstdint>
@@ -94,6 +95,7 @@ std::string MeasurementRecord::key(bool with_size) const {
   k.append("|").append(std::to_string(group.ranks_per_node)).append("|");
   k.append(dtype_name(dtype)).append("|").append(redop_name(redop)).append("|");
   k.append(std::to_string(root)).append("|").append(placement_name(placement));
+  if (!method.empty()) k.append("|").append(method);
   if (with_size) k.append("|").append(std::to_string(bytes));
   return k;
 }
@@ -130,6 +132,7 @@ json to_json(const MeasurementRecord &m) {
   j["redop"] = redop_name(m.redop);
   j["root"] = m.root;
   j["placement"] = placement_name(m.placement);
+  if (!m.method.empty()) j["method"] = m.method;
   j["bytes"] = m.bytes;
   j["count"] = m.count;
   j["time_us"] = m.time_us;
@@ -208,6 +211,12 @@ MeasurementRecord measurement_from_json(const json &j, const std::string &file, 
     if (auto p = parse_placement(pl)) m.placement = *p;
     else r.fail("placement", "expected 'out-of-place' or 'in-place', got '" + pl + "'");
   }
+  m.method = r.str("method", false);
+  if (m.method.size() > 64 ||
+      !std::all_of(m.method.begin(), m.method.end(), [](char ch) {
+        return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '-' || ch == '.';
+      }))
+    r.fail("method", "expected a benchmark name of letters, digits, '_', '-', '.' (at most 64)");
   m.bytes = static_cast<std::uint64_t>(r.integer_in("bytes", 0, kMaxRecordBytes));
   m.count = static_cast<std::uint64_t>(r.integer_in(
       "count", 0, kMaxRecordBytes, false,
@@ -242,7 +251,7 @@ MeasurementRecord measurement_from_json(const json &j, const std::string &file, 
     }
   }
   static const char *known[] = {"type", "op", "group", "dtype", "redop", "root", "placement",
-                                "bytes", "count", "time_us", "algbw_gbps", "busbw_gbps", "wrong",
+                                "method", "bytes", "count", "time_us", "algbw_gbps", "busbw_gbps", "wrong",
                                 "stats", "iters_per_sample", "samples_us"};
   m.extra = json::object();
   for (auto it = j.begin(); it != j.end(); ++it) {

@@ -34,6 +34,8 @@ std::string entry_id(const MeasurementRecord &m) {
   if (op_has_root(m.op) && m.root >= 0)
     id += fmt::format(":root{}", m.root);
   id += fmt::format(":{}", placement_name(m.placement));
+  if (!m.method.empty())
+    id += ":" + m.method;
   return id;
 }
 
@@ -102,6 +104,7 @@ FitFile fit_records(const std::vector<RecordSet> &sets, const std::vector<std::s
     e.redop = m.redop;
     e.root = m.root;
     e.placement = m.placement;
+    e.method = m.method;
     e.points = static_cast<int>(cf.kept.size());
     e.excluded = cf.excluded;
     e.min_bytes = cf.kept.front().bytes;
@@ -128,6 +131,8 @@ std::vector<ScalingSeries> build_scaling(const std::vector<FitEntry> &entries) {
   std::map<std::string, std::vector<const FitEntry *>> members;
   std::vector<std::string> order;
   for (const FitEntry &e : entries) {
+    if (!e.method.empty())
+      continue; // point-to-point benchmarks (osu_bw, ...) run on 2 ranks: no node scaling
     const std::string key =
         fmt::format("{}|{}|{}|{}|{}|{}|{}|{}", e.system, op_name(e.op), dtype_name(e.dtype),
                     placement_name(e.placement), redop_name(e.redop), e.root, e.group.kind,

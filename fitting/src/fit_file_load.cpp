@@ -9,6 +9,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <limits>
 #include <cerrno>
@@ -230,6 +231,15 @@ static FitFile parse_fit_file_unguarded(const std::string &text, const std::stri
       e.placement = *p;
     else
       r.fail(n["placement"], path + "placement", "unknown placement '" + pl + "'");
+    if (n["method"]) {
+      e.method = r.str(n, "method", path);
+      if (e.method.empty() || e.method.size() > 64 ||
+          !std::all_of(e.method.begin(), e.method.end(), [](char ch) {
+            return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '-' || ch == '.';
+          }))
+        r.fail(n["method"], path + "method",
+               "expected a benchmark name of letters, digits, '_', '-', '.' (1 to 64)");
+    }
     if (n["points"])
       e.points = static_cast<int>(r.int_in(n, "points", path, 0, 1L << 30));
     YAML::Node range = r.need(n, "size_range_bytes", path);

@@ -94,6 +94,8 @@ std::string to_yaml(const FitFile &fit) {
     out << YAML::Key << "redop" << YAML::Value << std::string(redop_name(e.redop));
     out << YAML::Key << "root" << YAML::Value << e.root;
     out << YAML::Key << "placement" << YAML::Value << std::string(placement_name(e.placement));
+    if (!e.method.empty())
+      out << YAML::Key << "method" << YAML::Value << e.method;
     out << YAML::Key << "points" << YAML::Value << e.points;
     out << YAML::Key << "size_range_bytes" << YAML::Value << YAML::Flow << YAML::BeginSeq
         << static_cast<unsigned long long>(std::llround(e.min_bytes))

@@ -12,9 +12,13 @@
 namespace scalefit::fitting {
 namespace {
 
-/// Preference among entries of equal shape: dtype match, then out-of-place, then world groups.
-int score(const CommQuery &q, DType dtype, Placement placement, const std::string &kind) {
+/// Preference among entries of equal shape: the measuring method (CommQuery::method), then dtype
+/// match, then out-of-place, then world groups.
+int score(const CommQuery &q, DType dtype, Placement placement, const std::string &kind,
+          const std::string &method = "") {
   int s = 0;
+  if (q.method.empty())
+    s += method.empty() ? 24 : method == "osu_latency" ? 16 : method == "osu_bw" ? 8 : 0;
   if (q.dtype && *q.dtype == dtype)
     s += 4;
   if (placement == Placement::out_of_place)
@@ -63,9 +67,10 @@ std::optional<CommPrediction> predict(const FitFile &fit, const CommQuery &q, do
   const FitEntry *best = nullptr;
   int best_score = -1;
   for (const FitEntry &e : fit.entries) {
-    if (e.op != q.op || e.group.nranks != q.nranks || e.group.nnodes != q.nnodes)
+    if (e.op != q.op || e.group.nranks != q.nranks || e.group.nnodes != q.nnodes ||
+        (!q.method.empty() && e.method != q.method))
       continue;
-    const int s = score(q, e.dtype, e.placement, e.group.kind);
+    const int s = score(q, e.dtype, e.placement, e.group.kind, e.method);
     if (s > best_score)
       best = &e, best_score = s;
   }
@@ -83,7 +88,8 @@ std::optional<CommPrediction> predict(const FitFile &fit, const CommQuery &q, do
     return p;
   }
   // 2. A scaling series of this op with the same ranks per node: the trend in log2(nnodes).
-  if (q.nnodes < 1 || q.nranks % q.nnodes != 0)
+  // Series are of entries without a method (build_scaling).
+  if (q.nnodes < 1 || q.nranks % q.nnodes != 0 || !q.method.empty())
     return std::nullopt;
   const int rpn = q.nranks / q.nnodes;
   const ScalingSeries *series = nullptr;

@@ -60,6 +60,31 @@ TEST(Records, JsonlRoundTripKeepsEveryField) {
   EXPECT_DOUBLE_EQ(r.stats->median, 12.5);
   EXPECT_EQ(r.samples_us, m.samples_us);
   EXPECT_EQ(set.origin[0], path + ":2");
+  EXPECT_TRUE(r.method.empty());
+}
+
+TEST(Records, MethodIsPartOfTheKeyAndValidated) {
+  MeasurementRecord m;
+  m.op = Op::sendrecv;
+  m.group = {"world", 2, 2, 1};
+  m.dtype = DType::int8;
+  m.bytes = 1024;
+  m.time_us = 3;
+  MeasurementRecord bw = m;
+  bw.method = "osu_bw";
+  EXPECT_NE(m.key(), bw.key()); // one point of osu_latency and one of osu_bw are two curves
+  const auto j = to_json(bw);
+  EXPECT_EQ(j.at("method"), "osu_bw");
+  EXPECT_FALSE(to_json(m).contains("method"));
+  EXPECT_EQ(measurement_from_json(j).key(), bw.key());
+  auto bad = j;
+  bad["method"] = "osu bw\n";
+  try {
+    measurement_from_json(bad, "m.jsonl", 3);
+    FAIL() << "expected InputError";
+  } catch (const InputError &e) {
+    EXPECT_NE(std::string(e.what()).find("m.jsonl:3: field 'method'"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Records, MalformedLinesNameFileLineAndField) {

@@ -323,3 +323,54 @@ TEST(FitFile, InvalidUtf8IsRefusedWithTheLine) {
   EXPECT_GT(e.line(), 1);
   EXPECT_NE(e.message().find("0xE9"), std::string::npos) << e.what();
 }
+
+// Two benchmarks of one op on one group (OSU's osu_latency and osu_bw in one file) are two entries;
+// predict prefers the single-message one unless --method names the other.
+TEST(FitFile, MethodsAreSeparateEntriesAndPredictChoosesByMethod) {
+  RecordSet rs;
+  ContextRecord c;
+  c.system = "osu";
+  c.nranks = 2;
+  c.nnodes = 2;
+  c.ranks_per_node = 1;
+  rs.contexts.push_back(c);
+  for (const char *method : {"osu_bw", "osu_latency"})
+    for (double s = 1; s <= (1 << 22); s *= 2) {
+      MeasurementRecord r;
+      r.op = Op::sendrecv;
+      r.group = {"world", 2, 2, 1};
+      r.dtype = DType::int8;
+      r.method = method;
+      r.bytes = static_cast<std::uint64_t>(s);
+      // osu_bw: no latency per message in a window; osu_latency: 2 us per message.
+      r.time_us = (std::string(method) == "osu_bw" ? 0.1 : 2.0) + s / 10e3;
+      rs.measurements.push_back(r);
+      rs.context_of.push_back(0);
+    }
+  const FitFile fit = fit_records({rs}, {"osu.jsonl"});
+  ASSERT_EQ(fit.entries.size(), 2u);
+  EXPECT_NE(fit.entries[0].id, fit.entries[1].id);
+  EXPECT_TRUE(fit.scaling.empty());
+  const FitFile back = parse_fit_file(to_yaml(fit), "osu.yaml");
+  ASSERT_EQ(back.entries.size(), 2u);
+  EXPECT_EQ(back.entries[0].method, "osu_bw");
+  EXPECT_EQ(back.entries[1].method, "osu_latency");
+  CommQuery q;
+  q.op = Op::sendrecv;
+  q.nranks = 2;
+  q.nnodes = 2;
+  auto p = predict(back, q, 8);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->entry, back.entries[1].id); // osu_latency by default
+  EXPECT_NEAR(p->time_us, 2.0, 0.05);
+  q.method = "osu_bw";
+  p = predict(back, q, 8);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->entry, back.entries[0].id);
+  EXPECT_NEAR(p->time_us, 0.1, 0.05);
+  q.method = "osu_bibw";
+  EXPECT_FALSE(predict(back, q, 8));
+  EXPECT_THROW(parse_fit_file(replace(to_yaml(fit), "method: osu_bw", "method: \"a b\""),
+                              "bad.yaml"),
+               InputError);
+}

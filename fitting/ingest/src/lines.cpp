@@ -237,30 +237,40 @@ std::optional<long> info_int_field(std::string_view body, std::string_view field
   }
 }
 
-bool is_launcher(std::string_view tok) {
+namespace {
+
+/// The launcher `tok` names without path or Debian alternative suffix ("mpirun.openmpi" ->
+/// "mpirun"), or "" when it names none.
+std::string_view launcher_name(std::string_view tok) {
   const auto slash = tok.find_last_of('/');
   if (slash != std::string_view::npos)
     tok = tok.substr(slash + 1);
   // mpirun.openmpi, mpirun.mpich, mpiexec.hydra: Debian's alternatives keep the prefix.
-  const auto named = [&](std::string_view base) {
-    return tok == base || (tok.size() > base.size() + 1 && tok.substr(0, base.size()) == base &&
-                           tok[base.size()] == '.');
-  };
-  return named("mpirun") || named("mpiexec") || tok == "srun" || tok == "aprun" ||
-         tok == "jsrun" || tok == "orterun" || tok == "prterun";
+  for (std::string_view base : {"mpirun", "mpiexec"})
+    if (tok == base || (tok.size() > base.size() + 1 && tok.substr(0, base.size()) == base &&
+                        tok[base.size()] == '.'))
+      return base;
+  for (std::string_view base : {"srun", "aprun", "jsrun", "orterun", "prterun"})
+    if (tok == base)
+      return base;
+  return {};
 }
 
-LaunchShape launch_shape(const std::vector<std::string> &toks, std::size_t binary_index) {
+std::optional<int> as_rank_count(std::string_view v) {
+  const auto n = to_i64(std::string(v));
+  if (!n || *n < 1 || *n > kMaxRecordRanks)
+    return std::nullopt;
+  return static_cast<int>(*n);
+}
+
+/// Reads the options in tokens [from, to). `N_is_nodes`: Slurm's -N (nodes) rather than Open
+/// MPI's and aprun's (processes per node).
+LaunchShape read_options(const std::vector<std::string> &toks, std::size_t from, std::size_t to,
+                         bool N_is_nodes) {
   LaunchShape s;
-  std::size_t start = binary_index;
-  for (std::size_t j = 0; j < binary_index; ++j)
-    if (is_launcher(toks[j])) {
-      start = j + 1;
-      break;
-    }
   const auto value = [&](std::size_t &j, std::string_view name) -> std::optional<std::string> {
     const std::string &t = toks[j];
-    if (t == name && j + 1 < binary_index)
+    if (t == name && j + 1 < to)
       return toks[++j];
     if (t.size() > name.size() + 1 && t.compare(0, name.size(), name) == 0 && t[name.size()] == '=')
       return t.substr(name.size() + 1);
@@ -270,27 +280,24 @@ LaunchShape launch_shape(const std::vector<std::string> &toks, std::size_t binar
       return t.substr(2);
     return std::nullopt;
   };
-  const auto as_int = [](const std::optional<std::string> &v) -> std::optional<int> {
-    if (!v)
-      return std::nullopt;
-    const auto n = to_i64(*v);
-    if (!n || *n < 1 || *n > kMaxRecordRanks)
-      return std::nullopt;
-    return static_cast<int>(*n);
-  };
-  for (std::size_t j = start; j < binary_index; ++j) {
+  std::optional<int> slots;
+  for (std::size_t j = from; j < to; ++j) {
     std::optional<std::string> v;
     if ((v = value(j, "-np")) || (v = value(j, "--np")) || (v = value(j, "-n")) ||
         (v = value(j, "--ntasks"))) {
-      if (auto n = as_int(v))
+      if (auto n = as_rank_count(*v))
         s.nranks = n;
-    } else if ((v = value(j, "-N")) || (v = value(j, "--nodes")) || (v = value(j, "-nnodes"))) {
-      if (auto n = as_int(v))
+    } else if ((v = value(j, "-N"))) {
+      if (auto n = as_rank_count(*v))
+        (N_is_nodes ? s.nnodes : s.per_node) = n;
+    } else if ((v = value(j, "--nodes")) || (v = value(j, "-nnodes"))) {
+      if (auto n = as_rank_count(*v))
         s.nnodes = n;
     } else if ((v = value(j, "-npernode")) || (v = value(j, "--npernode")) ||
-               (v = value(j, "-ppn")) || (v = value(j, "--ntasks-per-node")) ||
-               (v = value(j, "-perhost")) || (v = value(j, "--tasks-per-node"))) {
-      if (auto n = as_int(v))
+               (v = value(j, "-ppn")) || (v = value(j, "--ppn")) ||
+               (v = value(j, "--ntasks-per-node")) || (v = value(j, "-perhost")) ||
+               (v = value(j, "--tasks-per-node"))) {
+      if (auto n = as_rank_count(*v))
         s.per_node = n;
     } else if ((v = value(j, "--map-by")) || (v = value(j, "-map-by"))) {
       // ppr:K:node
@@ -298,33 +305,151 @@ LaunchShape launch_shape(const std::vector<std::string> &toks, std::size_t binar
       if (m.rfind("ppr:", 0) == 0) {
         const auto c2 = m.find(':', 4);
         if (c2 != std::string::npos && m.compare(c2 + 1, 4, "node") == 0)
-          if (auto n = as_int(m.substr(4, c2 - 4)))
+          if (auto n = as_rank_count(m.substr(4, c2 - 4)))
             s.per_node = n;
       }
     } else if ((v = value(j, "-H")) || (v = value(j, "--host")) || (v = value(j, "-host")) ||
                (v = value(j, "-hosts")) || (v = value(j, "--hosts"))) {
+      // host[:slots],host[:slots],...: distinct hosts are nodes; slots, when every host has
+      // them, are the ranks a launcher without -np starts.
       std::set<std::string> hosts;
+      long total = 0;
+      bool all_slots = true;
       std::size_t b = 0;
       while (b <= v->size()) {
         auto e = v->find(',', b);
         if (e == std::string::npos)
           e = v->size();
         std::string h = v->substr(b, e - b);
-        if (const auto c = h.find(':'); c != std::string::npos)
+        std::optional<int> k;
+        if (const auto c = h.find(':'); c != std::string::npos) {
+          k = as_rank_count(std::string_view(h).substr(c + 1));
           h = h.substr(0, c);
-        if (!h.empty())
+        }
+        if (!h.empty()) {
           hosts.insert(h);
+          if (k && total <= kMaxRecordRanks)
+            total += *k;
+          else
+            all_slots = false;
+        }
         b = e + 1;
       }
       if (!hosts.empty())
         s.nnodes = static_cast<int>(hosts.size());
+      if (!hosts.empty() && all_slots && total <= kMaxRecordRanks)
+        slots = static_cast<int>(total);
     }
   }
-  if (!s.nranks && s.nnodes && s.per_node)
-    s.nranks = *s.nnodes * *s.per_node;
-  if (!s.nnodes && s.nranks && s.per_node && *s.nranks % *s.per_node == 0)
-    s.nnodes = *s.nranks / *s.per_node;
+  if (!s.nranks && slots)
+    s.nranks = slots;
+  fill_missing(s, {});
   return s;
+}
+
+/// PBS/Torque resource list: select=N[:...:mpiprocs=K] or nodes=N[:ppn=K].
+void read_pbs_resources(std::string_view list, LaunchShape &s) {
+  std::size_t b = 0;
+  while (b <= list.size()) {
+    auto e = list.find_first_of(",:", b);
+    if (e == std::string_view::npos)
+      e = list.size();
+    const std::string_view kv = list.substr(b, e - b);
+    const auto eq = kv.find('=');
+    if (eq != std::string_view::npos) {
+      const std::string_view k = kv.substr(0, eq), v = kv.substr(eq + 1);
+      if (k == "select" || k == "nodes") {
+        if (auto n = as_rank_count(v))
+          s.nnodes = n;
+      } else if (k == "mpiprocs" || k == "ppn") {
+        if (auto n = as_rank_count(v))
+          s.per_node = n;
+      }
+    }
+    b = e + 1;
+  }
+}
+
+} // namespace
+
+bool is_launcher(std::string_view tok) { return !launcher_name(tok).empty(); }
+
+LaunchShape launch_shape(const std::vector<std::string> &toks, std::size_t binary_index) {
+  binary_index = std::min(binary_index, toks.size());
+  for (std::size_t j = 0; j < binary_index; ++j)
+    if (const auto name = launcher_name(toks[j]); !name.empty())
+      return read_options(toks, j + 1, binary_index, name == "srun");
+  return {};
+}
+
+LaunchShape allocation_shape(const std::vector<std::string> &toks) {
+  if (toks.empty())
+    return {};
+  const std::size_t from = 1;
+  std::string_view first = toks[0];
+  if (first.size() > 1 && first.front() == '#')
+    first.remove_prefix(1);
+  if (first == "SBATCH")
+    return read_options(toks, from, toks.size(), true);
+  // The command may follow a prompt or environment settings: "$ salloc -N 2 ...".
+  const auto base = [](std::string_view t) { return t.substr(std::min(t.size(), t.find_last_of('/') + 1)); };
+  std::size_t at = 0;
+  while (at < toks.size() && base(toks[at]) != "salloc" && base(toks[at]) != "sbatch" &&
+         base(toks[at]) != "qsub")
+    ++at;
+  if (at < toks.size() && base(toks[at]) != "qsub")
+    return read_options(toks, at + 1, toks.size(), true);
+  if (at < toks.size() || first == "PBS") {
+    LaunchShape s;
+    for (std::size_t j = first == "PBS" ? from : at + 1; j < toks.size(); ++j) {
+      const std::string &t = toks[j];
+      if (t == "-l" && j + 1 < toks.size())
+        read_pbs_resources(toks[++j], s);
+      else if (t.size() > 2 && t.compare(0, 2, "-l") == 0)
+        read_pbs_resources(std::string_view(t).substr(2), s);
+    }
+    fill_missing(s, {});
+    return s;
+  }
+  return {};
+}
+
+void fill_missing(LaunchShape &into, const LaunchShape &from) {
+  if (!into.nranks)
+    into.nranks = from.nranks;
+  if (!into.nnodes)
+    into.nnodes = from.nnodes;
+  if (!into.per_node)
+    into.per_node = from.per_node;
+  if (!into.nranks && into.nnodes && into.per_node &&
+      static_cast<long>(*into.nnodes) * *into.per_node <= kMaxRecordRanks)
+    into.nranks = *into.nnodes * *into.per_node;
+  if (!into.nnodes && into.nranks && into.per_node && *into.nranks % *into.per_node == 0)
+    into.nnodes = *into.nranks / *into.per_node;
+}
+
+const std::vector<std::string> &CommandJoiner::feed(const std::vector<std::string> &toks) {
+  m_joined = std::move(m_held);
+  m_held.clear();
+  m_joined.insert(m_joined.end(), toks.begin(), toks.end());
+  if (!m_joined.empty() && !m_joined.back().empty() && m_joined.back().back() == '\\') {
+    m_joined.back().pop_back();
+    if (m_joined.back().empty())
+      m_joined.pop_back();
+    if (m_joined.size() <= 512)
+      m_held = std::move(m_joined);
+    m_joined.clear();
+  }
+  return m_joined;
+}
+
+std::optional<std::string> job_map_host(const std::vector<std::string> &toks) {
+  // "Data for node: nid001  Num slots: 4  Max slots: 0  Num procs: 4"
+  // The first word may carry markup of a pasted web page ("<p>&nbsp;Data").
+  if (toks.size() >= 4 && toks[0].size() >= 4 &&
+      toks[0].compare(toks[0].size() - 4, 4, "Data") == 0 && toks[1] == "for" && toks[2] == "node:")
+    return toks[3];
+  return std::nullopt;
 }
 
 } // namespace scalefit::ingest::detail

@@ -40,19 +40,50 @@ std::optional<NcclInfo> parse_nccl_info(std::string_view line);
 /// localRanks 8 ..." or "nranks" in "... rank 3 nranks 32 cudaDev 3 ...". nullopt when absent.
 std::optional<long> info_int_field(std::string_view body, std::string_view field);
 
-/// What a launcher command line says about the job (`mpirun -np 16 -npernode 8 ...`, `srun -N 2
-/// --ntasks-per-node=8 ...`, `mpiexec -n 4 -ppn 2 ...`). Fields unset when not given.
+/// What a launcher command line or a batch allocation says about the job (`mpirun -np 16
+/// -npernode 8 ...`, `srun -N 2 --ntasks-per-node=8 ...`, `mpiexec -n 4 -ppn 2 ...`,
+/// `#SBATCH --nodes=2`, `#PBS -l select=2:mpiprocs=4`). Fields unset when not given.
 struct LaunchShape {
-  std::optional<int> nranks;      ///< -np/-n/--np/--ntasks, or nodes * per-node
-  std::optional<int> nnodes;      ///< srun -N/--nodes, or a -H/--host list's distinct hosts
-  std::optional<int> per_node;    ///< -npernode/-ppn/--ntasks-per-node/--map-by ppr:K:node
+  std::optional<int> nranks;      ///< -np/-n/--np/--ntasks, a -H list's slots, or nodes * per-node
+  std::optional<int> nnodes;      ///< srun -N/--nodes, a -H/--host list's distinct hosts, select=N
+  std::optional<int> per_node;    ///< -npernode/-ppn/--ntasks-per-node/--map-by ppr:K:node, and
+                                  ///< -N of Open MPI's mpirun and of aprun (processes per node)
 };
 
 /// Reads a launcher command line's shape; tokens after the launched binary are not read.
 /// `binary_index`: index of the launched binary's token (tokens after it are its own options).
+/// `-N` is nodes for srun and processes per node for mpirun/mpiexec (Open MPI) and aprun.
+/// Without -np, a host list with slots (`-H a:4,b:4`, Open MPI and Hydra) gives the ranks.
 LaunchShape launch_shape(const std::vector<std::string> &tokens, std::size_t binary_index);
+
+/// Reads a batch allocation line: `salloc`/`sbatch` options (the command anywhere on the line,
+/// after a prompt or environment settings), `#SBATCH` directives (also given without the '#', as
+/// a reader that strips comment marks passes them), `qsub`/`#PBS -l select=N[:mpiprocs=K]` or
+/// `-l nodes=N:ppn=K` (PBS, Torque). Empty for any other line.
+LaunchShape allocation_shape(const std::vector<std::string> &tokens);
+
+/// Fills the fields `into` lacks from `from` (a launcher line's shape from its allocation's),
+/// then completes ranks = nodes * per-node or nodes = ranks / per-node where that divides.
+void fill_missing(LaunchShape &into, const LaunchShape &from);
 
 /// Whether `tok` names a launcher (mpirun, mpiexec, srun, aprun, jsrun, mpiexec.hydra).
 bool is_launcher(std::string_view tok);
+
+/// Joins a shell command continued over lines with a trailing backslash (`srun --nodes=4 ... \`
+/// then `-- all_gather_perf -b 64K ...`). Feed every line's tokens in order.
+class CommandJoiner {
+public:
+  /// The tokens of the command that `tokens` ends: the continued lines' tokens, then its own.
+  /// Empty while the command goes on (`tokens` ends with a backslash). At most 512 tokens are
+  /// held: a longer run of continued lines is dropped, not joined.
+  const std::vector<std::string> &feed(const std::vector<std::string> &tokens);
+
+private:
+  std::vector<std::string> m_held, m_joined;
+};
+
+/// Host of an Open MPI job map line (`mpirun --display-map`: " Data for node: HOST  Num slots:
+/// ..."); nullopt for any other line.
+std::optional<std::string> job_map_host(const std::vector<std::string> &tokens);
 
 } // namespace scalefit::ingest::detail

@@ -283,6 +283,7 @@ IngestResult read_nccl_tests(const std::string &path, const IngestOptions &opt) 
   std::optional<Op> pending_banner, pending_cmd;
   bool have_banner_format = false, json_input = false;
   detail::LogFacts facts;
+  detail::CommandJoiner joiner;
 
   if (detail::looks_like_json(lines)) {
     json_input = true;
@@ -306,6 +307,11 @@ IngestResult read_nccl_tests(const std::string &path, const IngestOptions &opt) 
     auto toks = split_ws(body);
     if (toks.empty())
       continue;
+    // A command continued with trailing backslashes is read whole on its last line.
+    const std::vector<std::string> &cmd = joiner.feed(toks);
+    detail::fill_missing(facts.alloc, detail::allocation_shape(toks));
+    if (const auto h = detail::job_map_host(toks))
+      facts.map_hosts.insert(*h);
 
     // NCCL debug output: facts only (a row mixed into it is recovered below).
     const auto info = comment ? std::nullopt : detail::parse_nccl_info(t);
@@ -414,31 +420,27 @@ IngestResult read_nccl_tests(const std::string &path, const IngestOptions &opt) 
         ctx.versions["nccl"] = word_after(body, "NCCL version");
       // Command lines (shell prompt, mpirun, library warnings naming the binary).
       bool named_binary = false;
-      for (std::size_t k = 0; k < toks.size(); ++k) {
-        if (toks[k].find("_perf") == std::string::npos)
+      for (std::size_t k = 0; k < cmd.size(); ++k) {
+        if (cmd[k].find("_perf") == std::string::npos)
           continue;
         std::string stem;
-        const auto op = detail::op_from_binary(toks[k], &stem);
+        const auto op = detail::op_from_binary(cmd[k], &stem);
         if (stem.empty())
           continue;
         named_binary = true;
         if (op)
           pending_cmd = op;
         else
-          diag.warn(ln, "op", "unsupported collective binary '" + toks[k] + "'");
-        const detail::LaunchShape shape = detail::launch_shape(toks, k);
-        if (shape.nranks && !facts.launch_nranks)
-          facts.launch_nranks = shape.nranks;
-        if (shape.nnodes && !facts.launch_nnodes)
-          facts.launch_nnodes = shape.nnodes;
+          diag.warn(ln, "op", "unsupported collective binary '" + cmd[k] + "'");
+        detail::fill_missing(facts.launch, detail::launch_shape(cmd, k));
         if (command_line.empty()) {
           std::size_t from = k;
           for (std::size_t j = 0; j < k; ++j)
-            if (detail::is_launcher(toks[j])) {
+            if (detail::is_launcher(cmd[j])) {
               from = j;
               break;
             }
-          command_line = join({toks.begin() + static_cast<long>(from), toks.end()});
+          command_line = join({cmd.begin() + static_cast<long>(from), cmd.end()});
         }
         break;
       }

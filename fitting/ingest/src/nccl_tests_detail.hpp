@@ -5,6 +5,7 @@
 //   nccl_tests.cpp        - the line loop, records and the context record
 #pragma once
 
+#include "lines.hpp"
 #include "text.hpp"
 
 #include "scalefit/core/collectives.hpp"
@@ -64,8 +65,9 @@ struct LogFacts {
   long net_init_line = 0;            ///< first `NET/IB : Using` / `NET/OFI` / ... init line
   std::set<int> prefix_ranks;        ///< ranks named by launcher prefixes
   std::set<std::string> prefix_hosts;///< hosts named by launcher prefixes
-  std::optional<int> launch_nranks;  ///< from a launcher command line (-np, --ntasks, ...)
-  std::optional<int> launch_nnodes;  ///< from a launcher command line (-N, -H list, ...)
+  LaunchShape launch;                ///< the first launcher command line naming a *_perf binary
+  LaunchShape alloc;                 ///< salloc/sbatch/#SBATCH/qsub/#PBS lines, merged
+  std::set<std::string> map_hosts;   ///< hosts of an Open MPI job map (`--display-map`)
 };
 
 /// The op, ranks and nodes of one table, and where each came from.

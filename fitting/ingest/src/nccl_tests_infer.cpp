@@ -82,10 +82,13 @@ std::vector<Op> ops_from_columns(const Section &s) {
   const bool divided = known && *ratio > 1.5;
   if (rooted)
     return {reduces ? Op::reduce : Op::broadcast};
+  // nccl-tests prints redop "sum" for SendRecv too: a reducing column fits it when count = size.
   if (reduces) {
     if (!known)
-      return {Op::allreduce, Op::reducescatter};
-    return {divided ? Op::reducescatter : Op::allreduce};
+      return {Op::allreduce, Op::reducescatter, Op::sendrecv};
+    if (divided)
+      return {Op::reducescatter};
+    return {Op::allreduce, Op::sendrecv};
   }
   if (!known)
     return {Op::allgather, Op::alltoall, Op::sendrecv};
@@ -156,30 +159,46 @@ Op decide_op(const Section &s, const IngestOptions &opt, Diagnostics &diag) {
                         " taken from the file name (the columns fit several ops)");
     return *by_name;
   }
-  // AllGather vs AllToAll: nccl-tests checks AllGather in place but prints N/A for AllToAll's
-  // in-place #wrong (it has no in-place check), while the out-of-place #wrong is a count.
-  if (std::find(cands.begin(), cands.end(), Op::allgather) != cands.end() &&
-      std::find(cands.begin(), cands.end(), Op::alltoall) != cands.end()) {
-    int oop_num = 0, ip_num = 0, ip_na = 0;
-    for (const auto &r : s.rows) {
-      if (r.halves.size() < 2)
-        continue;
-      const auto o = r.halves[0].cols.find("#wrong"), i = r.halves[1].cols.find("#wrong");
-      if (o == r.halves[0].cols.end() || i == r.halves[1].cols.end())
-        continue;
-      oop_num += to_double(o->second).has_value();
-      ip_num += to_double(i->second).has_value();
-      ip_na += i->second == "N/A";
-    }
-    if (oop_num > 0 && (ip_num > 0 || ip_na > 0)) {
-      const Op op = ip_na > 0 && ip_num == 0 ? Op::alltoall : Op::allgather;
+  // AllGather vs AllToAll, AllReduce vs SendRecv: nccl-tests checks AllGather and AllReduce in
+  // place but prints N/A for AllToAll's and SendRecv's in-place #wrong (no in-place check), while
+  // the out-of-place #wrong is a count.
+  const auto has = [&](Op op) { return std::find(cands.begin(), cands.end(), op) != cands.end(); };
+  int oop_num = 0, ip_num = 0, ip_na = 0;
+  for (const auto &r : s.rows) {
+    if (r.halves.size() < 2)
+      continue;
+    const auto o = r.halves[0].cols.find("#wrong"), i = r.halves[1].cols.find("#wrong");
+    if (o == r.halves[0].cols.end() || i == r.halves[1].cols.end())
+      continue;
+    oop_num += to_double(o->second).has_value();
+    ip_num += to_double(i->second).has_value();
+    ip_na += i->second == "N/A";
+  }
+  const bool told = oop_num > 0 && (ip_num > 0 || ip_na > 0);
+  const bool checked_in_place = ip_num > 0 || ip_na == 0;
+  const auto pick = [&](Op checked, Op unchecked) -> std::optional<Op> {
+    if (cands.size() != 2 || !has(checked) || !has(unchecked))
+      return std::nullopt;
+    if (told) {
+      const Op op = checked_in_place ? checked : unchecked;
       diag.note(line, "operation " + std::string(op_name(op)) +
                           " told by the in-place #wrong column (" +
-                          (op == Op::alltoall ? "N/A: no in-place check, as AllToAll"
-                                              : "checked in place, as AllGather") +
+                          (op == unchecked ? "N/A: no in-place check, as " + std::string(op_name(op))
+                                           : "checked in place, as " + std::string(op_name(op))) +
                           ")");
       return op;
     }
+    return std::nullopt;
+  };
+  if (const auto op = pick(Op::allgather, Op::alltoall))
+    return *op;
+  if (const auto op = pick(Op::allreduce, Op::sendrecv))
+    return *op;
+  if (cands.size() == 2 && has(Op::allreduce) && has(Op::sendrecv)) {
+    diag.warn(line, "op",
+              "the columns fit allreduce and sendrecv (nccl-tests prints redop 'sum' for both) and "
+              "no #wrong column tells them apart; read as allreduce (pass --op sendrecv if it is)");
+    return Op::allreduce;
   }
   std::vector<std::string> names;
   for (Op op : cands)
@@ -305,8 +324,10 @@ Derived derive(const Section &s, const LogFacts &facts, const IngestOptions &opt
     others.emplace_back(std::max(listed, listed_span), listed_span > listed || s.rank_list_elided
                                                            ? "rank lines (partial list)"
                                                            : "rank lines");
-  if (facts.launch_nranks)
-    others.emplace_back(*facts.launch_nranks, "launcher command line (-np)");
+  if (facts.launch.nranks)
+    others.emplace_back(*facts.launch.nranks, "launcher command line");
+  if (facts.alloc.nranks)
+    others.emplace_back(*facts.alloc.nranks, "batch allocation (salloc/sbatch/#SBATCH/#PBS)");
   if (!facts.prefix_ranks.empty())
     others.emplace_back(*facts.prefix_ranks.rbegin() + 1, "launcher output prefixes (lower bound)");
 
@@ -409,6 +430,7 @@ Derived derive(const Section &s, const LogFacts &facts, const IngestOptions &opt
   std::set<std::string> seen_hosts(d.hosts.begin(), d.hosts.end());
   seen_hosts.insert(facts.info_hosts.begin(), facts.info_hosts.end());
   seen_hosts.insert(facts.prefix_hosts.begin(), facts.prefix_hosts.end());
+  seen_hosts.insert(facts.map_hosts.begin(), facts.map_hosts.end());
   int lower = static_cast<int>(seen_hosts.size());
   std::string lower_from = "host names in the log";
   if (facts.via_net_line > 0 && lower < 2) {
@@ -428,9 +450,21 @@ Derived derive(const Section &s, const LogFacts &facts, const IngestOptions &opt
   } else if (opt.nnodes) {
     d.nnodes = *opt.nnodes;
     d.nnodes_from = "--nnodes";
-  } else if (facts.launch_nnodes) {
-    d.nnodes = *facts.launch_nnodes;
+  } else if (facts.launch.nnodes) {
+    d.nnodes = *facts.launch.nnodes;
     d.nnodes_from = "launcher command line";
+  } else if (facts.launch.per_node && d.nranks % *facts.launch.per_node == 0) {
+    d.nnodes = d.nranks / *facts.launch.per_node;
+    d.nnodes_from = "launcher command line (" + std::to_string(*facts.launch.per_node) + " per node)";
+  } else if (!facts.map_hosts.empty()) {
+    d.nnodes = static_cast<int>(facts.map_hosts.size());
+    d.nnodes_from = "Open MPI job map (Data for node:)";
+  } else if (facts.alloc.nnodes) {
+    d.nnodes = *facts.alloc.nnodes;
+    d.nnodes_from = "batch allocation (salloc/sbatch/#SBATCH/#PBS)";
+  } else if (facts.alloc.per_node && d.nranks % *facts.alloc.per_node == 0) {
+    d.nnodes = d.nranks / *facts.alloc.per_node;
+    d.nnodes_from = "batch allocation (" + std::to_string(*facts.alloc.per_node) + " per node)";
   } else if (lower >= 2) {
     d.nnodes = lower;
     d.nnodes_from = "lower bound: " + lower_from;

@@ -43,7 +43,9 @@
 #include "scalefit/core/units.hpp"
 
 #include <algorithm>
+#include <initializer_list>
 #include <map>
+#include <set>
 
 namespace scalefit::ingest {
 namespace {
@@ -116,23 +118,39 @@ std::optional<OsuTest> test_from_title(const std::string &title) {
   return std::nullopt;
 }
 
-/// "OSU MPI Allreduce Latency Test v7.4" -> {"Allreduce Latency", "7.4"}; nullopt if the tokens
-/// are no OSU title. The second token names the flavour (MPI, MPI-CUDA, NCCL, ...).
+/// "OSU MPI Allreduce Latency Test v7.4" -> {"Allreduce Latency", "7.4"}; OMB 2.x/3.0's "OSU MPI
+/// Bandwidth Test (Version 2.0)" -> {"Bandwidth", "2.0"}; nullopt if the tokens are no OSU title.
+/// The second token names the flavour (MPI, MPI-CUDA, NCCL, ...).
 std::optional<std::pair<std::string, std::string>> parse_title(const std::vector<std::string> &t) {
   if (t.size() < 4 || t[0] != "OSU")
     return std::nullopt;
+  const auto digit_at = [&](std::size_t i, std::size_t c) {
+    return i < t.size() && t[i].size() > c && t[i][c] >= '0' && t[i][c] <= '9';
+  };
   std::size_t test = t.size();
-  for (std::size_t i = 2; i < t.size(); ++i)
-    if (t[i] == "Test" && (i + 1 == t.size() || (t[i + 1].size() > 1 && t[i + 1][0] == 'v'))) {
+  std::string version;
+  for (std::size_t i = 2; i < t.size(); ++i) {
+    if (t[i] != "Test")
+      continue;
+    if (i + 1 == t.size()) {
       test = i;
-      break;
+    } else if (t[i + 1].size() > 1 && t[i + 1][0] == 'v') { // v7.4
+      test = i;
+      version = t[i + 1].substr(1);
+    } else if ((t[i + 1] == "(Version" || t[i + 1] == "Version") && digit_at(i + 2, 0)) {
+      test = i; // (Version 2.0)
+      version = t[i + 2];
+      while (!version.empty() && version.back() == ')')
+        version.pop_back();
     }
+    if (test != t.size())
+      break;
+  }
   if (test == t.size() || test <= 2)
     return std::nullopt;
   std::string title;
   for (std::size_t i = 2; i < test; ++i)
     title += (i > 2 ? " " : "") + t[i];
-  std::string version = test + 1 < t.size() ? t[test + 1].substr(1) : "";
   return std::make_pair(title, version);
 }
 
@@ -189,6 +207,9 @@ struct Table {
   std::vector<std::string> columns;
   std::optional<DType> dtype;
   std::string datatype_text;
+  /// No '# Datatype:' line before the header: the default is noted at the first row unless a
+  /// Datatype line follows the header first (OMB 7.x prints it after).
+  bool dtype_assumed = false;
 };
 
 } // namespace
@@ -207,13 +228,21 @@ IngestResult read_osu(const std::string &path, const IngestOptions &opt) {
   std::optional<Table> cur;
   json tests = json::array();
 
-  // A launcher command line naming an osu_* binary: the job's shape (OMB prints none).
-  detail::LaunchShape shape;
+  // A launcher command line naming an osu_* binary: the job's shape (OMB prints none); else
+  // what the batch allocation or an Open MPI job map says.
+  detail::LaunchShape shape, alloc;
+  std::set<std::string> map_hosts;
+  detail::CommandJoiner joiner;
   for (const auto &raw : lines) {
     const std::string_view text = detail::strip_prefixes(raw).text;
     // A comment line counts only when it holds a launcher ("### Running: srun -n2 ...").
     const bool comment = !text.empty() && text.front() == '#';
-    const auto toks = split_ws(text);
+    const auto line_toks = split_ws(text);
+    detail::fill_missing(alloc, detail::allocation_shape(line_toks));
+    if (const auto h = detail::job_map_host(line_toks))
+      map_hosts.insert(*h);
+    // A command continued with trailing backslashes is read whole on its last line.
+    const std::vector<std::string> &toks = joiner.feed(line_toks);
     for (std::size_t k = 0; k < toks.size() && ctx.command_line.empty(); ++k) {
       if (detail::base_name(toks[k]).rfind("osu_", 0) != 0)
         continue;
@@ -229,19 +258,36 @@ IngestResult read_osu(const std::string &path, const IngestOptions &opt) {
         ctx.command_line += (j == from ? "" : " ") + toks[j];
       shape = detail::launch_shape(toks, k);
     }
-    if (!ctx.command_line.empty())
-      break;
   }
   std::optional<int> n_known = opt.nranks;
   std::string nranks_from = opt.nranks ? "--nranks" : "";
   if (!n_known && shape.nranks) {
     n_known = shape.nranks;
     nranks_from = "launcher command line";
+  } else if (!n_known && alloc.nranks) {
+    n_known = alloc.nranks;
+    nranks_from = "batch allocation (salloc/sbatch/#SBATCH/#PBS)";
   }
   const int n = n_known.value_or(2);
-  std::optional<int> nnodes_known = opt.nnodes ? opt.nnodes : shape.nnodes;
-  const std::string nnodes_from =
-      opt.nnodes ? "--nnodes" : shape.nnodes ? "launcher command line" : "default";
+  std::optional<int> nnodes_known = opt.nnodes;
+  std::string nnodes_from = opt.nnodes ? "--nnodes" : "default";
+  const auto per_node = [&](const detail::LaunchShape &s) -> std::optional<int> {
+    if (s.per_node && n % *s.per_node == 0)
+      return n / *s.per_node;
+    return std::nullopt;
+  };
+  for (const auto &[nodes, from] :
+       std::initializer_list<std::pair<std::optional<int>, const char *>>{
+           {shape.nnodes, "launcher command line"},
+           {per_node(shape), "launcher command line (ranks per node)"},
+           {map_hosts.empty() ? std::nullopt : std::optional<int>(static_cast<int>(map_hosts.size())),
+            "Open MPI job map (Data for node:)"},
+           {alloc.nnodes, "batch allocation (salloc/sbatch/#SBATCH/#PBS)"},
+           {per_node(alloc), "batch allocation (ranks per node)"}})
+    if (!nnodes_known && nodes) {
+      nnodes_known = nodes;
+      nnodes_from = from;
+    }
   bool noted_nranks = false;
 
   for (std::size_t i = 0; i < lines.size(); ++i) {
@@ -294,6 +340,7 @@ IngestResult read_osu(const std::string &path, const IngestOptions &opt) {
       if (cur) {
         cur->dtype = pending_dtype;
         cur->datatype_text = datatype_text;
+        cur->dtype_assumed = false;
       }
       continue;
     }
@@ -309,8 +356,7 @@ IngestResult read_osu(const std::string &path, const IngestOptions &opt) {
       tb.datatype_text = datatype_text;
       if (!tb.dtype) {
         tb.dtype = opt.dtype.value_or(DType::int8);
-        diag.note(ln, opt.dtype ? "no '# Datatype:' line; using --dtype"
-                                : "no '# Datatype:' line; assuming MPI_CHAR (OMB's default)");
+        tb.dtype_assumed = true;
       }
       const bool has_time = std::any_of(cols.begin(), cols.end(), [](const std::string &c) {
         return c == "avglatency(us)" || c == "latency(us)" || c == "bandwidth(mb/s)";
@@ -338,6 +384,12 @@ IngestResult read_osu(const std::string &path, const IngestOptions &opt) {
     const auto &toks = btoks;
     if (!cur || !to_u64(toks[0]))
       continue; // mpirun/shell/module/time noise
+    if (cur->dtype_assumed) {
+      diag.note(cur->header_line, opt.dtype
+                                      ? "no '# Datatype:' line; using --dtype"
+                                      : "no '# Datatype:' line; assuming MPI_CHAR (OMB's default)");
+      cur->dtype_assumed = false;
+    }
     const Table &tb = *cur;
     if (toks.size() != tb.columns.size()) {
       diag.warn(
@@ -372,6 +424,8 @@ IngestResult read_osu(const std::string &path, const IngestOptions &opt) {
     m.extra["source_line"] = ln;
     m.extra["osu_size"] = size;
     m.extra["osu_test"] = tb.test.name;
+    if (tb.test.pt2pt)
+      m.method = tb.test.name; // osu_latency, osu_bw and osu_bibw are separate curves
     bool ok = true;
     std::optional<double> time_us;
     for (std::size_t c = 1; c < tb.columns.size() && ok; ++c) {

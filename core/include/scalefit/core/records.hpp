@@ -53,6 +53,11 @@ struct MeasurementRecord {
   RedOp redop = RedOp::sum;              ///< meaningful for ops that reduce
   int root = -1;                         ///< root rank for reduce/broadcast, else -1 (as nccl-tests)
   Placement placement = Placement::out_of_place;
+  /// How the time was measured when one op has several benchmarks that measure different things:
+  /// OSU's "osu_latency" (ping-pong, half the round trip), "osu_bw" (a window of sends: bytes /
+  /// bandwidth), "osu_bibw" (both directions at once). Empty for a timed loop of the op itself
+  /// (scalefit, nccl-tests, OSU collectives). Part of key(): the methods are separate curves.
+  std::string method;
   std::uint64_t bytes = 0;               ///< message size: the whole array (nccl-tests' "size") [B]
   std::uint64_t count = 0;               ///< elements per rank, nccl-tests' "count" column: count_per_rank(op, bytes, type size, nranks)
   double time_us = 0;                    ///< time per operation [us] (mean over samples, as nccl-tests)
@@ -65,7 +70,7 @@ struct MeasurementRecord {
   nlohmann::json extra;                  ///< other fields (e.g. OSU's iterations), kept on round trip
 
   /// The key `--resume` and the fitter group by: op, group shape, dtype, redop, root, placement,
-  /// and (with_size) the size.
+  /// method (when set), and (with_size) the size.
   std::string key(bool with_size = true) const;
 };
 

@@ -34,7 +34,8 @@ inline constexpr const char *kFitSchemaV1 = "scalefit.fit/1";
 /// One fitted curve.
 struct FitEntry {
   std::string
-      id; ///< "allreduce:world:16=2x8:float:sum:out-of-place" (+ "@system" when ids collide)
+      id; ///< "allreduce:world:16=2x8:float:sum:out-of-place" (+ ":method" when the records have
+          ///< one, + "@system" when ids collide)
   std::string system; ///< the context's system name of the records fitted
   Op op = Op::allreduce;
   GroupShape group;
@@ -42,6 +43,7 @@ struct FitEntry {
   RedOp redop = RedOp::sum;
   int root = -1;
   Placement placement = Placement::out_of_place;
+  std::string method; ///< MeasurementRecord::method of the records fitted ("osu_bw", ...; "" none)
   int points = 0;                      ///< points fitted (after exclusions)
   std::vector<ExcludedPoint> excluded; ///< points left out, with reasons
   double min_bytes = 0;                ///< smallest fitted size [B] (valid range, inclusive)

@@ -18,6 +18,10 @@ struct CommQuery {
   int nranks = 1;                   ///< ranks in the communicator
   int nnodes = 1;                   ///< distinct nodes among them
   std::optional<DType> dtype;       ///< prefer entries of this dtype; any dtype when unset
+  /// Only entries measured by this method ("osu_latency", ...; FitEntry::method). Empty: any,
+  /// preferring a timed loop of the op (no method), then osu_latency (one message's time), then
+  /// osu_bw, then osu_bibw and others.
+  std::string method;
 };
 
 /// The fitted time of one message.
