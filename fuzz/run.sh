@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
 # Runs scalefit's libFuzzer targets (fuzz/README.md) for a fixed time each and reports, per target,
 # the executions done and whether it found a crash. Each target starts from the seeds
-# (fuzz/make-corpus.sh) and the committed corpus fuzz/corpus/<target>. Inputs that crash are saved
-# under OUT/artifacts/ (crash-*, leak-*, timeout-*, oom-*); new coverage under OUT/corpus/<target>/
-# (fold it into fuzz/corpus with fuzz/update-corpus.sh).
+# (fuzz/make-corpus.sh) and what OUT/corpus/<target>/ already holds. Inputs that crash are saved
+# under OUT/artifacts/ (crash-*, leak-*, timeout-*, oom-*); new coverage under OUT/corpus/<target>/.
 #
 # Usage: fuzz/run.sh [-t SECONDS] [-j PARALLEL] [-s SEED] [-r RUNS] [-b BUILD_DIR] [-o OUT] [TARGET...]
 #   -t  seconds per target (default 30)          -j  targets run at once (default 2)
@@ -50,10 +49,8 @@ run_one() {
   [ -x "$bin" ] || { echo "fuzz: $t: no $bin (cmake --preset fuzz && cmake --build --preset fuzz)"; return 1; }
   mkdir -p "$out/corpus/$t"
   local rc=0
-  # New inputs go to the first directory; the seeds and the committed corpus are read only.
-  local committed=()
-  [ -d "$src/fuzz/corpus/$t" ] && committed=("$src/fuzz/corpus/$t")
-  nice -n "${NICE:-19}" "$bin" "$out/corpus/$t" "$out/seeds/$t" "${committed[@]}" -max_len=262144 -timeout=10 \
+  # New inputs go to the first directory; the seeds are read only.
+  nice -n "${NICE:-19}" "$bin" "$out/corpus/$t" "$out/seeds/$t" -max_len=262144 -timeout=10 \
     -rss_limit_mb=4096 -max_total_time="$seconds" -print_final_stats=1 ${seed:+-seed=$seed} ${n:+-runs=$n} \
     -artifact_prefix="$out/artifacts/${t}-" ${KEEP_GOING:+-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1} \
     ${EXTRA:-} >"$out/logs/$t.log" 2>&1 || rc=$?
