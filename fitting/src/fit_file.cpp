@@ -167,7 +167,9 @@ std::vector<ScalingSeries> build_scaling(const std::vector<FitEntry> &entries) {
       s.nnodes.push_back(e->group.nnodes);
       s.entries.push_back(e->id);
       alphas.push_back(e->latency_us());
-      busbws.push_back(e->model.bandwidth_gbps(e->max_bytes) * e->busbw_factor());
+      // The time-based figure (max_bytes / t(max_bytes)): the bandwidth term alone can be absurd
+      // where a lift carries part of the time, and the trend would then be too.
+      busbws.push_back(e->asymptotic_algbw_gbps() * e->busbw_factor());
     }
     for (std::size_t i = 1; i < v.size(); ++i) {
       try {

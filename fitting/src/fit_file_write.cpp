@@ -227,8 +227,8 @@ std::string to_yaml(const FitFile &fit) {
     out << YAML::Key << "rule" << YAML::Value
         << "y(n) = max(floor, intercept + slope * clamp(log2(n), log2(lo_nnodes), "
            "log2(hi_nnodes))); "
-           "alpha_us is the latency floor t(min_bytes); busbw_gbps is the fitted bandwidth term at "
-           "each entry's largest size times the busbw factor; a curve at n nodes = alpha(n) + "
+           "alpha_us is the latency floor t(min_bytes); busbw_gbps is the algbw at each entry's "
+           "largest size (max_bytes / t(max_bytes)) times the busbw factor; a curve at n nodes = alpha(n) + "
            "(t_ref(s) - alpha_ref) * algbw_ref / algbw(n), ref = nearest measured node count";
     emit_trend(out, "alpha_us", s.alpha_us);
     emit_trend(out, "busbw_gbps", s.busbw_gbps);

@@ -116,7 +116,7 @@ std::optional<CommPrediction> predict(const FitFile &fit, const CommQuery &q, do
   const double t_ref = entry_time_us(*e, bytes, extrap);
   const double alpha_n = series->alpha_us.at(q.nnodes);
   const double f_n = busbw_factor(q.op, q.nranks) > 0 ? busbw_factor(q.op, q.nranks) : 1.0;
-  const double algbw_ref = e->model.bandwidth_gbps(e->max_bytes);
+  const double algbw_ref = e->asymptotic_algbw_gbps(); // as the trend (build_scaling)
   const double algbw_n = series->busbw_gbps.at(q.nnodes) / f_n;
   const double t = alpha_n + std::max(t_ref - e->latency_us(), 0.0) * algbw_ref / algbw_n;
   CommPrediction p = finish(bytes, t, q.op, q.nranks);

@@ -173,6 +173,7 @@ const Collected kCollected[] = {
     {"osu_latency_cuda_v4.4.1_ompi-users-html_job-map.txt", true, Op::sendrecv, 2, 2},
     {"osu_latency_cuda_v5.7_piz-daint_salloc-N2.txt", true, Op::sendrecv, 2, 2},
     {"osu_bibw+latency_v7.1_eessi_two-tables.txt", true, Op::sendrecv, 2, 0},
+    {"h100_nccl-tests_issue294_2node_rows-only.txt", false, Op::allreduce, 16, 2},
 };
 
 TEST(RealLogs, CollectedLogsIngestFitAndPredictWithinTheGoals) {

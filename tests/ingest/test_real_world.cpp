@@ -169,3 +169,23 @@ TEST(RealWorld, TwoHundredKilobyteLinesDoNotCrashEitherReader) {
 }
 
 } // namespace
+
+// Rows pasted without their header (nccl-tests issue #294): read as the standard columns, with a
+// warning; nranks from NCCL's "Destroy COMPLETE ... nranks 16" lines.
+TEST(RealWorld, RowsWithoutAHeaderAreReadAsTheStandardColumns) {
+  const std::string f = real("h100_nccl-tests_issue294_2node_rows-only.txt");
+  const auto r = read_nccl_tests(f);
+  EXPECT_EQ(r.measurements.size(), 10u);
+  EXPECT_EQ(r.measurements.front().op, Op::allreduce); // in-place #wrong checked, as AllReduce
+  EXPECT_EQ(r.context.nranks, 16);
+  EXPECT_TRUE(any_contains(r.warnings, f + ":3: no table header: read 5 rows"));
+  // The same rows printed by 16 processes of a build without MPI: sizes repeat, which ingest
+  // says (fit then refuses the conflicting points), and 1-rank no-op bandwidths beyond 1 PB/s are
+  // skipped, not written.
+  const std::string g = real("h100_nccl-tests_issue294_non-mpi-build_repeated-sizes.txt");
+  const auto s = read_nccl_tests(g);
+  EXPECT_EQ(s.context.nranks, 1);
+  EXPECT_TRUE(any_contains(s.warnings, g + ":8: field 'size': 19 rows repeat a size"));
+  for (const auto &m : s.measurements)
+    EXPECT_LE(m.algbw_gbps, 1e6);
+}

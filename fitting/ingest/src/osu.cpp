@@ -483,6 +483,13 @@ IngestResult read_osu(const std::string &path, const IngestOptions &opt) {
     m.time_us = *time_us;
     m.algbw_gbps = gbps(static_cast<double>(m.bytes), m.time_us);
     m.busbw_gbps = m.algbw_gbps * busbw_factor(m.op, nr);
+    if (!detail::plausible_bandwidth_gbps(m.algbw_gbps) ||
+        !detail::plausible_bandwidth_gbps(m.busbw_gbps)) {
+      diag.warn(ln, "time",
+                "bandwidth beyond 1 PB/s (" + std::to_string(m.algbw_gbps) +
+                    " GB/s: size / time); row skipped");
+      continue;
+    }
     res.measurements.push_back(std::move(m));
   }
   if (tests.empty())

@@ -1,5 +1,7 @@
 #include "text.hpp"
 
+#include "scalefit/core/validate.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -84,6 +86,10 @@ std::optional<std::int64_t> to_i64(std::string_view tok) {
 
 bool plausible_time_us(double t) {
   return std::isfinite(t) && t >= 1e-3 && t <= 1e12;
+}
+
+bool plausible_bandwidth_gbps(double v) {
+  return std::isfinite(v) && v >= 0 && v <= bounds::bandwidth_gbps.hi;
 }
 
 int decimals(std::string_view tok) {

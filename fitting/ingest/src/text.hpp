@@ -37,6 +37,9 @@ std::optional<std::int64_t> to_i64(std::string_view tok);
 /// Whether a time per operation [us] is one a real run can print: finite, >= 1e-3 us (1 ns) and
 /// <= 1e12 us (11.6 days). Denormals and overflows from absurd bandwidths fail.
 bool plausible_time_us(double t);
+/// Whether a bandwidth [GB/s] is finite and within what a record may carry: 0 (a zero printed
+/// for a 1-rank busbw) to bounds::bandwidth_gbps.hi (1 PB/s; records.hpp's reader refuses more).
+bool plausible_bandwidth_gbps(double v);
 
 /// Digits after the decimal point of a fixed-notation number ("0.19" -> 2, "16215" -> 0).
 int decimals(std::string_view tok);

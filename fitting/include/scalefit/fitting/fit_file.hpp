@@ -93,7 +93,7 @@ struct ScalingSeries {
   std::vector<std::string> entries;          ///< entry id per node count
   std::vector<ScalingEfficiency> efficiency; ///< first count → each other count
   LogLinearTrend alpha_us;   ///< latency floor t(min_bytes) [us] against log2(nnodes)
-  LogLinearTrend busbw_gbps; ///< asymptotic busbw [GB/s] against log2(nnodes)
+  LogLinearTrend busbw_gbps; ///< busbw at max_bytes (asymptotic_algbw_gbps() x factor) [GB/s] against log2(nnodes)
 };
 
 /// Where the records came from.
