@@ -9,7 +9,7 @@
 #   -s  libFuzzer seed (default: random). A seed does not make a run reproducible: two runs of the
 #       same binary with the same seed diverge after about a thousand executions.
 #   -r  executions per target, N or TARGET=N,TARGET=N,... (default: until -t)
-#   -b  build dir of the fuzz preset (default build/fuzz)
+#   -b  build dir of the fuzz preset (default build/preset-fuzz)
 #   -o  work dir for corpora and artifacts (default /tmp/scalefit-fuzz)
 #   TARGET: nccl_tests osu jsonl config_yaml fit_file size (default: all)
 # Environment: NICE (default 19), EXTRA (more libFuzzer flags), KEEP_GOING=1 (survey: fork mode,
@@ -17,7 +17,7 @@
 # any target crashed (or failed to start), 0 otherwise.
 set -euo pipefail
 src="$(cd "$(dirname "$0")/.." && pwd)"
-seconds=30 parallel=2 seed="" runs="" build="$src/build/fuzz" out=/tmp/scalefit-fuzz
+seconds=30 parallel=2 seed="" runs="" build="$src/build/preset-fuzz" out=/tmp/scalefit-fuzz
 while getopts "t:j:s:r:b:o:" opt; do
   case $opt in
     t) seconds=$OPTARG ;; j) parallel=$OPTARG ;; s) seed=$OPTARG ;; r) runs=$OPTARG ;; b) build=$OPTARG ;; o) out=$OPTARG ;;

@@ -6,13 +6,13 @@
 #   --all (also when CI=true; what .ci/run does) adds, each as a timed step:
 #     configure  every TESTS x BENCHMARKS x CUDA option combination configures
 #                (scripts/check-configure.sh; configure only)
-#     fuzz       build/fuzz (clang, ASan + UBSan, libFuzzer): builds the fuzz targets; replays under
+#     fuzz       build/preset-fuzz (clang, ASan + UBSan, libFuzzer): builds the fuzz targets; replays under
 #                the sanitizers every input of tests/data/fuzz-regressions and the seeds (the same
 #                inputs on every run); then fuzzes each target for FUZZ_SECONDS (default 30) from a
 #                random seed (fuzz/run.sh). A finding fails the step and leaves the crashing input
 #                under /tmp/scalefit-fuzz.*/artifacts.
 #   and, with STEPS naming it (scripts/nightly.sh; about 10 more minutes on 2 cores):
-#     sanitize   the whole suite again in build/fuzz under ASan + UBSan (a report fails its test)
+#     sanitize   the whole suite again in build/preset-fuzz under ASan + UBSan (a report fails its test)
 # Environment: BUILD_DIR (default build), JOBS (default 2), STEPS (default "configure fuzz"),
 #   FUZZ_SECONDS (default 30; scripts/nightly.sh 600).
 set -euo pipefail

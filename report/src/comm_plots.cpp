@@ -58,7 +58,7 @@ struct Curve {
   GroupShape group;
   DType dtype = DType::float32;
   Placement placement = Placement::out_of_place;
-  std::string redop_root; ///< "" or " max" / " root 2" when not the default
+  std::string label_suffix; ///< " max" / " root 2" / " osu_bw" where redop, root, method are set
   std::vector<double> bytes, time_us, algbw, busbw;
   const FitEntry *fit = nullptr;
   std::string fit_file;
@@ -96,9 +96,11 @@ std::vector<Curve> collect_curves(const Inputs &in) {
         c.dtype = m.dtype;
         c.placement = m.placement;
         if (m.redop != RedOp::sum && reduces(m.op))
-          c.redop_root += std::string(" ") + std::string(redop_name(m.redop));
+          c.label_suffix += std::string(" ") + std::string(redop_name(m.redop));
         if (m.root >= 0)
-          c.redop_root += " root " + std::to_string(m.root);
+          c.label_suffix += " root " + std::to_string(m.root);
+        if (!m.method.empty())
+          c.label_suffix += " " + m.method;
         c.fit = find_entry(in, id, system, c.fit_file);
         if (!c.fit) // a fit file that did not keep the group kind (kind ""): match the fields
           for (const auto &f : in.fits)
@@ -106,7 +108,8 @@ std::vector<Curve> collect_curves(const Inputs &in) {
               if (!c.fit && e.group.kind.empty() && e.op == m.op &&
                   e.group.nranks == m.group.nranks && e.group.nnodes == m.group.nnodes &&
                   e.dtype == m.dtype && e.placement == m.placement && e.redop == m.redop &&
-                  e.root == m.root && (e.system == system || system.empty())) {
+                  e.root == m.root && e.method == m.method &&
+                  (e.system == system || system.empty())) {
                 c.fit = &e;
                 c.fit_file = f->path;
               }
@@ -134,9 +137,11 @@ std::vector<Curve> collect_curves(const Inputs &in) {
       c.dtype = e.dtype;
       c.placement = e.placement;
       if (e.redop != RedOp::sum && reduces(e.op))
-        c.redop_root += std::string(" ") + std::string(redop_name(e.redop));
+        c.label_suffix += std::string(" ") + std::string(redop_name(e.redop));
       if (e.root >= 0)
-        c.redop_root += " root " + std::to_string(e.root);
+        c.label_suffix += " root " + std::to_string(e.root);
+      if (!e.method.empty())
+        c.label_suffix += " " + e.method;
       c.fit = &e;
       c.fit_file = f->path;
       curves.emplace(std::pair(e.system, e.id), std::move(c));
@@ -150,7 +155,7 @@ std::vector<Curve> collect_curves(const Inputs &in) {
 std::string series_label(const Curve &c) {
   return fmt::format("{} {} {} {} {}{}", c.system.empty() ? "(no system)" : c.system,
                      op_name(c.op), c.group.label(), dtype_name(c.dtype),
-                     placement_name(c.placement), c.redop_root);
+                     placement_name(c.placement), c.label_suffix);
 }
 
 /// Sizes on a log2 grid, `per_octave` points per doubling, from lo to hi inclusive.
