@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 
 #include "scalefit/core/atomic_file.hpp"
 
@@ -244,7 +245,16 @@ std::string to_yaml(const FitFile &fit) {
 }
 
 void write_fit_file(const FitFile &fit, const std::string &path) {
-  write_file_atomic(path, to_yaml(fit));
+  const std::string text = to_yaml(fit);
+  // What scalefit writes, scalefit must read: a value the loader's bounds refuse is a bug here,
+  // reported as one (exit 3) rather than left in a file that every later command refuses.
+  try {
+    parse_fit_file(text, path);
+  } catch (const InputError &e) {
+    throw std::logic_error(std::string("internal error: the fit file about to be written would "
+                                       "not load: ") + e.what());
+  }
+  write_file_atomic(path, text);
 }
 
 } // namespace scalefit::fitting

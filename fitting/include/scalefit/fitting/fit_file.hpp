@@ -141,6 +141,8 @@ std::string to_yaml(const FitFile &fit);
 
 /// Writes to_yaml(fit) to `path` atomically (core/atomic_file.hpp: temporary file, fsync, rename):
 /// `path` holds the whole new file or its previous content, never a part.
+/// The text is parsed back first (parse_fit_file): \throws std::logic_error (a bug; exit 3) when
+/// it would not load, and writes nothing.
 /// \throws InputError naming `path` when it cannot be written (missing directory, full disk...).
 void write_fit_file(const FitFile &fit, const std::string &path);
 
