@@ -428,6 +428,30 @@ void fill_missing(LaunchShape &into, const LaunchShape &from) {
     into.nnodes = *into.nranks / *into.per_node;
 }
 
+std::optional<std::pair<int, std::string>> nodes_from_launch(const LaunchShape &launch,
+                                                             std::size_t map_hosts,
+                                                             const LaunchShape &alloc, int nranks) {
+  const auto per_node = [&](const LaunchShape &s) -> std::optional<int> {
+    if (s.per_node && nranks % *s.per_node == 0)
+      return nranks / *s.per_node;
+    return std::nullopt;
+  };
+  const std::optional<int> mapped =
+      map_hosts > 0 && map_hosts <= static_cast<std::size_t>(kMaxRecordRanks)
+          ? std::optional<int>(static_cast<int>(map_hosts))
+          : std::nullopt;
+  const std::pair<std::optional<int>, const char *> sources[] = {
+      {launch.nnodes, "launcher command line"},
+      {per_node(launch), "launcher command line (ranks per node)"},
+      {mapped, "Open MPI job map (Data for node:)"},
+      {alloc.nnodes, "batch allocation (salloc/sbatch/#SBATCH/#PBS)"},
+      {per_node(alloc), "batch allocation (ranks per node)"}};
+  for (const auto &[nodes, from] : sources)
+    if (nodes)
+      return std::make_pair(*nodes, std::string(from));
+  return std::nullopt;
+}
+
 const std::vector<std::string> &CommandJoiner::feed(const std::vector<std::string> &toks) {
   m_joined = std::move(m_held);
   m_held.clear();

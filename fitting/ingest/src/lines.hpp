@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace scalefit::ingest::detail {
@@ -65,6 +66,13 @@ LaunchShape allocation_shape(const std::vector<std::string> &tokens);
 /// Fills the fields `into` lacks from `from` (a launcher line's shape from its allocation's),
 /// then completes ranks = nodes * per-node or nodes = ranks / per-node where that divides.
 void fill_missing(LaunchShape &into, const LaunchShape &from);
+
+/// The node count the job's launch says for `nranks` ranks, and where it came from, most trusted
+/// first: the launcher line's nodes, its ranks per node, an Open MPI job map's hosts
+/// (`map_hosts`), the batch allocation's nodes, its ranks per node. nullopt when none says.
+std::optional<std::pair<int, std::string>> nodes_from_launch(const LaunchShape &launch,
+                                                             std::size_t map_hosts,
+                                                             const LaunchShape &alloc, int nranks);
 
 /// Whether `tok` names a launcher (mpirun, mpiexec, srun, aprun, jsrun, mpiexec.hydra).
 bool is_launcher(std::string_view tok);

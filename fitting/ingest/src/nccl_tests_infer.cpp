@@ -450,21 +450,10 @@ Derived derive(const Section &s, const LogFacts &facts, const IngestOptions &opt
   } else if (opt.nnodes) {
     d.nnodes = *opt.nnodes;
     d.nnodes_from = "--nnodes";
-  } else if (facts.launch.nnodes) {
-    d.nnodes = *facts.launch.nnodes;
-    d.nnodes_from = "launcher command line";
-  } else if (facts.launch.per_node && d.nranks % *facts.launch.per_node == 0) {
-    d.nnodes = d.nranks / *facts.launch.per_node;
-    d.nnodes_from = "launcher command line (" + std::to_string(*facts.launch.per_node) + " per node)";
-  } else if (!facts.map_hosts.empty()) {
-    d.nnodes = static_cast<int>(facts.map_hosts.size());
-    d.nnodes_from = "Open MPI job map (Data for node:)";
-  } else if (facts.alloc.nnodes) {
-    d.nnodes = *facts.alloc.nnodes;
-    d.nnodes_from = "batch allocation (salloc/sbatch/#SBATCH/#PBS)";
-  } else if (facts.alloc.per_node && d.nranks % *facts.alloc.per_node == 0) {
-    d.nnodes = d.nranks / *facts.alloc.per_node;
-    d.nnodes_from = "batch allocation (" + std::to_string(*facts.alloc.per_node) + " per node)";
+  } else if (const auto launched = detail::nodes_from_launch(facts.launch, facts.map_hosts.size(),
+                                                              facts.alloc, d.nranks)) {
+    d.nnodes = launched->first;
+    d.nnodes_from = launched->second;
   } else if (lower >= 2) {
     d.nnodes = lower;
     d.nnodes_from = "lower bound: " + lower_from;

@@ -43,7 +43,6 @@
 #include "scalefit/core/units.hpp"
 
 #include <algorithm>
-#include <initializer_list>
 #include <map>
 #include <set>
 
@@ -271,22 +270,10 @@ IngestResult read_osu(const std::string &path, const IngestOptions &opt) {
   const int n = n_known.value_or(2);
   std::optional<int> nnodes_known = opt.nnodes;
   std::string nnodes_from = opt.nnodes ? "--nnodes" : "default";
-  const auto per_node = [&](const detail::LaunchShape &s) -> std::optional<int> {
-    if (s.per_node && n % *s.per_node == 0)
-      return n / *s.per_node;
-    return std::nullopt;
-  };
-  for (const auto &[nodes, from] :
-       std::initializer_list<std::pair<std::optional<int>, const char *>>{
-           {shape.nnodes, "launcher command line"},
-           {per_node(shape), "launcher command line (ranks per node)"},
-           {map_hosts.empty() ? std::nullopt : std::optional<int>(static_cast<int>(map_hosts.size())),
-            "Open MPI job map (Data for node:)"},
-           {alloc.nnodes, "batch allocation (salloc/sbatch/#SBATCH/#PBS)"},
-           {per_node(alloc), "batch allocation (ranks per node)"}})
-    if (!nnodes_known && nodes) {
-      nnodes_known = nodes;
-      nnodes_from = from;
+  if (!nnodes_known)
+    if (const auto launched = detail::nodes_from_launch(shape, map_hosts.size(), alloc, n)) {
+      nnodes_known = launched->first;
+      nnodes_from = launched->second;
     }
   bool noted_nranks = false;
 
