@@ -267,47 +267,6 @@ void read_info(const detail::NcclInfo &info, long ln, detail::LogFacts &f, Conte
   }
 }
 
-/// nccl-tests' result columns since 2.13: size count type redop root, then time algbw busbw #wrong
-/// out of place and in place.
-const std::vector<std::string> kStandardColumns{"size", "count", "type", "redop", "root",
-                                                "time", "algbw", "busbw", "#wrong", "time",
-                                                "algbw", "busbw", "#wrong"};
-
-/// Rows pasted without their header ("only the rows"): the lines whose 13 tokens read as
-/// kStandardColumns (sizes, a dtype, a redop name, a root, numbers, #wrong counts or N/A). A
-/// section of them when there are at least two, else nullopt.
-std::optional<Section> headerless_section(const std::vector<std::string> &lines) {
-  const auto number = [](const std::string &t) { return to_double(t).has_value() || t == "N/A"; };
-  Section s;
-  s.columns = kStandardColumns;
-  for (std::size_t i = 0; i < lines.size(); ++i) {
-    const std::string_view t = detail::strip_prefixes(lines[i]).text;
-    if (t.empty())
-      continue;
-    if (t.front() == '#') {
-      if (!s.rows.empty() && t.find("Avg bus bandwidth") != std::string_view::npos)
-        s.footer = true;
-      continue;
-    }
-    const auto toks = split_ws(t);
-    if (toks.size() != kStandardColumns.size() || !to_u64(toks[0]) || !to_u64(toks[1]) ||
-        !parse_dtype(toks[2]) || (!parse_redop(toks[3]) && toks[3] != "none") || !to_i64(toks[4]))
-      continue;
-    if (!std::all_of(toks.begin() + 5, toks.end(), number))
-      continue;
-    const long ln = static_cast<long>(i) + 1;
-    if (auto row = detail::map_row(s.columns, toks, ln)) {
-      if (s.rows.empty())
-        s.header_line = ln;
-      s.rows.push_back(std::move(*row));
-      s.last_row_line = ln;
-    }
-  }
-  if (s.rows.size() < 2)
-    return std::nullopt;
-  return s;
-}
-
 } // namespace
 
 IngestResult read_nccl_tests(const std::string &path, const IngestOptions &opt) {
@@ -511,7 +470,7 @@ IngestResult read_nccl_tests(const std::string &path, const IngestOptions &opt) 
   }
 
   if (sections.empty() && !json_input)
-    if (auto s = headerless_section(lines)) {
+    if (auto s = detail::headerless_section(lines)) {
       diag.warn(s->header_line, "",
                 "no table header: read " + std::to_string(s->rows.size()) +
                     " rows as nccl-tests' columns (" + detail::join(s->columns) + ")");
@@ -546,26 +505,7 @@ IngestResult read_nccl_tests(const std::string &path, const IngestOptions &opt) 
       diag.warn(s.last_row_line, "",
                 "run cut off before the footer ('# Avg bus bandwidth'); kept the " +
                     std::to_string(s.rows.size()) + " rows measured");
-    {
-      // One table lists each size once (size 0 aside: old versions print it twice, and it is
-      // skipped); repeats are several processes each printing its own (nccl-tests built without
-      // MPI=1 but launched by mpirun): each is a 1-rank run.
-      std::map<std::string, long> first_line;
-      int repeats = 0;
-      long first_repeat = 0;
-      for (const auto &r : s.rows)
-        if (const auto it = r.prefix.find("size"); it != r.prefix.end() && it->second != "0") {
-          const auto [at, fresh] = first_line.try_emplace(it->second, r.line);
-          if (!fresh && repeats++ == 0)
-            first_repeat = r.line;
-        }
-      if (repeats > 0)
-        diag.warn(first_repeat, "size",
-                  std::to_string(repeats) +
-                      " rows repeat a size of the same table: several processes printed it "
-                      "(nccl-tests built without MPI=1 under mpirun?); fitting will refuse the "
-                      "conflicting points");
-    }
+    detail::warn_repeated_sizes(s, diag);
     const detail::Derived d = detail::derive(s, facts, opt, diag);
     const std::size_t before = res.measurements.size();
     build_records(s, d, opt, diag, res.measurements);

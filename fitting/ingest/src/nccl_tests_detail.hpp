@@ -102,6 +102,17 @@ std::size_t expected_tokens(const std::vector<std::string> &cols);
 std::optional<RawRow> map_row(const std::vector<std::string> &header,
                               const std::vector<std::string> &toks, long line);
 
+/// Rows pasted without their header ("only the rows"): the lines whose 13 tokens read as nccl-tests'
+/// columns since 2.13 (size count type redop root, then time algbw busbw #wrong out of place and in
+/// place: sizes, a dtype, a redop name, a root, numbers, #wrong counts or N/A). A section of them
+/// when there are at least two, else nullopt.
+std::optional<Section> headerless_section(const std::vector<std::string> &lines);
+
+/// Warns (once, at the first repeat) when rows of one table repeat a size (size 0 aside: old
+/// versions print it twice, and it is skipped): several processes each printed the table, as
+/// nccl-tests built without MPI=1 but launched by mpirun does; each is a 1-rank run.
+void warn_repeated_sizes(const Section &s, Diagnostics &diag);
+
 /// Splits the first token where two fixed-point numbers were printed without a separator
 /// ("2821923.322821923.32" -> "2821923.32" "2821923.32"). `what` describes the split.
 bool split_glued(std::vector<std::string> &toks, std::string &what);

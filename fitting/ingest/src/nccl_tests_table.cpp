@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
 
 namespace scalefit::ingest::detail {
 
@@ -198,6 +199,66 @@ std::optional<RawRow> map_row(const std::vector<std::string> &header,
     return row;
   }
   return std::nullopt;
+}
+
+namespace {
+
+/// nccl-tests' result columns since 2.13: size count type redop root, then time algbw busbw #wrong
+/// out of place and in place.
+const std::vector<std::string> kStandardColumns{"size", "count", "type", "redop", "root",
+                                                "time", "algbw", "busbw", "#wrong", "time",
+                                                "algbw", "busbw", "#wrong"};
+
+} // namespace
+
+std::optional<Section> headerless_section(const std::vector<std::string> &lines) {
+  const auto number = [](const std::string &t) { return to_double(t).has_value() || t == "N/A"; };
+  Section s;
+  s.columns = kStandardColumns;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const std::string_view t = detail::strip_prefixes(lines[i]).text;
+    if (t.empty())
+      continue;
+    if (t.front() == '#') {
+      if (!s.rows.empty() && t.find("Avg bus bandwidth") != std::string_view::npos)
+        s.footer = true;
+      continue;
+    }
+    const auto toks = split_ws(t);
+    if (toks.size() != kStandardColumns.size() || !to_u64(toks[0]) || !to_u64(toks[1]) ||
+        !parse_dtype(toks[2]) || (!parse_redop(toks[3]) && toks[3] != "none") || !to_i64(toks[4]))
+      continue;
+    if (!std::all_of(toks.begin() + 5, toks.end(), number))
+      continue;
+    const long ln = static_cast<long>(i) + 1;
+    if (auto row = detail::map_row(s.columns, toks, ln)) {
+      if (s.rows.empty())
+        s.header_line = ln;
+      s.rows.push_back(std::move(*row));
+      s.last_row_line = ln;
+    }
+  }
+  if (s.rows.size() < 2)
+    return std::nullopt;
+  return s;
+}
+
+void warn_repeated_sizes(const Section &s, Diagnostics &diag) {
+  std::map<std::string, long> first_line;
+  int repeats = 0;
+  long first_repeat = 0;
+  for (const auto &r : s.rows)
+    if (const auto it = r.prefix.find("size"); it != r.prefix.end() && it->second != "0") {
+      const auto [at, fresh] = first_line.try_emplace(it->second, r.line);
+      if (!fresh && repeats++ == 0)
+        first_repeat = r.line;
+    }
+  if (repeats > 0)
+    diag.warn(first_repeat, "size",
+              std::to_string(repeats) +
+                  " rows repeat a size of the same table: several processes printed it "
+                  "(nccl-tests built without MPI=1 under mpirun?); fitting will refuse the "
+                  "conflicting points");
 }
 
 } // namespace scalefit::ingest::detail
