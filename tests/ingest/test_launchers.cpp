@@ -51,8 +51,8 @@ const char *kOsuAllreduce = "# OSU MPI Allreduce Latency Test v7.4\n"
 
 // srun's options on one line, continued with '\' onto the line naming all_gather_perf.
 TEST(Launchers, ContinuedSrunLineGivesTheNodes) {
-  const auto r =
-      read_nccl_tests(real("mi250x_rccl-tests_4node_32rank_srun-label-backslash_allgather_excerpt.txt"));
+  const auto r = read_nccl_tests(
+      real("mi250x_rccl-tests_4node_32rank_srun-label-backslash_allgather_excerpt.txt"));
   EXPECT_EQ(r.measurements.front().op, Op::allgather);
   EXPECT_EQ(r.context.nranks, 32); // the count column: 512 elements of 65536 B / 4 B
   EXPECT_EQ(r.context.nnodes, 4);  // --nodes=4, one line above the binary
@@ -142,11 +142,13 @@ TEST(Launchers, SendRecvToldFromAllReduceByTheInPlaceCheck) {
 
 // No #wrong to tell them apart: AllReduce, with a warning naming SendRecv.
 TEST(Launchers, AllReduceOrSendRecvUndecidedIsReadAsAllReduceWithAWarning) {
-  const auto r = read_nccl_tests(write_tmp(
-      "launch_undecided.txt",
-      "#  size   count   type  redop  root   time  algbw  busbw #wrong   time  algbw  busbw #wrong\n"
-      "   1024     256  float    sum    -1  20.00   0.05   0.05    N/A  20.00   0.05   0.05    N/A\n"
-      "1048576  262144  float    sum    -1 100.00  10.49  10.49    N/A 100.00  10.49  10.49    N/A\n"));
+  const auto r = read_nccl_tests(write_tmp("launch_undecided.txt",
+                                           "#  size   count   type  redop  root   time  algbw  "
+                                           "busbw #wrong   time  algbw  busbw #wrong\n"
+                                           "   1024     256  float    sum    -1  20.00   0.05   "
+                                           "0.05    N/A  20.00   0.05   0.05    N/A\n"
+                                           "1048576  262144  float    sum    -1 100.00  10.49  "
+                                           "10.49    N/A 100.00  10.49  10.49    N/A\n"));
   EXPECT_EQ(r.measurements.front().op, Op::allreduce);
   EXPECT_TRUE(any_contains(r.warnings, "field 'op'", "pass --op sendrecv"));
 }
@@ -159,10 +161,10 @@ TEST(Launchers, SbatchAndPbsDirectivesGiveTheShape) {
                                kAllReduceTable));
   EXPECT_EQ(a.context.nranks, 4 * 2);
   EXPECT_EQ(a.context.nnodes, 2);
-  const auto b = read_osu(write_tmp("launch_pbs.txt",
-                                    std::string("#PBS -l select=4:ncpus=64:mpiprocs=8\n"
-                                                "mpiexec ./osu_allreduce -m 1024:1048576\n") +
-                                        kOsuAllreduce));
+  const auto b = read_osu(
+      write_tmp("launch_pbs.txt", std::string("#PBS -l select=4:ncpus=64:mpiprocs=8\n"
+                                              "mpiexec ./osu_allreduce -m 1024:1048576\n") +
+                                      kOsuAllreduce));
   EXPECT_EQ(b.context.nranks, 32);
   EXPECT_EQ(b.context.nnodes, 4);
   EXPECT_EQ(source(b, "nranks_from"), "batch allocation (salloc/sbatch/#SBATCH/#PBS)");

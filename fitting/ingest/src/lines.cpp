@@ -392,7 +392,10 @@ LaunchShape allocation_shape(const std::vector<std::string> &toks) {
   if (first == "SBATCH")
     return read_options(toks, from, toks.size(), true);
   // The command may follow a prompt or environment settings: "$ salloc -N 2 ...".
-  const auto base = [](std::string_view t) { return t.substr(std::min(t.size(), t.find_last_of('/') + 1)); };
+  const auto base = [](std::string_view t) {
+    const auto slash = t.find_last_of('/');
+    return slash == std::string_view::npos ? t : t.substr(slash + 1);
+  };
   std::size_t at = 0;
   while (at < toks.size() && base(toks[at]) != "salloc" && base(toks[at]) != "sbatch" &&
          base(toks[at]) != "qsub")

@@ -16,22 +16,23 @@ namespace scalefit::ingest::detail {
 
 /// A log line with its launcher prefixes removed.
 struct CleanLine {
-  std::string_view text;            ///< the line without prefixes, trimmed
-  std::optional<int> prefix_rank;   ///< rank named by `[1,R]<stdout>:`, `R: `, `[R] `, `[host:R]`
-  std::string prefix_host;          ///< host named by `host: ` or `[host:R]` (empty when none)
+  std::string_view text;          ///< the line without prefixes, trimmed
+  std::optional<int> prefix_rank; ///< rank named by `[1,R]<stdout>:`, `R: `, `[R] `, `[host:R]`
+  std::string prefix_host;        ///< host named by `host: ` or `[host:R]` (empty when none)
 };
 
 /// Strips, repeatedly, the launcher prefixes at the start of `line` (each at most once per
 /// kind): `[J,R]<stdout>:` / `<stderr>:` (Open MPI --tag-output), `R: ` (srun --label; digits,
 /// colon, space), `[R] ` / `[R]: ` (Intel MPI / MPICH -l), `[host:R] `, `host: ` (pdsh; a host
 /// token of letters, digits, `.-_` followed by `: `; never a `#` line), an ISO-8601 timestamp
-/// (`2024-05-01T12:00:00.123Z `), Ray's `(head, rank=0, pid=3808) `. Leading whitespace and tabs are removed.
+/// (`2024-05-01T12:00:00.123Z `), Ray's `(head, rank=0, pid=3808) `. Leading whitespace and tabs
+/// are removed.
 CleanLine strip_prefixes(std::string_view line);
 
 /// An NCCL debug line: `host:pid:tid [dev] NCCL INFO|WARN ...`.
 struct NcclInfo {
-  std::string host;       ///< the host name before the first ':'
-  std::string_view body;  ///< text after "NCCL INFO " / "NCCL WARN "
+  std::string host;      ///< the host name before the first ':'
+  std::string_view body; ///< text after "NCCL INFO " / "NCCL WARN "
 };
 
 /// Recognizes an NCCL debug line; nullopt otherwise.
@@ -45,10 +46,10 @@ std::optional<long> info_int_field(std::string_view body, std::string_view field
 /// -npernode 8 ...`, `srun -N 2 --ntasks-per-node=8 ...`, `mpiexec -n 4 -ppn 2 ...`,
 /// `#SBATCH --nodes=2`, `#PBS -l select=2:mpiprocs=4`). Fields unset when not given.
 struct LaunchShape {
-  std::optional<int> nranks;      ///< -np/-n/--np/--ntasks, a -H list's slots, or nodes * per-node
-  std::optional<int> nnodes;      ///< srun -N/--nodes, a -H/--host list's distinct hosts, select=N
-  std::optional<int> per_node;    ///< -npernode/-ppn/--ntasks-per-node/--map-by ppr:K:node, and
-                                  ///< -N of Open MPI's mpirun and of aprun (processes per node)
+  std::optional<int> nranks;   ///< -np/-n/--np/--ntasks, a -H list's slots, or nodes * per-node
+  std::optional<int> nnodes;   ///< srun -N/--nodes, a -H/--host list's distinct hosts, select=N
+  std::optional<int> per_node; ///< -npernode/-ppn/--ntasks-per-node/--map-by ppr:K:node, and
+                               ///< -N of Open MPI's mpirun and of aprun (processes per node)
 };
 
 /// Reads a launcher command line's shape; tokens after the launched binary are not read.
