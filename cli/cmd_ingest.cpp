@@ -117,7 +117,7 @@ void add_common(CLI::App *sub, IngestArgs &a) {
                   "operation when the log does not name it (allreduce, allgather, ...)");
   sub->add_option("--nranks", a.nranks,
                   "ranks when the log does not reveal them (required for OSU collectives unless "
-                  "the file holds the mpirun/srun line)")
+                  "the file holds the mpirun/srun line or its salloc/#SBATCH/#PBS allocation)")
       ->check(CLI::Range(1, 1 << 24));
   sub->add_option("--nnodes", a.nnodes,
                   "nodes when the log does not reveal them (default: inferred, else 1)")

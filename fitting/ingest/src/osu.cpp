@@ -358,7 +358,7 @@ IngestResult read_osu(const std::string &path, const IngestOptions &opt) {
       } else if (!n_known) {
         diag.fail(ln, "nranks",
                   "OSU output does not print the number of processes, and no launcher command "
-                  "line in the file gives it: pass --nranks N (the -np of the " +
+                  "line or batch allocation in the file gives it: pass --nranks N (the -np of the " +
                       tb.test.name + " run)");
       }
       noted_nranks = true;
