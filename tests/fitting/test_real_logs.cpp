@@ -174,6 +174,13 @@ const Collected kCollected[] = {
     {"osu_latency_cuda_v5.7_piz-daint_salloc-N2.txt", true, Op::sendrecv, 2, 2},
     {"osu_bibw+latency_v7.1_eessi_two-tables.txt", true, Op::sendrecv, 2, 0},
     {"h100_nccl-tests_issue294_2node_rows-only.txt", false, Op::allreduce, 16, 2},
+    {"radeon-r9700_rccl-tests_2node_allreduce_dmabuf.txt", false, Op::allreduce, 2, 2},
+    // Fits below the goals, printed and not asserted (closing note of 2026-11-23): the in-place
+    // curve falls from 22.9 to 13.1 us between 512 B and 1 KiB, and no drop/lift start the fitter
+    // tries finds it (alpha-beta 16%; the out-of-place twin fits at 1.2%).
+    {"mi300x_rccl-tests_rocm-blog_8rank_17G-row.txt", false, Op::allreduce, 8, 1, false},
+    // NUM_NODES=2 is in the job spec, not the log; BIC keeps logistic at 11.6% out of place.
+    {"gb300_nccl-tests_gke-jobset_allgather_elided-ranks.txt", false, Op::allgather, 8, 0, false},
 };
 
 TEST(RealLogs, CollectedLogsIngestFitAndPredictWithinTheGoals) {
