@@ -10,7 +10,9 @@
 #include <cstdio>
 #include <memory>
 #include <optional>
+#include <cstdlib>
 #include <string>
+#include <vector>
 
 namespace scalefit::cli {
 namespace {
@@ -35,14 +37,28 @@ struct ModelArgs {
         ->check(CLI::Range(1, 1 << 24));
     c->add_option("--ffn", o.ffn, "override or give: MLP inner size (default 4h)")
         ->check(CLI::Range(1, 1 << 22));
-    c->add_option("--dtype", o.dtype, "override: fp16, bf16 or fp32");
+    c->add_option("--dtype", o.dtype,
+                  "override: fp16, bf16, fp32, or fp8 (Transformer Engine: FP8 GEMM inputs, bf16 "
+                  "elsewhere)");
+    c->add_option("--kv-heads", o.kv_heads, "override: key/value heads (GQA; default = heads)")
+        ->check(CLI::Range(1, 1 << 16));
+    c->add_option("--mlp", o.mlp, "override: gelu | relu2 | swiglu | geglu")
+        ->check(CLI::IsMember({"gelu", "relu2", "swiglu", "geglu"}));
+    c->add_option("--norm", o.norm, "override: layernorm | rmsnorm")
+        ->check(CLI::IsMember({"layernorm", "rmsnorm"}));
+    c->add_option("--position", o.position, "override: learned | rope")
+        ->check(CLI::IsMember({"learned", "rope"}));
+    c->add_flag("--no-bias", no_bias, "linear layers without biases (Llama)");
     c->add_option("--attention", o.attention,
                   "override: fused (flash, the default) or unfused (Megatron 2022: s x s scores "
                   "stored)");
     c->add_flag("--untied", untied, "the LM head has its own V x h weights (not tied)");
   }
   bool untied = false;
-  est::ModelConfig build() const {
+  bool no_bias = false;
+  est::ModelConfig build() {
+    if (no_bias)
+      o.bias = false;
     est::ModelConfig m = build_model(path, o);
     if (untied)
       m.tied_embeddings = false;
@@ -62,7 +78,22 @@ struct StrategyArgs {
   std::string bucket = "25M";
   bool no_overlap = false;
   bool no_scatter_gather = false;
+  std::string pp_layers;
   void add(CLI::App *c, bool layout) {
+    c->add_option("--cp", s.cp, "context-parallel degree (ring attention over the sequence)")
+        ->check(CLI::Range(1, est::kMaxGpus));
+    c->add_option("--zero-shard", s.zero_shard,
+                  "shard model states over groups of this many DP ranks and replicate across "
+                  "them (HSDP; default: the whole DP group)")
+        ->check(CLI::Range(1, est::kMaxGpus));
+    c->add_option("--recompute-layers", s.recompute_layers,
+                  "with --recompute full: blocks per stage recomputed (default all)")
+        ->check(CLI::Range(1, 1 << 16));
+    c->add_flag("--overlap-param-gather", s.overlap_param_gather,
+                "hide the distributed optimizer's parameter all-gather behind the next forward "
+                "(Megatron)");
+    c->add_flag("--fused-ce", s.fused_ce,
+                "fused cross-entropy: no fp32 logits kept (Megatron --cross-entropy-loss-fusion)");
     if (layout) {
       c->add_option("--dp", s.dp, "data-parallel degree")->check(CLI::Range(1, est::kMaxGpus));
       c->add_option("--tp", s.tp, "tensor-parallel degree")->check(CLI::Range(1, est::kMaxGpus));
@@ -75,6 +106,15 @@ struct StrategyArgs {
           ->check(CLI::Range(1, 1 << 30));
       c->add_option("--interleave", s.interleave, "model chunks per stage v (interleaved 1F1B)")
           ->check(CLI::Range(1, 1 << 16));
+      c->add_option("--pp-layers", pp_layers,
+                    "blocks per pipeline stage, comma-separated (e.g. 7,8,...,8,7); the middle "
+                    "stages must be equal, as Megatron's first/last-stage options make them");
+      c->add_option("--first-stage-layers", s.first_stage_layers,
+                    "blocks on the first stage (Megatron --decoder-first-pipeline-num-layers)")
+          ->check(CLI::Range(0, 1 << 16));
+      c->add_option("--last-stage-layers", s.last_stage_layers,
+                    "blocks on the last stage (Megatron --decoder-last-pipeline-num-layers)")
+          ->check(CLI::Range(0, 1 << 16));
     }
     c->add_option("--framework", framework,
                   "megatron (fp16 weights, fused kernels) or pytorch (eager, bf16 autocast over "
@@ -87,6 +127,8 @@ struct StrategyArgs {
     c->add_flag("--no-scatter-gather", no_scatter_gather, "PP sends b s h, not b s h / t");
   }
   est::Strategy build() {
+    if (!pp_layers.empty())
+      parse_pp_layers();
     s.recompute = recompute == "full"        ? est::Recompute::full
                   : recompute == "selective" ? est::Recompute::selective
                                              : est::Recompute::none;
@@ -99,6 +141,35 @@ struct StrategyArgs {
     s.framework = framework == "pytorch" ? est::Framework::pytorch : est::Framework::megatron;
     s.pp_scatter_gather = !no_scatter_gather;
     return s;
+  }
+  /// --pp-layers a,b,...,z: pp counts whose middle entries are equal -> first/last stage layers.
+  void parse_pp_layers() {
+    std::vector<int> n;
+    std::size_t pos = 0;
+    while (pos <= pp_layers.size()) {
+      const std::size_t comma = std::min(pp_layers.find(',', pos), pp_layers.size());
+      const std::string item = pp_layers.substr(pos, comma - pos);
+      char *end = nullptr;
+      const long v = std::strtol(item.c_str(), &end, 10);
+      if (item.empty() || *end != '\0' || v < 0 || v > (1 << 16))
+        throw InputError("expected comma-separated block counts in [0, 65536], got '" + item + "'",
+                         "", 0, "--pp-layers");
+      n.push_back(static_cast<int>(v));
+      pos = comma + 1;
+    }
+    if (static_cast<int>(n.size()) != s.pp)
+      throw InputError("gives " + std::to_string(n.size()) + " stages but --pp is " +
+                           std::to_string(s.pp),
+                       "", 0, "--pp-layers");
+    for (std::size_t i = 2; i + 1 < n.size(); ++i)
+      if (n[i] != n[1])
+        throw InputError("the middle stages must hold equal block counts (Megatron's first/last "
+                         "stage layout)",
+                         "", 0, "--pp-layers");
+    s.first_stage_layers = n.front();
+    s.last_stage_layers = n.size() > 1 ? n.back() : 0;
+    if (n.size() == 1)
+      s.first_stage_layers = 0;
   }
 };
 
@@ -159,7 +230,7 @@ struct SearchCmd {
   std::string system, fit;
   ModelArgs model;
   StrategyArgs strat;
-  int gpus = 0, global_batch = 0, top = 10, max_tp = 0;
+  int gpus = 0, global_batch = 0, top = 10, max_tp = 0, max_cp = 8;
   bool json = false;
   void run() {
     const est::ModelConfig m = model.build();
@@ -169,6 +240,7 @@ struct SearchCmd {
     space.gpus = gpus;
     space.global_batch = global_batch > 0 ? global_batch : m.global_batch;
     space.max_tp = max_tp;
+    space.max_cp = max_cp;
     const est::SearchResult r = est::search(e, space, top);
     if (json)
       print(dump_json(est::search_json(e, r), 2) + "\n");
@@ -240,6 +312,8 @@ void add_estimator_commands(CLI::App &app) {
   cs->add_option("--global-batch", srch->global_batch, "global batch B (default: the model's)")
       ->check(CLI::Range(1, 1 << 30));
   cs->add_option("--top", srch->top, "how many layouts to print")->check(CLI::Range(1, 1 << 20));
+  cs->add_option("--max-cp", srch->max_cp, "largest CP degree to try (powers of 2; 1 = none)")
+      ->check(CLI::Range(1, 1 << 16));
   cs->add_option("--max-tp", srch->max_tp, "largest TP degree to try (0 = any)")
       ->check(CLI::Range(0, est::kMaxGpus));
   cs->add_flag("--json", srch->json, "print JSON");

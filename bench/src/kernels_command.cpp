@@ -39,8 +39,9 @@ void add_kernels_options(CLI::App &app, RawKernelsArgs &raw) {
                  "cpu (Eigen), cublas, or auto (cublas if built and a GPU is visible)")
       ->capture_default_str();
   app.add_option("-d,--dtype", raw.dtype,
-                 "fp32|fp64 (cpu); fp32|tf32|fp16|bf16|fp64 (cublas); default fp32 on cpu, the "
-                 "model's dtype on cublas");
+                 "fp32|fp64 (cpu); fp32|tf32|fp16|bf16|fp64|fp8 (cublas; fp8: dense GEMMs in FP8 "
+                 "E4M3 with per-tensor scales and bf16 output on sm_89+, attention in bf16); "
+                 "default fp32 on cpu, the model's dtype on cublas");
   app.add_option("-w,--warmup", raw.warmup, "Warm-up runs per shape")->capture_default_str();
   app.add_option("-n,--iters", raw.iters, "Samples per shape (0: adaptive, stop on noise/time)")
       ->capture_default_str();
@@ -137,10 +138,21 @@ KernelsOptions validate_kernels_args(const RawKernelsArgs &raw) {
   } else {
     const auto p = parse_precision(raw.dtype);
     if (!p)
-      throw InputError("unknown dtype '" + raw.dtype + "' (expected fp32, tf32, fp16, bf16, fp64)",
+      throw InputError("unknown dtype '" + raw.dtype +
+                           "' (expected fp32, tf32, fp16, bf16, fp64, fp8)",
                        "", 0, "--dtype");
     o.precision = *p;
   }
+  if (o.engine == "cpu" && o.precision == Precision::fp8)
+    throw InputError(std::string("engine cpu computes fp32 or fp64, not fp8: FP8 E4M3 is a GPU "
+                                 "tensor-core format (--engine cublas on compute capability 8.9 "
+                                 "or newer)") +
+                         (o.engine_defaulted ? "; engine auto chose cpu (" +
+                                                   std::string(cuda_built() ? "no GPU visible"
+                                                                            : "not built with CUDA") +
+                                                   ")"
+                                             : ""),
+                     "", 0, "--dtype");
   if (o.engine == "cpu" && o.precision != Precision::fp32 && o.precision != Precision::fp64)
     throw InputError("engine cpu computes fp32 or fp64, not " +
                          std::string(precision_name(o.precision)),
@@ -291,6 +303,16 @@ int run_kernels(const KernelsOptions &o, const std::string &command_line) {
                   ranks_note.c_str());
     if (!attention_note.empty())
       std::printf("# note: %s\n", attention_note.c_str());
+    if (o.precision == Precision::fp8) {
+      std::size_t in_bf16 = 0;
+      for (const KernelShape &s : shapes)
+        in_bf16 += kernel_precision(o.precision, s) != Precision::fp8;
+      std::printf("# note: fp8: dense GEMMs with m, n, k multiples of 16 run in FP8 E4M3 "
+                  "(per-tensor scales 448/amax, bf16 output, fp32 accumulation; cuBLASLt); the "
+                  "other %zu kernel(s) (attention, softmax, batched or unaligned GEMMs) run in "
+                  "bf16, as their records' dtype says\n",
+                  in_bf16);
+    }
     std::printf("# %-22s %4s %7s %7s %7s %6s %12s %12s %9s%s\n", "shape", "pass", "m", "n", "k",
                 "batch", "time(us)", "median(us)", "TFLOP/s", o.check ? "  #wrong" : "");
     std::fflush(stdout);
@@ -361,7 +383,7 @@ int run_kernels(const KernelsOptions &o, const std::string &command_line) {
                               {"n", s.n},
                               {"k", s.k},
                               {"batch", s.batch},
-                              {"dtype", precision_name(o.precision)},
+                              {"dtype", precision_name(kernel_precision(o.precision, s))},
                               {"engine", o.engine},
                               {"flops", s.flops()},
                               {"model_flops", s.model_flops()},

@@ -62,6 +62,74 @@ std::optional<Attention> parse_attention(std::string_view name) {
   return std::nullopt;
 }
 
+const char *mlp_name(Mlp m) {
+  switch (m) {
+  case Mlp::gelu:
+    return "gelu";
+  case Mlp::relu2:
+    return "relu2";
+  case Mlp::swiglu:
+    return "swiglu";
+  case Mlp::geglu:
+    return "geglu";
+  }
+  return "?";
+}
+
+std::optional<Mlp> parse_mlp(std::string_view n) {
+  if (n == "gelu")
+    return Mlp::gelu;
+  if (n == "relu2" || n == "squared-relu" || n == "squared_relu")
+    return Mlp::relu2;
+  if (n == "swiglu")
+    return Mlp::swiglu;
+  if (n == "geglu")
+    return Mlp::geglu;
+  return std::nullopt;
+}
+
+const char *norm_name(Norm n) {
+  return n == Norm::layernorm ? "layernorm" : "rmsnorm";
+}
+
+std::optional<Norm> parse_norm(std::string_view n) {
+  if (n == "layernorm")
+    return Norm::layernorm;
+  if (n == "rmsnorm")
+    return Norm::rmsnorm;
+  return std::nullopt;
+}
+
+const char *position_name(Position p) {
+  return p == Position::learned ? "learned" : "rope";
+}
+
+std::optional<Position> parse_position(std::string_view n) {
+  if (n == "learned")
+    return Position::learned;
+  if (n == "rope")
+    return Position::rope;
+  return std::nullopt;
+}
+
+namespace {
+/// Applies a dtype name: fp8 means bf16 with FP8 GEMM inputs. False for an unknown or
+/// unsupported name.
+bool set_dtype(ModelConfig &m, const std::string &name) {
+  if (name == "fp8" || name == "float8" || name == "e4m3") {
+    m.dtype = DType::bfloat16;
+    m.fp8 = true;
+    return true;
+  }
+  const auto d = parse_dtype(name);
+  if (!d || (*d != DType::half && *d != DType::bfloat16 && *d != DType::float32))
+    return false;
+  m.dtype = *d;
+  m.fp8 = false;
+  return true;
+}
+} // namespace
+
 void validate_model(const ModelConfig &m, const std::string &origin) {
   // Upper limits keep every product of the layout arithmetic (4 h, s^2 h, ...) finite and exact
   // far beyond any real model.
@@ -81,6 +149,13 @@ void validate_model(const ModelConfig &m, const std::string &origin) {
     throw InputError("heads (" + std::to_string(m.heads) + ") must divide hidden (" +
                          std::to_string(m.hidden) + ")",
                      origin, 0, "heads");
+  if (m.kv_heads != 0) {
+    need(m.kv_heads, "kv_heads", 1 << 16);
+    if (m.heads % m.kv_heads != 0)
+      throw InputError("kv_heads (" + std::to_string(m.kv_heads) + ") must divide heads (" +
+                           std::to_string(m.heads) + ")",
+                       origin, 0, "kv_heads");
+  }
   if (m.dtype != DType::half && m.dtype != DType::bfloat16 && m.dtype != DType::float32)
     throw InputError("dtype must be half, bfloat16 or float", origin, 0, "dtype");
 }
@@ -98,12 +173,33 @@ void apply_overrides(ModelConfig &m, const ModelOverrides &o) {
     m.vocabulary = o.vocabulary;
   if (o.ffn)
     m.ffn = o.ffn;
-  if (!o.dtype.empty()) {
-    const auto d = parse_dtype(o.dtype);
-    if (!d)
-      throw InputError("unknown dtype '" + o.dtype + "'", "", 0, "--dtype");
-    m.dtype = *d;
+  if (o.kv_heads)
+    m.kv_heads = o.kv_heads;
+  if (!o.dtype.empty() && !set_dtype(m, o.dtype))
+    throw InputError("unknown dtype '" + o.dtype + "' (expected fp16, bf16, fp32 or fp8)", "", 0,
+                     "--dtype");
+  if (!o.mlp.empty()) {
+    const auto v = parse_mlp(o.mlp);
+    if (!v)
+      throw InputError("expected gelu, relu2, swiglu or geglu, got '" + o.mlp + "'", "", 0,
+                       "--mlp");
+    m.mlp = *v;
   }
+  if (!o.norm.empty()) {
+    const auto v = parse_norm(o.norm);
+    if (!v)
+      throw InputError("expected layernorm or rmsnorm, got '" + o.norm + "'", "", 0, "--norm");
+    m.norm = *v;
+  }
+  if (!o.position.empty()) {
+    const auto v = parse_position(o.position);
+    if (!v)
+      throw InputError("expected learned or rope, got '" + o.position + "'", "", 0,
+                       "--position");
+    m.position = *v;
+  }
+  if (o.bias)
+    m.bias = *o.bias;
   if (!o.attention.empty()) {
     const auto a = parse_attention(o.attention);
     if (!a)
@@ -126,12 +222,25 @@ ModelConfig load_model(const std::string &path) {
   m.ffn = positive_int(root, "ffn", path, false);
   m.global_batch = positive_int(root, "global_batch", path, false);
   const std::string dt = get<std::string>(root, "dtype", path, "half");
-  const auto parsed = parse_dtype(dt);
-  if (!parsed ||
-      (*parsed != DType::half && *parsed != DType::bfloat16 && *parsed != DType::float32))
-    throw InputError("dtype must be fp16, bf16 or fp32, got '" + dt + "'", path,
+  if (!set_dtype(m, dt))
+    throw InputError("dtype must be fp16, bf16, fp32 or fp8, got '" + dt + "'", path,
                      line_of(root["dtype"]), "dtype");
-  m.dtype = *parsed;
+  m.kv_heads = positive_int(root, "kv_heads", path, false);
+  auto named = [&](const char *key, const char *fallback, auto parse, auto &out,
+                   const char *expected) {
+    const std::string v = get<std::string>(root, key, path, fallback);
+    const auto p = parse(v);
+    if (!p)
+      throw InputError(std::string("expected ") + expected + ", got '" + v + "'", path,
+                       line_of(root[key]), key);
+    out = *p;
+  };
+  named("mlp", "gelu", parse_mlp, m.mlp, "gelu, relu2, swiglu or geglu");
+  named("norm", "layernorm", parse_norm, m.norm, "layernorm or rmsnorm");
+  named("position", "learned", parse_position, m.position, "learned or rope");
+  m.bias = get<bool>(root, "bias", path, true);
+  m.qkv_bias = get<bool>(root, "qkv_bias", path, false);
+  m.dropout = get<bool>(root, "dropout", path, true);
   const std::string att = get<std::string>(root, "attention", path, "fused");
   const auto pa = parse_attention(att);
   if (!pa)

@@ -145,12 +145,30 @@ SystemConfig load_system(const std::string &path) {
   s.device.memory_gib = r.in(dev, "memory_gib", "device.memory_gib", bounds::memory_gib);
   s.device.hbm_gbps = r.in(dev, "hbm_gbps", "device.hbm_gbps", bounds::bandwidth_gbps);
   const YAML::Node peak = r.map(dev, "peak_tflops", "device.peak_tflops");
+  const std::string nvidia = "nvidia";
   s.device.matrix_tflops_16 = r.in(peak, "fp16", "device.peak_tflops.fp16", bounds::tflops);
   const double fallback32 = s.device.matrix_tflops_16 / 2;
   s.device.matrix_tflops_32 = r.in(peak, "tf32", "device.peak_tflops.tf32", bounds::tflops, &fallback32);
   const double fallback_vec = s.device.matrix_tflops_16 / 4;
   s.device.vector_tflops = r.in(peak, "vector", "device.peak_tflops.vector", bounds::tflops, &fallback_vec);
+  if (peak["fp8"])
+    s.device.matrix_tflops_8 = r.in(peak, "fp8", "device.peak_tflops.fp8", bounds::tflops);
+  s.device.vendor = r.get<std::string>(dev, "vendor", "device.vendor", &nvidia);
+  if (s.device.vendor != "nvidia" && s.device.vendor != "amd")
+    throw InputError("expected nvidia or amd, got '" + s.device.vendor + "'", path,
+                     line_of(dev["vendor"]), "device.vendor");
   s.device.gemm_efficiency = r.table(dev, "gemm_efficiency", "device.gemm_efficiency");
+  s.device.gemm_efficiency_fp8 =
+      r.table(dev, "gemm_efficiency_fp8", "device.gemm_efficiency_fp8");
+  if (const YAML::Node att = dev["fused_attention_efficiency"]) {
+    if (!att.IsMap())
+      throw InputError("expected a mapping {forward: [[seq, eff]...], backward: [...]}", path,
+                       line_of(att), "device.fused_attention_efficiency");
+    s.device.attention_fwd_efficiency =
+        r.table(att, "forward", "device.fused_attention_efficiency.forward");
+    s.device.attention_bwd_efficiency =
+        r.table(att, "backward", "device.fused_attention_efficiency.backward");
+  }
   s.device.hbm_efficiency = r.table(dev, "hbm_efficiency", "device.hbm_efficiency");
   const double zero = 0;
   s.device.kernel_launch_us =

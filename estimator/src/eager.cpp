@@ -10,21 +10,21 @@ Estimator::EagerCosts Estimator::eager_costs(double micro_batch) const noexcept 
   const ModelConfig &md = m_model;
   const double h = md.hidden, f = md.ffn_size(), V = md.vocabulary;
   const double T = micro_batch * md.sequence; // tokens
-  const double th = T * h, tf = T * f;
-  const double w_block = 4 * h * h + 2 * h * f; // matrix parameters of one block
+  const double th = T * h, tf = T * f * (mlp_gated(md.mlp) ? 1.5 : 1.0);
+  const double w_block = m_ops.block_matrix_params; // matrix parameters of one block
   EagerCosts e;
   // forward: the elementwise kernels, GELU, four weight casts
-  e.layer_fwd = mem_n_s(c::kEagerFwdKernels - 1, c::kEagerFwdBytesPerTh * th) +
-                mem_s(c::kEagerGeluBytes * tf) + mem_n_s(4, c::kEagerCastBytesPerParam * w_block);
+  e.layer_fwd = m_price.mem_n_s(c::kEagerFwdKernels - 1, c::kEagerFwdBytesPerTh * th) +
+                m_price.mem_s(c::kEagerGeluBytes * tf) + m_price.mem_n_s(4, c::kEagerCastBytesPerParam * w_block);
   // backward: the elementwise kernels, GELU backward, four gradient casts to the fp32 .grad
-  e.layer_bwd = mem_n_s(c::kEagerBwdKernels - 1, c::kEagerBwdBytesPerTh * th) +
-                mem_s(c::kEagerGeluBwdBytes * tf) +
-                mem_n_s(4, c::kEagerCastBytesPerParam * w_block);
+  e.layer_bwd = m_price.mem_n_s(c::kEagerBwdKernels - 1, c::kEagerBwdBytesPerTh * th) +
+                m_price.mem_s(c::kEagerGeluBwdBytes * tf) +
+                m_price.mem_n_s(4, c::kEagerCastBytesPerParam * w_block);
   // head: fp32 cross-entropy over T x V logits, embeddings and final LN, LM head casts
   const double head_params = md.tied_embeddings ? 0.0 : V * h;
-  e.head = mem_n_s(c::kEagerXentKernels, c::kEagerXentBytesPerLogit * T * V) +
-           mem_n_s(c::kEagerEmbedKernels, c::kEagerEmbedBytesPerTh * th + 4 * V * h) +
-           (head_params > 0 ? mem_n_s(2, 2 * c::kEagerCastBytesPerParam * head_params) : 0.0);
+  e.head = m_price.mem_n_s(c::kEagerXentKernels, c::kEagerXentBytesPerLogit * T * V) +
+           m_price.mem_n_s(c::kEagerEmbedKernels, c::kEagerEmbedBytesPerTh * th + 4 * V * h) +
+           (head_params > 0 ? m_price.mem_n_s(2, 2 * c::kEagerCastBytesPerParam * head_params) : 0.0);
   return e;
 }
 

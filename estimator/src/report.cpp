@@ -10,9 +10,16 @@
 namespace scalefit::estimator {
 
 std::string strategy_label(const Strategy &s) {
-  return fmt::format("dp={} tp={} pp={} v={} zero={} recompute={}{} b={} B={}", s.dp, s.tp, s.pp,
-                     s.interleave, s.zero, recompute_name(s.recompute), s.sp ? " sp" : "",
-                     s.micro_batch, s.batch());
+  std::string extra;
+  if (s.cp > 1)
+    extra += fmt::format(" cp={}", s.cp);
+  if (s.first_stage_layers || s.last_stage_layers)
+    extra += fmt::format(" pp-layers={}/../{}", s.first_stage_layers, s.last_stage_layers);
+  if (s.zero_shard > 0)
+    extra += fmt::format(" zero-shard={}", s.zero_shard);
+  return fmt::format("dp={} tp={} pp={} v={} zero={} recompute={}{}{} b={} B={}", s.dp, s.tp,
+                     s.pp, s.interleave, s.zero, recompute_name(s.recompute), s.sp ? " sp" : "",
+                     extra, s.micro_batch, s.batch());
 }
 
 namespace {
@@ -20,6 +27,13 @@ nlohmann::json strategy_json(const Strategy &s) {
   return {{"dp", s.dp},
           {"tp", s.tp},
           {"pp", s.pp},
+          {"cp", s.cp},
+          {"first_stage_layers", s.first_stage_layers},
+          {"last_stage_layers", s.last_stage_layers},
+          {"zero_shard", s.shard_ranks()},
+          {"recompute_layers", s.recompute_layers},
+          {"overlap_param_gather", s.overlap_param_gather},
+          {"fused_ce", s.fused_ce},
           {"interleave", s.interleave},
           {"zero", s.zero},
           {"recompute", recompute_name(s.recompute)},
@@ -45,17 +59,36 @@ nlohmann::json estimate_json(const Estimator &est, const Strategy &s, const Esti
                  {"communication", e.time_s.communication},
                  {"overlap", e.time_s.overlap},
                  {"bubble", e.time_s.bubble}};
-  j["communication_s"] = {{"tp", e.comm_tp_s}, {"pp", e.comm_pp_s}, {"dp", e.comm_dp_s}};
+  j["communication_s"] = {
+      {"tp", e.comm_tp_s}, {"cp", e.comm_cp_s}, {"pp", e.comm_pp_s}, {"dp", e.comm_dp_s}};
   j["memory_gib"] = {{"weights", e.memory_bytes.weights / kGiB},
                      {"gradients", e.memory_bytes.gradients / kGiB},
                      {"optimizer", e.memory_bytes.optimizer / kGiB},
                      {"activations", e.memory_bytes.activations / kGiB},
                      {"total", e.memory_bytes.total / kGiB},
-                     {"device", est.system().device.memory_gib}};
+                     {"device", est.system().device.memory_gib},
+                     {"stage", e.peak_stage}};
+  j["pipeline"] = {{"stage_layers", {e.stage_layers[0], e.stage_layers[1], e.stage_layers[2]}},
+                   {"slowest_stage", e.slowest_stage},
+                   {"peak_memory_stage", e.peak_stage}};
   j["fits_memory"] = e.fits_memory;
   j["params"] = e.params;
   j["params_per_gpu"] = e.params_per_gpu;
-  j["flops"] = {{"model", e.model_flops}, {"hardware", e.hardware_flops}};
+  // Megatron's num_floating_point_operations (non-causal attention) is "model"; "model_causal"
+  // counts causal attention as half; "hardware" adds recomputation.
+  j["flops"] = {{"model", e.model_flops},
+                {"model_causal", e.model_flops_causal},
+                {"hardware", e.hardware_flops},
+                {"convention", "model: Megatron-LM num_floating_point_operations (attention "
+                               "non-causal, padded vocabulary)"}};
+  j["vocab_padded"] = e.vocab_padded;
+  j["architecture"] = {{"kv_heads", est.model().kv_heads_count()},
+                       {"mlp", mlp_name(est.model().mlp)},
+                       {"norm", norm_name(est.model().norm)},
+                       {"position", position_name(est.model().position)},
+                       {"bias", est.model().bias},
+                       {"fp8", est.model().fp8}};
+  j["spec_only"] = est.spec_only();
   j["micro_batches"] = e.micro_batches;
   j["tflops_per_gpu"] = e.tflops_per_gpu;
   j["mfu"] = e.mfu;
@@ -95,18 +128,31 @@ std::string estimate_table(const Estimator &est, const Strategy &s, const Estima
   auto out = std::back_inserter(o);
   fmt::format_to(out, "model {} ({:.3g}B params) on {} x{} GPUs ({} per node)\n", est.model().name,
                  e.params * 1e-9, est.system().name, s.gpus(), est.system().gpus_per_node);
-  fmt::format_to(out, "strategy  {}  micro-batches {}\n\n", strategy_label(s), e.micro_batches);
+  fmt::format_to(out, "strategy  {}  micro-batches {}\n", strategy_label(s), e.micro_batches);
+  fmt::format_to(out, "architecture: kv_heads {}, mlp {}, {}, {}{}{}\n",
+                 est.model().kv_heads_count(), mlp_name(est.model().mlp),
+                 norm_name(est.model().norm), position_name(est.model().position),
+                 est.model().bias ? ", biases" : "", est.model().fp8 ? ", FP8 GEMMs" : "");
+  if (s.pp > 1)
+    fmt::format_to(out, "pipeline: blocks per stage {} (first), {} (middle), {} (last); slowest "
+                        "stage {}\n",
+                   e.stage_layers[0], e.stage_layers[1], e.stage_layers[2], e.slowest_stage);
+  if (est.spec_only())
+    fmt::format_to(out, "priced by spec tables only: no kernel or collective measurement of {} "
+                        "was given (--fit)\n",
+                   est.system().name);
+  fmt::format_to(out, "\n");
   const auto &t = e.time_s;
   fmt::format_to(out, "time per iteration [s] (Lu et al.: T_cp + T_cm - T_ol + T_sd)\n");
   fmt::format_to(out,
-                 "  compute        {:10.4f}\n  communication  {:10.4f}   (TP {:.4f}, PP {:.4f}, "
-                 "DP/ZeRO {:.4f})\n",
-                 t.compute, t.communication, e.comm_tp_s, e.comm_pp_s, e.comm_dp_s);
+                 "  compute        {:10.4f}\n  communication  {:10.4f}   (TP {:.4f}, CP {:.4f}, "
+                 "PP {:.4f}, DP/ZeRO {:.4f})\n",
+                 t.compute, t.communication, e.comm_tp_s, e.comm_cp_s, e.comm_pp_s, e.comm_dp_s);
   fmt::format_to(
       out, "  overlap       -{:10.4f}\n  bubble         {:10.4f}\n  iteration      {:10.4f}\n\n",
       t.overlap, t.bubble, t.iteration);
   const auto &m = e.memory_bytes;
-  fmt::format_to(out, "memory per GPU, first stage [GiB]\n");
+  fmt::format_to(out, "memory per GPU, pipeline stage {} [GiB]\n", e.peak_stage);
   fmt::format_to(out, "  weights {:.2f}  gradients {:.2f}  optimizer {:.2f}  activations {:.2f}\n",
                  m.weights / kGiB, m.gradients / kGiB, m.optimizer / kGiB, m.activations / kGiB);
   fmt::format_to(out, "  total   {:.2f} of {:.0f}  -> {}\n\n", m.total / kGiB,

@@ -23,7 +23,12 @@ SearchResult search(const Estimator &est, const SearchSpace &space, int top_k) {
   Estimate e;
   Strategy s = space.base;
   s.global_batch = space.global_batch;
-  const int n = space.gpus;
+  const int n_all = space.gpus;
+  for (int cp = 1; cp <= std::max(1, space.max_cp); cp *= 2) {
+  if (n_all % cp != 0)
+    break;
+  s.cp = cp;
+  const int n = n_all / cp;
   for (int tp = 1; tp <= n; ++tp) {
     if (n % tp != 0 || (space.max_tp > 0 && tp > space.max_tp))
       continue;
@@ -45,7 +50,7 @@ SearchResult search(const Estimator &est, const SearchSpace &space, int top_k) {
               for (int spi = 0; spi < (tp > 1 && space.try_sp ? 2 : 1); ++spi) {
                 s.sp = spi == 1;
                 ++r.enumerated;
-                Reject why = est.check(s, n);
+                Reject why = est.check(s, n_all);
                 if (why == Reject::none) {
                   ++r.estimated;
                   est.evaluate(s, e);
@@ -74,6 +79,7 @@ SearchResult search(const Estimator &est, const SearchSpace &space, int top_k) {
         }
       }
     }
+  }
   }
   return r;
 }

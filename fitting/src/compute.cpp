@@ -25,6 +25,8 @@ constexpr std::array<std::array<double, 2>, 2> kTiles{{{128, 128}, {128, 256}}};
 double element_bytes(const std::string &dtype) {
   if (dtype == "bf16" || dtype == "fp16" || dtype == "half" || dtype == "bfloat16")
     return 2;
+  if (dtype == "fp8") // E4M3 inputs of `scalefit-bench kernels -d fp8` (bf16 output)
+    return 1;
   if (dtype == "fp64" || dtype == "double")
     return 8;
   return 4; // tf32, fp32
@@ -201,6 +203,8 @@ std::string canonical_dtype(const std::string &d) {
     return "bf16";
   if (d == "float")
     return "fp32";
+  if (d == "e4m3" || d == "fp8_e4m3")
+    return "fp8";
   return d;
 }
 

@@ -238,6 +238,10 @@ std::unique_ptr<GemmEngine> make_cpu_engine(Precision precision) {
     return std::make_unique<CpuEngine<float>>(precision);
   case Precision::fp64:
     return std::make_unique<CpuEngine<double>>(precision);
+  case Precision::fp8:
+    throw InputError("engine cpu computes fp32 or fp64, not fp8: FP8 E4M3 is a GPU tensor-core "
+                     "format (--engine cublas on compute capability 8.9 or newer)",
+                     "", 0, "--dtype");
   default:
     throw InputError("engine cpu computes fp32 or fp64, not " +
                          std::string(precision_name(precision)) +

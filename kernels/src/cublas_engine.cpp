@@ -3,19 +3,25 @@
 // SCALEFIT_HAVE_CUDNN), CUDA-event timing on its own stream. Inputs are filled on the device on
 // that stream; every host copy is stream-ordered and synchronized before the host reads.
 // Row-major C = A B is computed as column-major C^T = B^T A^T: cuBLAS gets (n, m, k) with B first.
+// fp8: the dense GEMMs that kernel_precision gives fp8 run on cuBLASLt (cublaslt_fp8.hpp), every
+// other kernel of an fp8 engine in bf16.
 #include "scalefit/core/error.hpp"
 #include "scalefit/kernels/engine.hpp"
 #include "cuda_check.hpp"
 #include "cuda_kernels.hpp"
+#include "cublaslt_fp8.hpp"
 #ifdef SCALEFIT_HAVE_CUDNN
 #include "cudnn_attention.hpp"
 #endif
 
+#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <cmath>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -139,11 +145,18 @@ public:
     // A 32 MiB workspace, as cuBLAS recommends on Hopper for best kernels.
     m_workspace.resize(32u << 20);
     SCALEFIT_CUBLAS_CHECK(cublasSetWorkspace(m_handle, m_workspace.ptr, m_workspace.bytes));
+    if (p == Precision::fp8) {
+      SCALEFIT_CUBLAS_CHECK(cublasLtCreate(&m_lt));
+      m_scales.resize(2 * sizeof(float)); // descales of the timed GEMM: W, X
+    }
   }
   ~CublasEngine() override {
 #ifdef SCALEFIT_HAVE_CUDNN
     m_attention.reset(); // its handle is bound to m_stream
 #endif
+    m_fp8.reset();
+    if (m_lt)
+      cublasLtDestroy(m_lt);
     cublasDestroy(m_handle);
     cudaEventDestroy(m_start);
     cudaEventDestroy(m_stop);
@@ -163,6 +176,8 @@ public:
     cudaRuntimeGetVersion(&runtime);
     std::string lib =
         "cuBLAS " + std::to_string(cublas_version) + ", CUDA runtime " + std::to_string(runtime);
+    if (m_lt)
+      lib += ", cuBLASLt " + std::to_string(cublasLtGetVersion()) + " (FP8 E4M3 GEMMs)";
 #ifdef SCALEFIT_HAVE_CUDNN
     lib += ", " + attention().version();
 #endif
@@ -171,7 +186,7 @@ public:
 
   std::string fused_attention_unavailable(std::int64_t head_dim) const override {
 #ifdef SCALEFIT_HAVE_CUDNN
-    return detail::CudnnAttention::unavailable(m_precision, head_dim);
+    return detail::CudnnAttention::unavailable(attention_precision(), head_dim);
 #else
     (void)head_dim;
     return "scalefit was built without the cuDNN frontend (run scripts/setup.sh, or configure "
@@ -181,11 +196,17 @@ public:
 
   void prepare(const KernelShape &shape) override {
     m_shape = shape;
+    m_fp8.reset();
     if (shape.kind == KernelKind::attention) {
       prepare_attention(shape);
       return;
     }
-    const std::size_t es = precision_bytes(m_precision);
+    const Precision p = kernel_precision(m_precision, shape);
+    if (p == Precision::fp8) {
+      prepare_fp8(shape);
+      return;
+    }
+    const std::size_t es = precision_bytes(p);
     const bool sm = shape.kind == KernelKind::softmax;
     const auto na = static_cast<std::size_t>(shape.batch * shape.m * (sm ? shape.n : shape.k));
     const auto nb = sm ? 0 : static_cast<std::size_t>(shape.batch * shape.k * shape.n);
@@ -195,7 +216,7 @@ public:
     std::uint64_t seed = 12345;
     auto fill = [&](DeviceBuffer &buf, std::size_t n) {
       buf.resize(n * es);
-      SCALEFIT_KCUDA_CHECK(detail::launch_fill_uniform(buf.ptr, softmax_type(m_precision),
+      SCALEFIT_KCUDA_CHECK(detail::launch_fill_uniform(buf.ptr, softmax_type(p),
                                                        static_cast<std::int64_t>(n), seed++, -1.0f,
                                                        1.0f, m_stream));
     };
@@ -209,8 +230,12 @@ public:
 
   double run_us(int reps) override {
     SCALEFIT_KCUDA_CHECK(cudaEventRecord(m_start, m_stream));
-    for (int r = 0; r < reps; ++r)
-      launch(m_shape, m_a.ptr, m_b.ptr, m_c.ptr);
+    for (int r = 0; r < reps; ++r) {
+      if (m_fp8) // X = m_a, W = m_b
+        m_fp8->run(m_a.ptr, m_b.ptr, m_c.ptr, m_workspace.ptr, m_stream);
+      else
+        launch(m_shape, m_a.ptr, m_b.ptr, m_c.ptr);
+    }
     SCALEFIT_KCUDA_CHECK(cudaEventRecord(m_stop, m_stream));
     SCALEFIT_KCUDA_CHECK(cudaEventSynchronize(m_stop));
     float ms = 0;
@@ -222,43 +247,118 @@ public:
                                std::span<const double> b) override {
     if (shape.kind == KernelKind::attention)
       return evaluate_attention(shape, a);
+    const Precision p = kernel_precision(m_precision, shape);
     const bool sm = shape.kind == KernelKind::softmax;
     const auto na = static_cast<std::size_t>(shape.batch * shape.m * (sm ? shape.n : shape.k));
     const auto nb = sm ? 0 : static_cast<std::size_t>(shape.batch * shape.k * shape.n);
     const auto nc = static_cast<std::size_t>(shape.batch * shape.m * shape.n);
     if (a.size() < na || b.size() < nb)
       throw InputError("operands too short for shape " + shape.name);
+    if (p == Precision::fp8)
+      return evaluate_fp8(shape, a.subspan(0, na), b.subspan(0, nb));
     // Every exchange on m_stream, the stream the kernel runs on, then one synchronize before
     // the host reads: copies and kernel are ordered by the stream, not by the legacy stream.
     DeviceBuffer da, db, dc;
-    const auto ha = to_device_format(a.subspan(0, na), m_precision);
+    const auto ha = to_device_format(a.subspan(0, na), p);
     da.resize(ha.size());
     SCALEFIT_KCUDA_CHECK(
         cudaMemcpyAsync(da.ptr, ha.data(), ha.size(), cudaMemcpyHostToDevice, m_stream));
     std::vector<unsigned char> hb;
     if (!sm) {
-      hb = to_device_format(b.subspan(0, nb), m_precision);
+      hb = to_device_format(b.subspan(0, nb), p);
       db.resize(hb.size());
       SCALEFIT_KCUDA_CHECK(
           cudaMemcpyAsync(db.ptr, hb.data(), hb.size(), cudaMemcpyHostToDevice, m_stream));
-      dc.resize(nc * precision_bytes(m_precision));
+      dc.resize(nc * precision_bytes(p));
     }
     launch(shape, da.ptr, db.ptr, dc.ptr);
-    std::vector<unsigned char> hc(nc * precision_bytes(m_precision));
+    std::vector<unsigned char> hc(nc * precision_bytes(p));
     SCALEFIT_KCUDA_CHECK(cudaMemcpyAsync(hc.data(), sm ? da.ptr : dc.ptr, hc.size(),
                                          cudaMemcpyDeviceToHost, m_stream));
     SCALEFIT_KCUDA_CHECK(cudaStreamSynchronize(m_stream));
-    return from_device_format(hc, m_precision);
+    return from_device_format(hc, p);
   }
 
 private:
+  /// Attention (fused, or the unfused softmax and batched GEMMs) runs in the engine's precision,
+  /// in bf16 on an fp8 engine (Transformer Engine's recipe keeps attention in bf16).
+  Precision attention_precision() const {
+    return m_precision == Precision::fp8 ? Precision::bf16 : m_precision;
+  }
+
+  /// The timed FP8 GEMM: X (m x k) and W (n x k) filled on the device with uniform [-1, 1)
+  /// values quantized to E4M3 with the scale 448 / amax (amax 1, the fill's range), C in bf16.
+  void prepare_fp8(const KernelShape &s) {
+    const auto nx = static_cast<std::size_t>(s.m * s.k), nw = static_cast<std::size_t>(s.n * s.k);
+    const float scale = fp8_scale(1.0);
+    m_a.resize(nx);
+    m_b.resize(nw);
+    m_c.resize(static_cast<std::size_t>(s.m * s.n) * precision_bytes(Precision::bf16));
+    SCALEFIT_KCUDA_CHECK(detail::launch_fill_uniform_fp8(
+        m_a.ptr, static_cast<std::int64_t>(nx), 12345, -1.0f, 1.0f, scale, m_stream));
+    SCALEFIT_KCUDA_CHECK(detail::launch_fill_uniform_fp8(
+        m_b.ptr, static_cast<std::int64_t>(nw), 12346, -1.0f, 1.0f, scale, m_stream));
+    m_host_descales[0] = m_host_descales[1] = 1.0f / scale;
+    SCALEFIT_KCUDA_CHECK(cudaMemcpyAsync(m_scales.ptr, m_host_descales, sizeof m_host_descales,
+                                         cudaMemcpyHostToDevice, m_stream));
+    auto *d = static_cast<const float *>(m_scales.ptr);
+    m_fp8 = std::make_unique<detail::Fp8Gemm>(m_lt, s.m, s.n, s.k, d, d + 1, m_workspace.bytes);
+    SCALEFIT_KCUDA_CHECK(cudaStreamSynchronize(m_stream));
+  }
+
+  /// C = A B through the FP8 path: A (m x k) and B (k x n, held transposed as W = B^T, n x k)
+  /// each quantized with its own scale 448 / amax on the device (launch_quantize_fp8, modelled
+  /// by fp8_quantize_dequantize), the bf16 result returned as double.
+  std::vector<double> evaluate_fp8(const KernelShape &s, std::span<const double> a,
+                                   std::span<const double> b) {
+    double amax_a = 0, amax_b = 0;
+    for (double v : a)
+      amax_a = std::max(amax_a, std::abs(v));
+    for (double v : b)
+      amax_b = std::max(amax_b, std::abs(v));
+    const float scale_x = fp8_scale(amax_a), scale_w = fp8_scale(amax_b);
+    std::vector<float> hx(a.begin(), a.end()), hw(b.size());
+    for (std::int64_t p = 0; p < s.k; ++p) // W[j][p] = B[p][j]
+      for (std::int64_t j = 0; j < s.n; ++j)
+        hw[static_cast<std::size_t>(j * s.k + p)] =
+            static_cast<float>(b[static_cast<std::size_t>(p * s.n + j)]);
+    const float descales[2] = {1.0f / scale_w, 1.0f / scale_x};
+    DeviceBuffer fx, fw, x, w, c, scales;
+    fx.resize(hx.size() * sizeof(float));
+    fw.resize(hw.size() * sizeof(float));
+    x.resize(hx.size());
+    w.resize(hw.size());
+    c.resize(static_cast<std::size_t>(s.m * s.n) * precision_bytes(Precision::bf16));
+    scales.resize(sizeof descales);
+    SCALEFIT_KCUDA_CHECK(
+        cudaMemcpyAsync(fx.ptr, hx.data(), fx.bytes, cudaMemcpyHostToDevice, m_stream));
+    SCALEFIT_KCUDA_CHECK(
+        cudaMemcpyAsync(fw.ptr, hw.data(), fw.bytes, cudaMemcpyHostToDevice, m_stream));
+    SCALEFIT_KCUDA_CHECK(cudaMemcpyAsync(scales.ptr, descales, sizeof descales,
+                                         cudaMemcpyHostToDevice, m_stream));
+    SCALEFIT_KCUDA_CHECK(detail::launch_quantize_fp8(static_cast<const float *>(fx.ptr), x.ptr,
+                                                     static_cast<std::int64_t>(hx.size()),
+                                                     scale_x, m_stream));
+    SCALEFIT_KCUDA_CHECK(detail::launch_quantize_fp8(static_cast<const float *>(fw.ptr), w.ptr,
+                                                     static_cast<std::int64_t>(hw.size()),
+                                                     scale_w, m_stream));
+    auto *d = static_cast<const float *>(scales.ptr);
+    const detail::Fp8Gemm gemm(m_lt, s.m, s.n, s.k, d, d + 1, m_workspace.bytes);
+    gemm.run(x.ptr, w.ptr, c.ptr, m_workspace.ptr, m_stream);
+    std::vector<unsigned char> hc(c.bytes);
+    SCALEFIT_KCUDA_CHECK(
+        cudaMemcpyAsync(hc.data(), c.ptr, hc.size(), cudaMemcpyDeviceToHost, m_stream));
+    SCALEFIT_KCUDA_CHECK(cudaStreamSynchronize(m_stream));
+    return from_device_format(hc, Precision::bf16);
+  }
+
 #ifdef SCALEFIT_HAVE_CUDNN
   /// Device buffers of an attention problem: m_a = q | k | v, m_b = out | dout,
   /// m_c = dq | dk | dv, m_stats = fp32 log-sum-exp.
   detail::AttentionBuffers attention_buffers(const KernelShape &s, void *qkv, void *od, void *grads,
                                              void *stats) const {
     const std::size_t n = static_cast<std::size_t>(s.batch * s.m * s.k) *
-                          precision_bytes(m_precision);
+                          precision_bytes(attention_precision());
     auto at = [](void *base, std::size_t off) {
       return base ? static_cast<void *>(static_cast<unsigned char *>(base) + off) : nullptr;
     };
@@ -290,17 +390,17 @@ private:
   void prepare_attention(const KernelShape &s) {
     require_fused(s);
 #ifdef SCALEFIT_HAVE_CUDNN
-    attention().build(s, m_precision);
+    attention().build(s, attention_precision());
     const std::size_t n = static_cast<std::size_t>(s.batch * s.m * s.k);
-    const std::size_t es = precision_bytes(m_precision);
+    const std::size_t es = precision_bytes(attention_precision());
     m_a.resize(3 * n * es);
     m_b.resize(2 * n * es);
     m_c.resize(s.pass == Pass::bwd ? 3 * n * es : 0);
     m_stats.resize(static_cast<std::size_t>(s.batch * s.m) * sizeof(float));
-    SCALEFIT_KCUDA_CHECK(detail::launch_fill_uniform(m_a.ptr, softmax_type(m_precision),
+    SCALEFIT_KCUDA_CHECK(detail::launch_fill_uniform(m_a.ptr, softmax_type(attention_precision()),
                                                      static_cast<std::int64_t>(3 * n), 12345,
                                                      -1.0f, 1.0f, m_stream));
-    SCALEFIT_KCUDA_CHECK(detail::launch_fill_uniform(m_b.ptr, softmax_type(m_precision),
+    SCALEFIT_KCUDA_CHECK(detail::launch_fill_uniform(m_b.ptr, softmax_type(attention_precision()),
                                                      static_cast<std::int64_t>(2 * n), 12346,
                                                      -1.0f, 1.0f, m_stream));
     if (s.pass == Pass::bwd) // out and stats as the backward pass gets them
@@ -329,21 +429,21 @@ private:
       throw InputError("operands too short (or m != n) for attention shape " + s.name);
     require_fused(s);
 #ifdef SCALEFIT_HAVE_CUDNN
-    attention().build(s, m_precision);
-    const std::size_t es = precision_bytes(m_precision);
+    attention().build(s, attention_precision());
+    const std::size_t es = precision_bytes(attention_precision());
     DeviceBuffer qkv, od, grads, stats;
     qkv.resize(3 * n * es);
     od.resize(2 * n * es);
     grads.resize(3 * n * es);
     stats.resize(static_cast<std::size_t>(s.batch * s.m) * sizeof(float));
-    const auto hin = to_device_format(a.subspan(0, 3 * n), m_precision);
+    const auto hin = to_device_format(a.subspan(0, 3 * n), attention_precision());
     SCALEFIT_KCUDA_CHECK(
         cudaMemcpyAsync(qkv.ptr, hin.data(), hin.size(), cudaMemcpyHostToDevice, m_stream));
     std::vector<unsigned char> hdo;
     const detail::AttentionBuffers b = attention_buffers(s, qkv.ptr, od.ptr, grads.ptr, stats.ptr);
     attention().forward(b);
     if (bwd) {
-      hdo = to_device_format(a.subspan(3 * n, n), m_precision);
+      hdo = to_device_format(a.subspan(3 * n, n), attention_precision());
       SCALEFIT_KCUDA_CHECK(
           cudaMemcpyAsync(b.dout, hdo.data(), hdo.size(), cudaMemcpyHostToDevice, m_stream));
       attention().backward(b);
@@ -352,7 +452,7 @@ private:
     SCALEFIT_KCUDA_CHECK(cudaMemcpyAsync(hout.data(), bwd ? grads.ptr : od.ptr, hout.size(),
                                          cudaMemcpyDeviceToHost, m_stream));
     SCALEFIT_KCUDA_CHECK(cudaStreamSynchronize(m_stream));
-    return from_device_format(hout, m_precision);
+    return from_device_format(hout, attention_precision());
 #else
     return {};
 #endif
@@ -364,18 +464,20 @@ private:
       return;
     }
     if (s.kind == KernelKind::softmax) {
-      SCALEFIT_KCUDA_CHECK(detail::launch_softmax_rows(a, softmax_type(m_precision), s.batch * s.m,
-                                                      static_cast<int>(s.n), m_stream));
+      SCALEFIT_KCUDA_CHECK(detail::launch_softmax_rows(a, softmax_type(attention_precision()),
+                                                      s.batch * s.m, static_cast<int>(s.n),
+                                                      m_stream));
       return;
     }
-    const cudaDataType_t dt = data_type(m_precision);
-    const cublasComputeType_t ct = compute_type(m_precision);
+    const Precision p = kernel_precision(m_precision, s); // never fp8 here (Fp8Gemm runs those)
+    const cudaDataType_t dt = data_type(p);
+    const cublasComputeType_t ct = compute_type(p);
     const double alpha64 = 1.0, beta64 = 0.0;
     const float alpha32 = 1.0f, beta32 = 0.0f;
-    const void *alpha = m_precision == Precision::fp64 ? static_cast<const void *>(&alpha64)
-                                                       : static_cast<const void *>(&alpha32);
-    const void *beta = m_precision == Precision::fp64 ? static_cast<const void *>(&beta64)
-                                                      : static_cast<const void *>(&beta32);
+    const void *alpha = p == Precision::fp64 ? static_cast<const void *>(&alpha64)
+                                             : static_cast<const void *>(&alpha32);
+    const void *beta = p == Precision::fp64 ? static_cast<const void *>(&beta64)
+                                            : static_cast<const void *>(&beta32);
     const int m = static_cast<int>(s.m), n = static_cast<int>(s.n), k = static_cast<int>(s.k);
     // Column-major view: C^T (n x m) = B^T (n x k) * A^T (k x m); leading dims n, k, n.
     if (s.batch == 1) {
@@ -394,7 +496,11 @@ private:
   cudaStream_t m_stream = nullptr;
   cudaEvent_t m_start = nullptr, m_stop = nullptr;
   cublasHandle_t m_handle = nullptr;
+  cublasLtHandle_t m_lt = nullptr;         // fp8 engines only
   DeviceBuffer m_workspace, m_a, m_b, m_c, m_stats;
+  DeviceBuffer m_scales;                   // fp8: device descales of the timed GEMM (W, X)
+  float m_host_descales[2] = {1.0f, 1.0f}; // their source, alive across the async copy
+  std::unique_ptr<detail::Fp8Gemm> m_fp8;  // the prepared shape's FP8 plan, if it runs in fp8
 #ifdef SCALEFIT_HAVE_CUDNN
   mutable std::unique_ptr<detail::CudnnAttention> m_attention; // created on first use
 #endif
@@ -419,6 +525,16 @@ int cuda_device_count(std::string *why) {
 }
 
 std::unique_ptr<GemmEngine> make_cublas_engine(Precision precision) {
+  if (precision == Precision::fp8) { // refuse before any stream or handle exists
+    int device = 0;
+    cudaDeviceProp prop{};
+    SCALEFIT_KCUDA_CHECK(cudaGetDevice(&device));
+    SCALEFIT_KCUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+    const std::string why = fp8_refusal("GPU " + std::to_string(device) + " (" + prop.name + ")",
+                                        10 * prop.major + prop.minor);
+    if (!why.empty())
+      throw InputError(why, "", 0, "--dtype");
+  }
   return std::make_unique<CublasEngine>(precision);
 }
 

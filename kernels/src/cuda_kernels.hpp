@@ -27,4 +27,16 @@ cudaError_t launch_softmax_rows(void *data, SoftmaxType type, std::int64_t rows,
 cudaError_t launch_fill_uniform(void *data, SoftmaxType type, std::int64_t count,
                                 std::uint64_t seed, float lo, float hi, cudaStream_t stream);
 
+/// As launch_fill_uniform, into FP8 E4M3 (one byte per element): element i is
+/// (lo + (hi - lo) u(seed, i)) * scale in fp32, converted with round to nearest even and
+/// saturation at +-448 (__nv_cvt_float_to_fp8, __NV_SATFINITE). \returns the launch error.
+cudaError_t launch_fill_uniform_fp8(void *data, std::int64_t count, std::uint64_t seed, float lo,
+                                    float hi, float scale, cudaStream_t stream);
+
+/// Quantizes `count` fp32 values at `in` (device memory) to FP8 E4M3 at `out`: out[i] =
+/// e4m3(in[i] * scale), the product in fp32, the conversion as in launch_fill_uniform_fp8
+/// (fp8_quantize_dequantize in engine.hpp models it on the host). \returns the launch error.
+cudaError_t launch_quantize_fp8(const float *in, void *out, std::int64_t count, float scale,
+                                cudaStream_t stream);
+
 } // namespace scalefit::kernels::detail

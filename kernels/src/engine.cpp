@@ -29,6 +29,8 @@ std::string_view precision_name(Precision p) {
     return "fp16";
   case Precision::bf16:
     return "bf16";
+  case Precision::fp8:
+    return "fp8";
   }
   return "?";
 }
@@ -47,6 +49,8 @@ std::optional<Precision> parse_precision(std::string_view name) {
     return Precision::fp16;
   if (s == "bf16" || s == "bfloat16")
     return Precision::bf16;
+  if (s == "fp8" || s == "e4m3" || s == "fp8_e4m3" || s == "float8_e4m3fn")
+    return Precision::fp8;
   return std::nullopt;
 }
 
@@ -57,9 +61,68 @@ std::size_t precision_bytes(Precision p) {
   case Precision::fp16:
   case Precision::bf16:
     return 2;
+  case Precision::fp8:
+    return 1;
   default:
     return 4;
   }
+}
+
+Precision kernel_precision(Precision p, const KernelShape &shape) {
+  if (p != Precision::fp8)
+    return p;
+  const bool aligned = shape.m % 16 == 0 && shape.n % 16 == 0 && shape.k % 16 == 0;
+  return shape.kind == KernelKind::gemm && shape.batch == 1 && aligned ? Precision::fp8
+                                                                         : Precision::bf16;
+}
+
+bool fp8_supported(int sm) {
+  return sm >= 89;
+}
+
+std::string fp8_refusal(std::string_view device, int sm) {
+  if (fp8_supported(sm))
+    return "";
+  return "--dtype fp8 needs FP8 tensor cores (compute capability 8.9 or newer: Ada, Hopper, "
+         "Blackwell); " +
+         std::string(device) + " is sm_" + std::to_string(sm) + " (use -d bf16)";
+}
+
+float fp8_scale(double amax) {
+  if (!(amax > 0) || !std::isfinite(amax))
+    return 1.0f;
+  return 448.0f / static_cast<float>(amax);
+}
+
+double fp8_e4m3_round(double x) {
+  if (std::isnan(x))
+    return x;
+  const double a = std::abs(x);
+  if (a == 0)
+    return x;
+  // Spacing of E4M3 values at a: 2^(e - 3) in the binade [2^e, 2^(e+1)), e >= -6 (subnormals
+  // share the spacing 2^-9 of the lowest binade). nearbyint rounds half to even (the default
+  // rounding mode), as the device conversion does; a value rounding up into the next binade is
+  // still exact there.
+  int exp2 = 0;
+  std::frexp(a, &exp2); // a = f 2^exp2, f in [0.5, 1): the binade is e = exp2 - 1, exactly
+  const int e = std::max(exp2 - 1, -6);
+  const double step = std::ldexp(1.0, e - 3);
+  const double r = std::min(std::nearbyint(a / step) * step, 448.0);
+  return std::copysign(r, x);
+}
+
+std::vector<double> fp8_quantize_dequantize(std::span<const double> x) {
+  double amax = 0;
+  for (double v : x)
+    amax = std::max(amax, std::abs(v));
+  const float s = fp8_scale(amax), descale = 1.0f / s;
+  std::vector<double> out(x.size());
+  // The device kernel multiplies in fp32 (fill.cu, quantize_fp8); so does this, bit for bit.
+  for (std::size_t i = 0; i < x.size(); ++i)
+    out[i] = fp8_e4m3_round(static_cast<double>(static_cast<float>(x[i]) * s)) *
+             static_cast<double>(descale);
+  return out;
 }
 
 bool cuda_built() {
@@ -103,7 +166,11 @@ std::unique_ptr<GemmEngine> make_engine(std::string_view name, Precision precisi
 #ifdef SCALEFIT_KERNELS_HAVE_CUDA
   std::string why;
   if (visible_gpus(&why) <= 0)
-    throw InputError("no GPU visible (" + why + "); use --engine cpu", "", 0, "--engine");
+    throw InputError("no GPU visible (" + why + "); use --engine cpu" +
+                         (precision == Precision::fp8
+                              ? " with -d fp32 (fp8 needs a GPU of compute capability 8.9+)"
+                              : ""),
+                     "", 0, "--engine");
   return make_cublas_engine(precision);
 #else
   (void)precision;
@@ -144,10 +211,16 @@ std::vector<double> naive_softmax(std::span<const double> x, std::int64_t rows, 
 
 KernelShape check_slice(const KernelShape &shape) {
   KernelShape s = shape;
-  s.m = std::min<std::int64_t>(s.m, 48);
-  s.n = std::min<std::int64_t>(s.n, 48);
+  // A dimension over the cap becomes the cap when it is a multiple of 16, else cap - 16 + d % 16:
+  // the slice keeps each dimension's 16-alignment, so it runs the path the shape runs (fp8 or
+  // bf16 under -d fp8, cuBLAS's aligned or unaligned kernels).
+  const auto shrink = [](std::int64_t d, std::int64_t cap) {
+    return d <= cap ? d : d % 16 == 0 ? cap : cap - 16 + d % 16;
+  };
+  s.m = shrink(s.m, 48);
+  s.n = shrink(s.n, 48);
   if (s.kind != KernelKind::softmax)
-    s.k = std::min<std::int64_t>(s.k, 64);
+    s.k = shrink(s.k, 64);
   s.batch = std::min<std::int64_t>(s.batch, 2);
   if (s.kind == KernelKind::attention) {
     s.m = s.n = std::min<std::int64_t>(shape.m, 64);
@@ -156,8 +229,73 @@ KernelShape check_slice(const KernelShape &shape) {
   return s;
 }
 
+namespace {
+
+/// The -c check of an FP8 GEMM (engine.hpp, check_shape). Bounds, per element C_ij = sum_p
+/// a_ip b_pj over k products:
+/// - E4M3 keeps 3 mantissa bits: a normal value rounds with relative error u <= 2^-4. Inputs are
+///   1/64 <= |x| <= 1 and scaled by 448 / amax >= 448, so |x s| >= 7, far above E4M3's smallest
+///   normal 2^-6: no subnormals. A product of two rounded inputs is off by (1 + d1)(1 + d2) - 1,
+///   at most 2u + u^2 = 2^-3 + 2^-8 ~ 0.1289 of |a b|; summed, 0.1289 sum_p |a_ip b_pj|. fp32
+///   accumulation (k <= 64 here: k 2^-24), the fp32 scale products and the bf16 output rounding
+///   (2^-9 of |C|, taken as 2^-8 |ref| plus 2^-8 of the error) stay within 0.135 sum |a b| +
+///   2^-8 |ref|: the E4M3 tolerance against the exact reference.
+/// - That bound is a few times a typical |C| (random signs: |C| ~ sqrt(k) mean |a b|, the bound
+///   ~ 0.13 k mean |a b|), too loose to catch a transposed operand or a wrong scale. So each
+///   element is also compared with the reference of the dequantized FP8 operands (the device's
+///   rounding, modelled bit for bit by fp8_quantize_dequantize): only the bf16 output rounding
+///   (2^-8 |ref_q|) and the accumulation remain; 2^-9 sum |qa qb| allows Hopper's FP8 tensor
+///   cores their reduced-precision accumulation inside an MMA (about 14 bits, as the DeepSeek-V3
+///   technical report measured on H800), which cuBLASLt promotes to fp32 between blocks. A wrong
+///   layout or scale is off by about |C| itself, ~ sqrt(k) mean |a b| against 2^-9 k mean |a b|.
+CheckResult check_fp8_gemm(GemmEngine &engine, const KernelShape &s, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> mag(1.0f / 64, 1.0f);
+  std::bernoulli_distribution negative(0.5);
+  std::vector<double> a(static_cast<std::size_t>(s.batch * s.m * s.k)),
+      b(static_cast<std::size_t>(s.batch * s.k * s.n));
+  for (auto *v : {&a, &b})
+    for (double &x : *v)
+      x = (negative(rng) ? -1.0 : 1.0) * static_cast<double>(mag(rng));
+  const std::vector<double> qa = fp8_quantize_dequantize(a), qb = fp8_quantize_dequantize(b);
+  const std::vector<double> expect = naive_gemm(a, b, s.m, s.n, s.k, s.batch),
+                            expect_q = naive_gemm(qa, qb, s.m, s.n, s.k, s.batch);
+  std::vector<double> abs_a(a.size()), abs_b(b.size()), abs_qa(a.size()), abs_qb(b.size());
+  for (std::size_t i = 0; i < a.size(); ++i)
+    abs_a[i] = std::abs(a[i]), abs_qa[i] = std::abs(qa[i]);
+  for (std::size_t i = 0; i < b.size(); ++i)
+    abs_b[i] = std::abs(b[i]), abs_qb[i] = std::abs(qb[i]);
+  const std::vector<double> mass = naive_gemm(abs_a, abs_b, s.m, s.n, s.k, s.batch),
+                            mass_q = naive_gemm(abs_qa, abs_qb, s.m, s.n, s.k, s.batch);
+  const std::vector<double> got = engine.evaluate(s, a, b);
+  CheckResult res;
+  res.checked = static_cast<std::int64_t>(expect.size());
+  if (got.size() != expect.size()) {
+    res.wrong = res.checked;
+    return res;
+  }
+  constexpr double kOut = 1.0 / 256; // 2^-8: bf16 output rounding, with margin
+  for (std::size_t i = 0; i < expect.size(); ++i) {
+    const double err = std::abs(got[i] - expect[i]), err_q = std::abs(got[i] - expect_q[i]);
+    const bool ok = err <= 0.135 * mass[i] + kOut * std::abs(expect[i]) + 1e-6 &&
+                    err_q <= kOut * std::abs(expect_q[i]) + mass_q[i] / 512 + 1e-6;
+    if (!ok) // NaN is wrong
+      ++res.wrong;
+    if (std::isnan(err) || err > res.max_abs_error)
+      res.max_abs_error = std::isnan(err) ? INFINITY : std::max(res.max_abs_error, err);
+  }
+  return res;
+}
+
+} // namespace
+
 CheckResult check_shape(GemmEngine &engine, const KernelShape &shape, std::uint64_t seed) {
   const KernelShape s = check_slice(shape);
+  // What this kernel runs in (fp8 engines run attention, softmax and unaligned GEMMs in bf16);
+  // check_slice keeps each dimension's 16-alignment, so the slice runs as the shape does.
+  const Precision prec = kernel_precision(engine.precision(), s);
+  if (prec == Precision::fp8)
+    return check_fp8_gemm(engine, s, seed);
   std::mt19937_64 rng(seed);
   CheckResult res;
   std::vector<double> expect, got;
@@ -179,7 +317,7 @@ CheckResult check_shape(GemmEngine &engine, const KernelShape &shape, std::uint6
                                    s.batch, s.m, s.k, scale, s.causal);
     got = engine.evaluate(s, in, {});
     attention_tol = true;
-    switch (engine.precision()) {
+    switch (prec) {
     case Precision::fp64:
       rel_tol = 1e-9;
       break;
@@ -191,6 +329,7 @@ CheckResult check_shape(GemmEngine &engine, const KernelShape &shape, std::uint6
       rel_tol = 1e-2;
       break;
     case Precision::bf16:
+    case Precision::fp8: // not reached: fp8 engines run attention in bf16
       rel_tol = 5e-2;
       break;
     }
@@ -205,7 +344,7 @@ CheckResult check_shape(GemmEngine &engine, const KernelShape &shape, std::uint6
     }
     expect = naive_softmax(x, s.batch * s.m, s.n);
     got = engine.evaluate(s, x, {});
-    switch (engine.precision()) {
+    switch (prec) {
     case Precision::fp64:
       rel_tol = 1e-12;
       break;
@@ -217,6 +356,7 @@ CheckResult check_shape(GemmEngine &engine, const KernelShape &shape, std::uint6
       rel_tol = 2e-3;
       break;
     case Precision::bf16:
+    case Precision::fp8: // not reached: fp8 engines run the softmax in bf16
       rel_tol = 1.6e-2;
       break;
     }

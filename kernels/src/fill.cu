@@ -7,6 +7,7 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 
 namespace scalefit::kernels::detail {
 
@@ -31,7 +32,52 @@ __global__ void fill_uniform_kernel(T *data, std::int64_t count, std::uint64_t s
     data[i] = from_float<T>(lo + (hi - lo) * uniform_hash_value(seed, static_cast<std::uint64_t>(i)));
 }
 
+/// e4m3(x * scale): round to nearest even, saturating (Transformer Engine's cast).
+__device__ __nv_fp8_storage_t to_e4m3(float x, float scale) {
+  return __nv_cvt_float_to_fp8(x * scale, __NV_SATFINITE, __NV_E4M3);
+}
+
+__global__ void fill_uniform_fp8_kernel(__nv_fp8_storage_t *data, std::int64_t count,
+                                        std::uint64_t seed, float lo, float hi, float scale) {
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+       i < count; i += stride)
+    data[i] = to_e4m3(lo + (hi - lo) * uniform_hash_value(seed, static_cast<std::uint64_t>(i)),
+                      scale);
+}
+
+__global__ void quantize_fp8_kernel(const float *in, __nv_fp8_storage_t *out, std::int64_t count,
+                                    float scale) {
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+       i < count; i += stride)
+    out[i] = to_e4m3(in[i], scale);
+}
+
+unsigned grid_for(std::int64_t count, int threads) {
+  const std::int64_t want = (count + threads - 1) / threads;
+  return static_cast<unsigned>(want < 65536 ? want : 65536);
+}
+
 } // namespace
+
+cudaError_t launch_fill_uniform_fp8(void *data, std::int64_t count, std::uint64_t seed, float lo,
+                                    float hi, float scale, cudaStream_t stream) {
+  if (count <= 0)
+    return cudaSuccess;
+  fill_uniform_fp8_kernel<<<grid_for(count, 256), 256, 0, stream>>>(
+      static_cast<__nv_fp8_storage_t *>(data), count, seed, lo, hi, scale);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_quantize_fp8(const float *in, void *out, std::int64_t count, float scale,
+                                cudaStream_t stream) {
+  if (count <= 0)
+    return cudaSuccess;
+  quantize_fp8_kernel<<<grid_for(count, 256), 256, 0, stream>>>(
+      in, static_cast<__nv_fp8_storage_t *>(out), count, scale);
+  return cudaGetLastError();
+}
 
 cudaError_t launch_fill_uniform(void *data, SoftmaxType type, std::int64_t count,
                                 std::uint64_t seed, float lo, float hi, cudaStream_t stream) {

@@ -192,7 +192,7 @@ TEST(CliOptions, LayoutOverflowIsRefusedNotASignal) {
   expect_exit2(est + "--dp 65536 --micro-batch 65536", {"4294967296"});  // exact, not wrapped
   expect_exit2(est + "--pp 65536 --interleave 65536", {"--pp"});
   expect_exit2(est + "--dp 16777216 --tp 16777216 --pp 16777216",
-               {"--dp", "16777216 x 16777216 x 16777216 exceeds"});
+               {"--dp", "16777216 x 16777216 x 16777216 x 1 exceeds"});
   expect_exit2(est + "--dp 2147483647", {"--dp"});
   expect_exit2(est + "--hidden 1073741824", {"--hidden"});
 }

@@ -192,8 +192,23 @@ TEST(Estimate, ValidationNamesTheOption) {
   t.interleave = 2;
   EXPECT_EQ(field(t, 0), "--interleave");
   t = s;
-  t.pp = 2, t.zero = 3;
+  t.pp = 2, t.zero = 3; // ZeRO-3 / FSDP with PP is expressible (issue 14)
+  EXPECT_EQ(field(t, 0), "ok");
+  t.zero = 4;
   EXPECT_EQ(field(t, 0), "--zero");
+  t = s;
+  t.dp = 4, t.global_batch = 16, t.zero = 3, t.zero_shard = 3; // 3 does not divide dp*cp = 4
+  EXPECT_EQ(field(t, 0), "--zero-shard");
+  t.zero = 0, t.zero_shard = 2; // a shard group needs ZeRO
+  EXPECT_EQ(field(t, 0), "--zero-shard");
+  t = s;
+  t.cp = 3; // 2048 % 6 != 0
+  EXPECT_EQ(field(t, 0), "--cp");
+  t = s;
+  t.pp = 4, t.first_stage_layers = 5; // 43 blocks do not split over 3 stages
+  EXPECT_EQ(field(t, 0), "--pp-layers");
+  t.first_stage_layers = 6; // 42 = 3 x 14
+  EXPECT_EQ(field(t, 0), "ok");
 }
 
 TEST(Estimate, EvaluateDoesNotAllocate) {

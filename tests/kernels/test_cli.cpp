@@ -153,6 +153,9 @@ TEST(Cli, BadInputExitsTwoWithMessage) {
       {std::string(kTiny) + " --sweep small", "drop the model flags"},
       {std::string(kTiny) + " --tp 3", "tp (3) must divide heads (4)"},
       {std::string(kTiny) + " -d bf16", "engine cpu computes fp32 or fp64"},
+      // -d fp8 parses; the cpu engine refuses it by name.
+      {std::string(kTiny) + " -d fp8", "not fp8: FP8 E4M3 is a GPU tensor-core format"},
+      {std::string(kTiny) + " -d fp7", "expected fp32, tf32, fp16, bf16, fp64, fp8"},
       {"--engine cpu --layers 2 --hidden 64 --heads 4 --seq 32", "missing --vocab"},
       {std::string(kTiny) + " --scale 2", "--scale"},
       {"--engine cpu --model /nonexistent/model.yaml", "/nonexistent/model.yaml"},
@@ -171,6 +174,16 @@ TEST(Cli, BadInputExitsTwoWithMessage) {
         std::string::npos)
         << r.err;
     EXPECT_NE(r.err.find("use --engine cpu"), std::string::npos) << r.err;
+    // fp8 on cublas without a GPU: the same error; auto picks cpu, which refuses fp8 saying why.
+    const Result f = run_kernels(std::string(kTinyModel) + " --engine cublas -d fp8", d);
+    EXPECT_EQ(f.code, 2) << f.out << f.err;
+    EXPECT_NE(
+        f.err.find(scalefit::kernels::cuda_built() ? "no GPU visible" : "not built with CUDA"),
+        std::string::npos)
+        << f.err;
+    const Result a = run_kernels(std::string(kTinyModel) + " -d fp8", d);
+    EXPECT_EQ(a.code, 2) << a.out << a.err;
+    EXPECT_NE(a.err.find("engine auto chose cpu"), std::string::npos) << a.err;
   }
 }
 

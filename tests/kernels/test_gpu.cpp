@@ -2,7 +2,8 @@
 // elsewhere (GTEST_SKIP; CTest reports them as skipped). They drive scalefit-bench as a user
 // would: nccl -c sweeps of every op, dtype and placement (1 rank, and every visible GPU when
 // there are several), with and without CUDA graphs (-G); the cuBLAS engine and the fused
-// attention with -c, including the long-sequence layer that used to take minutes.
+// attention with -c, including the long-sequence layer that used to take minutes; fp8 GEMMs with
+// -c on sm_89+ (the refusal elsewhere).
 // Paths: tests/support/paths.hpp (SCALEFIT_BIN_DIR, SCALEFIT_SOURCE_DIR, SCALEFIT_MPIEXEC).
 #include "scalefit/kernels/engine.hpp"
 
@@ -136,4 +137,32 @@ TEST(GpuKernels, SweepFullChecks) {
   const Result r = run("kernels --engine cublas --sweep full -d bf16 -n 3 -c", d);
   EXPECT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("# check: 0 wrong"), std::string::npos) << r.out;
+}
+
+// fp8 (cuBLASLt E4M3 GEMMs, bf16 output): the GPT-125M layer and the full sweep with -c. The dense
+// aligned GEMMs' records say fp8, the attention kernels' and the odd logits' bf16. On a GPU
+// older than sm_89 the run must refuse with exit 2 naming the device's sm.
+TEST(GpuKernels, Fp8CheckLayerAndSweep) {
+  SCALEFIT_REQUIRE_GPU();
+  const std::string model =
+      scalefit::test::source_path("configs/models", SCALEFIT_MODELS_DIR) + "/gpt-125m.yaml";
+  TempDir d;
+  const std::string out = (d.path / "fp8.jsonl").string();
+  const Result r = run(std::string("kernels --engine cublas --model ") + model +
+                           " -d fp8 -n 3 -c --out " + out,
+                       d);
+  if (r.code == 2 && r.err.find("needs FP8 tensor cores") != std::string::npos) {
+    EXPECT_NE(r.err.find("is sm_"), std::string::npos) << r.err;
+    GTEST_SKIP() << "this GPU has no FP8 tensor cores: " << r.err;
+  }
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("# check: 0 wrong"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("# note: fp8"), std::string::npos) << r.out;
+  const std::string jsonl = scalefit::test::slurp(out);
+  EXPECT_NE(jsonl.find(R"("name":"qkv.fwd")"), std::string::npos);
+  EXPECT_NE(jsonl.find(R"("dtype":"fp8")"), std::string::npos) << jsonl.substr(0, 2000);
+  EXPECT_NE(jsonl.find(R"("dtype":"bf16")"), std::string::npos) << jsonl.substr(0, 2000);
+  const Result s = run("kernels --engine cublas --sweep full -d fp8 -n 3 -c", d);
+  EXPECT_EQ(s.code, 0) << s.out << s.err;
+  EXPECT_NE(s.out.find("# check: 0 wrong"), std::string::npos) << s.out;
 }

@@ -23,7 +23,36 @@ const char *attention_name(Attention a);
 /// Parses "fused" / "unfused" (also "flash" for fused); nullopt otherwise.
 std::optional<Attention> parse_attention(std::string_view name);
 
-/// A GPT/BERT-style transformer (Narayanan et al. 2021 notation: l, h, a, s, V).
+/// The MLP of a layer. gelu: fc1 (h -> f), GeLU, fc2 (f -> h) (GPT, Megatron 2022); relu2: the
+/// same with squared ReLU (Nemotron-4, So et al. 2021 "Primer"); swiglu / geglu: gated, fc1 is
+/// two h x f matrices (gate and up, fused as one h x 2f GEMM in Megatron-Core), act(gate) * up,
+/// fc2 (f -> h) (Shazeer 2020 "GLU variants"; Llama, Mistral, Qwen).
+enum class Mlp { gelu, relu2, swiglu, geglu };
+/// "gelu", "relu2", "swiglu", "geglu".
+const char *mlp_name(Mlp m);
+/// Parses an Mlp name; nullopt otherwise.
+std::optional<Mlp> parse_mlp(std::string_view name);
+/// True for the gated MLPs (three h x f matrices).
+inline bool mlp_gated(Mlp m) { return m == Mlp::swiglu || m == Mlp::geglu; }
+
+/// Normalization: LayerNorm (gamma and beta, 2h parameters) or RMSNorm (gamma only, h; Zhang &
+/// Sennrich 2019; Llama).
+enum class Norm { layernorm, rmsnorm };
+/// "layernorm" or "rmsnorm".
+const char *norm_name(Norm n);
+/// Parses a Norm name; nullopt otherwise.
+std::optional<Norm> parse_norm(std::string_view name);
+
+/// Position encoding: learned absolute embeddings (s x h parameters, GPT) or rotary (RoPE, Su et
+/// al. 2021: no parameters, applied to q and k).
+enum class Position { learned, rope };
+/// "learned" or "rope".
+const char *position_name(Position p);
+/// Parses a Position name; nullopt otherwise.
+std::optional<Position> parse_position(std::string_view name);
+
+/// A decoder-only transformer (Narayanan et al. 2021 notation: l, h, a, s, V), GPT-style (2022
+/// papers) or Llama-style (GQA, gated MLP, RMSNorm, RoPE, no biases, untied embeddings).
 struct ModelConfig {
   std::string name;                      ///< label for tables ("gpt-13b")
   int layers = 0;                        ///< l, transformer layers
@@ -36,16 +65,33 @@ struct ModelConfig {
   int global_batch = 0;                  ///< default global batch B [samples]; 0 = none
   Attention attention = Attention::fused; ///< fused (flash) or unfused (Megatron 2022)
   bool tied_embeddings = true;           ///< LM head shares the input embedding (Megatron, GPT-2)
+  int kv_heads = 0;                      ///< key/value heads g (GQA: g < a; MQA: 1); 0 = heads
+  Mlp mlp = Mlp::gelu;                   ///< MLP kind
+  Norm norm = Norm::layernorm;           ///< normalization
+  Position position = Position::learned; ///< position encoding
+  bool bias = true;                      ///< biases on every linear layer (GPT); false (Llama)
+  bool qkv_bias = false;                 ///< biases on q, k, v only (Qwen2/2.5) when !bias
+  bool dropout = true;                   ///< dropout layers (p > 0) store masks (GPT); false (Llama)
+  /// GEMM inputs of the linear layers in FP8 (Transformer Engine's recipe: E4M3 per-tensor
+  /// scaling; `dtype` is then bf16 and everything else stays bf16). Set by dtype "fp8".
+  bool fp8 = false;
   /// MLP inner size [elements]: ffn, or 4h when unset.
   int ffn_size() const { return ffn > 0 ? ffn : 4 * hidden; }
+  /// Key/value heads g: kv_heads, or heads when unset.
+  int kv_heads_count() const { return kv_heads > 0 ? kv_heads : heads; }
+  /// Head dimension d = h / a.
+  int head_dim() const { return hidden / heads; }
 };
 
 /// Per-field overrides from a command line: a value of 0 (or an empty string / nullopt) keeps
 /// the model's own.
 struct ModelOverrides {
   int layers = 0, hidden = 0, heads = 0, sequence = 0, vocabulary = 0, ffn = 0; ///< see ModelConfig
-  std::string dtype;                    ///< "fp16", "bf16", "fp32" (parse_dtype names too)
+  std::string dtype;                    ///< "fp16", "bf16", "fp32", "fp8" (parse_dtype names too)
   std::string attention;                ///< "fused" or "unfused"
+  int kv_heads = 0;                     ///< see ModelConfig::kv_heads
+  std::string mlp, norm, position;      ///< see Mlp, Norm, Position
+  std::optional<bool> bias;             ///< linear-layer biases
   /// True when all five of layers, hidden, heads, sequence, vocabulary are set (a model from
   /// flags alone).
   bool complete() const { return layers && hidden && heads && sequence && vocabulary; }
@@ -56,7 +102,8 @@ struct ModelOverrides {
 void apply_overrides(ModelConfig &m, const ModelOverrides &o);
 
 /// Loads a model YAML (fields: name, layers, hidden, heads, sequence, vocabulary, and optional
-/// ffn, dtype, global_batch, attention: fused|unfused, tied_embeddings: bool).
+/// ffn, kv_heads, mlp, norm, position, bias, qkv_bias, dropout, dtype (fp16|bf16|fp32|fp8),
+/// global_batch, attention: fused|unfused, tied_embeddings: bool).
 /// \throws InputError naming the file, line and field of a missing or bad value.
 ModelConfig load_model(const std::string &path);
 

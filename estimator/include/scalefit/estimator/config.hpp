@@ -55,9 +55,18 @@ struct DeviceConfig {
   double hbm_gbps = 0;             ///< HBM bandwidth [GB/s]
   double matrix_tflops_16 = 0;     ///< dense fp16/bf16 tensor-core peak [TFLOP/s]
   double matrix_tflops_32 = 0;     ///< fp32 (tf32 where the device uses it) peak [TFLOP/s]
+  double matrix_tflops_8 = 0;      ///< dense FP8 (E4M3) tensor-core peak [TFLOP/s]; 0: no FP8
+  std::string vendor = "nvidia";   ///< "nvidia" or "amd" (collectives by NCCL or RCCL)
   double vector_tflops = 0;        ///< non-tensor-core peak [TFLOP/s]
   EfficiencyTable gemm_efficiency; ///< by GFLOP of one GEMM
   EfficiencyTable hbm_efficiency;  ///< by MB moved by one memory-bound kernel
+  /// FP8 GEMMs, by GFLOP of one GEMM (fraction of the FP8 peak); empty: gemm_efficiency scaled
+  /// by constants::kFp8GemmRelativeEfficiency.
+  EfficiencyTable gemm_efficiency_fp8;
+  /// Fused attention (cuDNN / FlashAttention kernels Transformer Engine runs), fraction of the
+  /// 16-bit peak by sequence length of one attention call (the `min_size` column holds tokens),
+  /// forward (causal FLOPs) and backward; empty: constants::kFusedAttentionEfficiency.
+  EfficiencyTable attention_fwd_efficiency, attention_bwd_efficiency;
   double kernel_launch_us = 0;     ///< fixed cost per kernel (Cheng et al.'s k1 dispatch share)
 };
 
@@ -89,33 +98,56 @@ enum class Framework {
 /// "megatron" or "pytorch".
 const char *framework_name(Framework f);
 
-/// A parallel layout and its training options (Megatron-LM and ZeRO terms).
+/// A parallel layout and its training options (Megatron-LM, ZeRO and PyTorch FSDP terms). Rank
+/// order as Megatron-Core builds its groups: TP innermost, then CP, then DP, then PP.
 struct Strategy {
   int dp = 1;                            ///< data-parallel degree d
   int tp = 1;                            ///< tensor-parallel degree t
   int pp = 1;                            ///< pipeline-parallel degree p
+  int cp = 1;                            ///< context-parallel degree (ring attention over s)
   int zero = 0;                          ///< ZeRO stage 0..3 (3 = FSDP full shard)
+  /// Ranks one shard group spans (hybrid sharding, HSDP / DeepSpeed's hpZ): model states are
+  /// sharded over zero_shard ranks and replicated across the dp*cp/zero_shard groups; 0 = the
+  /// whole dp*cp group (plain ZeRO / FSDP full shard).
+  int zero_shard = 0;
   Recompute recompute = Recompute::none; ///< activation recomputation
+  /// Blocks per stage (per model chunk) fully recomputed (Megatron's --recompute-num-layers with
+  /// the block method); 0 = all of them. Only with recompute = full.
+  int recompute_layers = 0;
   bool sp = false;                       ///< sequence parallelism (needs tp > 1 to matter)
   int micro_batch = 1;                   ///< b [samples]
   int global_batch = 0;                  ///< B [samples]; 0 = dp * micro_batch (one micro-batch)
   int interleave = 1;                    ///< v, model chunks per pipeline stage (interleaved 1F1B)
+  /// Blocks on the first / last pipeline stage (Megatron's --decoder-first/last-pipeline-num-
+  /// layers); 0 = an even share. The other stages split the rest evenly.
+  int first_stage_layers = 0, last_stage_layers = 0;
   double bucket_bytes = 25.0 * 1024 * 1024; ///< DP gradient bucket [bytes]
   bool fp32_grads = false;       ///< keep and reduce fp32 gradients (Megatron: 18 B/parameter)
   bool overlap_dp = true;        ///< hide DP bucket reductions and ZeRO-3 prefetch behind compute
+  /// Megatron's --overlap-param-gather: the distributed optimizer's parameter all-gather runs
+  /// bucket by bucket behind the next iteration's first forward (all but the first bucket hidden).
+  bool overlap_param_gather = false;
   bool overlap_tp = false;       ///< hide TP collectives behind compute (not by default)
   bool pp_scatter_gather = true; ///< send b s h / t per boundary when tp > 1 (Narayanan et al.)
+  /// Fused cross-entropy (Megatron's --cross-entropy-loss-fusion, Liger): the loss never keeps
+  /// the fp32 logits; unfused keeps fp32 softmax and bf16 logits gradient (6 B per logit).
+  bool fused_ce = false;
   Framework framework = Framework::megatron; ///< whose kernels and memory layout
-  /// Number of GPUs dp * tp * pp in 64 bits, saturated at INT64_MAX (any int degrees: no
+  /// Number of GPUs dp * tp * pp * cp in 64 bits, saturated at INT64_MAX (any int degrees: no
   /// overflow); Estimator::check refuses products above kMaxGpus.
   std::int64_t gpus() const {
-    std::int64_t g = 0;
-    return __builtin_mul_overflow(std::int64_t{dp} * tp, std::int64_t{pp}, &g) ? INT64_MAX : g;
+    std::int64_t g = 0, g2 = 0;
+    if (__builtin_mul_overflow(std::int64_t{dp} * tp, std::int64_t{pp}, &g) ||
+        __builtin_mul_overflow(g, std::int64_t{cp}, &g2))
+      return INT64_MAX;
+    return g2;
   }
   /// Effective global batch: global_batch, or dp * micro_batch when unset (64-bit).
   std::int64_t batch() const {
     return global_batch > 0 ? global_batch : std::int64_t{dp} * micro_batch;
   }
+  /// Ranks of one shard group: zero_shard, or dp * cp.
+  int shard_ranks() const { return zero_shard > 0 ? zero_shard : dp * cp; }
 };
 
 /// Loads a system YAML (name, gpus_per_node, device{...}, communication{intra, inter}); see

@@ -3,8 +3,10 @@
 /// list and the time of one iteration split as Lu et al. (T_cp, T_cm, T_ol, T_sd).
 #pragma once
 
+#include "scalefit/estimator/architecture.hpp"
 #include "scalefit/estimator/comm_model.hpp"
 #include "scalefit/estimator/config.hpp"
+#include "scalefit/estimator/pricing.hpp"
 #include "scalefit/fitting/compute.hpp"
 
 #include <array>
@@ -16,18 +18,14 @@ namespace scalefit::estimator {
 
 // ---- Closed-form formulas (each tested against its paper) ---------------------------------
 
-/// Parameters of the model (Narayanan et al. 2021, Eq. 2, generalized to an FFN of size f):
-/// l (4h^2 + 2hf + 9h + f) + (V + s) h + 2h; equals 12 l h^2 (1 + 13/(12h) + (V+s)/(12 l h)) + 2h
-/// (the final LayerNorm) for f = 4h.
-double parameter_count(const ModelConfig &m);
-
 /// FLOPs of one sample through the transformer layers only, forward + backward, no
 /// recomputation: 3 l (2 s (4h^2 + 2hf) + 4 s^2 h); for f = 4h this is Cheng et al.'s
 /// b (72 s d^2 + 12 s^2 d) l per sample.
 double layer_flops_per_sample(const ModelConfig &m);
 
-/// FLOPs of one iteration of global batch `batch` [samples] including the logits GEMM
-/// (Narayanan et al. 2021 Sec. 5.1): none 72 B s l h^2 (1 + s/(6h) + V/(12lh)); full
+/// FLOPs of one iteration of global batch `batch` [samples] including the logits GEMM at the
+/// unpadded vocabulary, Megatron's convention (architecture.hpp IterationFlops); for GPT this is
+/// Narayanan et al. 2021 Sec. 5.1: none 72 B s l h^2 (1 + s/(6h) + V/(12lh)); full
 /// 96 B s l h^2 (1 + s/(6h) + V/(16lh)); selective adds the attention core, 4 B s^2 h l.
 double iteration_flops(const ModelConfig &m, double batch, Recompute recompute);
 
@@ -45,14 +43,17 @@ struct ModelStateBytes {
 ModelStateBytes model_state_bytes(double psi, int zero, int dp, bool fp32_grads,
                                   double weight_bytes = 2);
 
-/// Activation bytes of one transformer layer for one micro-batch of b samples on one TP rank
-/// (Korthikanti et al. 2022, Table 2; for an FFN of size f the 24 becomes 8 + 4f/h):
+/// Activation bytes of one transformer layer for one micro-batch of b samples on one TP rank of
+/// one CP rank (Korthikanti et al. 2022, Table 2, generalized in architecture.hpp
+/// BlockActivations; for GPT with an FFN of size f the 24 becomes 8 + 4f/h):
 /// TP: s b h (10 + 24/t + 5as/(ht)); TP+SP: s b h (34 + 5as/h) / t; selective drops the 5as/h
 /// term; full recomputation keeps the layer input, 2 s b h (/t with SP). Fused attention
 /// (m.attention, FlashAttention) stores no s x s matrix: the 5as/h term is replaced by the
-/// softmax statistics, 4 a s b / t bytes (one fp32 log-sum-exp per row and head).
+/// softmax statistics, 4 a s b / t bytes (one fp32 log-sum-exp per row and head). Context
+/// parallelism divides the tokens: s becomes s / cp (the s x s term s^2 / cp). FP8 (m.fp8)
+/// stores the inputs of linear layers in 1 byte.
 double activation_bytes_per_layer(const ModelConfig &m, int micro_batch, int tp, bool sp,
-                                  Recompute recompute);
+                                  Recompute recompute, int cp = 1);
 
 /// Speedup from g to n GPUs given the compute and communication shares r_cp, r_cm of the
 /// iteration at g GPUs and the network efficiency eff(g->n) = t_comm(g)/t_comm(n)
@@ -62,8 +63,8 @@ double cheng_speedup(double r_cp, double r_cm, double eff);
 // ---- The per-layout estimate ---------------------------------------------------------------
 
 /// Which parallelism emits a message.
-enum class Parallelism { tp, pp, dp, zero };
-/// "TP", "PP", "DP", "ZeRO".
+enum class Parallelism { tp, pp, dp, zero, cp };
+/// "TP", "PP", "DP", "ZeRO", "CP".
 const char *parallelism_name(Parallelism p);
 
 /// One kind of communication message of an iteration, priced.
@@ -88,21 +89,22 @@ struct ComputeTerm {
   const char *priced_by = ""; ///< "fit:gemm:bf16", "spec:gemm_efficiency", ... (owned by the Estimator)
 };
 /// Compute terms an estimate lists.
-inline constexpr int kComputeTerms = 6;
+inline constexpr int kComputeTerms = 7;
 
 /// Maximum number of message kinds an estimate lists.
-inline constexpr int kMaxMessages = 16;
+inline constexpr int kMaxMessages = 24;
 
 /// Why a layout cannot run (search counts these).
 enum class Reject {
   none,
   gpus,       ///< dp * tp * pp differs from the GPU count
-  heads,      ///< heads % tp != 0
-  layers,     ///< layers % (pp * interleave) != 0
+  heads,      ///< heads % tp != 0 or kv_heads % tp != 0
+  layers,     ///< layers do not split into the pipeline stages and chunks asked for
   batch,      ///< global batch % (dp * micro_batch) != 0
   interleave, ///< interleave > 1 needs pp > 1 and micro-batches % pp == 0 (Megatron)
-  zero,       ///< ZeRO stage outside 0..3, or ZeRO-2/3 with pp > 1 (DeepSpeed)
+  zero,       ///< ZeRO stage outside 0..3, or a shard group that does not divide dp*cp
   memory,     ///< does not fit in device memory
+  context,    ///< sequence % (2 cp) != 0 (causal load balancing pairs 2 cp chunks)
 };
 /// Short reason ("heads % tp", "memory", ...).
 const char *reject_name(Reject r);
@@ -114,10 +116,15 @@ struct Estimate {
   struct {
     double iteration = 0, compute = 0, communication = 0, overlap = 0, bubble = 0;
   } time_s;
-  /// Memory per GPU on the first pipeline stage [bytes].
+  /// Memory per GPU on the pipeline stage that needs the most (`peak_stage`) [bytes].
   struct {
     double weights = 0, gradients = 0, optimizer = 0, activations = 0, total = 0;
   } memory_bytes;
+  int peak_stage = 0;        ///< pipeline stage of memory_bytes (0 first, pp-1 last)
+  int slowest_stage = 0;     ///< pipeline stage whose micro-batch time sets the pace
+  int stage_layers[3] = {0, 0, 0}; ///< blocks on the first, a middle and the last stage
+  double model_flops_causal = 0; ///< model FLOPs with causal attention counted as half
+  double vocab_padded = 0;   ///< vocabulary the logits run at (Megatron pads to 128 t)
   bool fits_memory = false;  ///< total <= device memory
   double params = 0;         ///< parameters of the model
   double params_per_gpu = 0; ///< parameters held by the largest stage's TP rank
@@ -130,13 +137,21 @@ struct Estimate {
   double comm_tp_s = 0, comm_pp_s = 0, comm_dp_s = 0; ///< T_cm by parallelism [s]
   std::array<Message, kMaxMessages> messages{};       ///< the message list
   int n_messages = 0;                                 ///< used entries of messages
+  double comm_cp_s = 0;                               ///< T_cm of context parallelism [s]
   /// T_cp by term: layer GEMMs, attention, memory-bound (layers), logits GEMMs, cross-entropy,
-  /// optimizer; each says what priced it. They sum to time_s.compute.
+  /// optimizer, embedding; each says what priced it. They sum to time_s.compute (the slowest
+  /// stage's).
   std::array<ComputeTerm, kComputeTerms> terms{};
 };
 
-/// Evaluates layouts of one model on one system. Construction precomputes what does not depend
-/// on the layout; evaluate() is allocation-free and takes about a microsecond.
+struct StageCost;   // estimator/src/detail.hpp
+struct LayerCost;   // estimator/src/detail.hpp
+
+/// Evaluates layouts of one model on one system, in the four steps of DESIGN.md: construction
+/// turns the model into operations (architecture.hpp, once per model); evaluate() divides them by
+/// the layout and emits its messages (layout.cpp), prices them (pricing.hpp, comm_model.hpp) and
+/// schedules them into the Lu et al. time split and per-stage memory (schedule.cpp, memory.cpp).
+/// evaluate() is allocation-free and takes about a microsecond.
 class Estimator {
 public:
   /// \param comm prices messages; SpecCommModel(system) when null.
@@ -153,49 +168,48 @@ public:
   const ModelConfig &model() const { return m_model; }
   const SystemConfig &system() const { return m_system; }
   const CommModel &comm() const { return *m_comm; }
-  /// Peak matrix rate for the model's dtype [FLOP/s].
-  double peak_flops() const { return m_peak; }
+  /// The model's operations (step 1).
+  const ModelOps &ops() const { return m_ops; }
+  /// Peak matrix rate for the model's dtype [FLOP/s] (the 16-bit peak under FP8, as MFU counts).
+  double peak_flops() const { return m_price.peak(); }
 
   /// Prices GEMM, batched GEMM, attention and memory-bound terms by the fits in `compute` for
-  /// the model's dtype (bf16 fits serve fp16 and the reverse; tf32 serves fp32) instead of the
-  /// system's efficiency tables; kinds without a fit keep the tables. A calibrated `framework`
-  /// section adds its dispatch floor per kernel and memory-bound efficiency.
-  void use_compute(const fitting::ComputeSection &compute);
-  /// What prices the GEMMs, attention, memory-bound kernels: "fit:gemm:bf16", "spec:..." labels.
-  const std::string &gemm_source() const { return m_src_gemm; }
+  /// the model's dtype (bf16 fits serve fp16 and the reverse; tf32 serves fp32; fp8 GEMM fits
+  /// serve FP8 models) instead of the system's efficiency tables; kinds without a fit keep the
+  /// tables. A calibrated `framework` section adds its dispatch floor per kernel and memory-bound
+  /// efficiency.
+  void use_compute(const fitting::ComputeSection &compute) { m_price.use(compute); }
+  /// What prices the GEMMs: "fit:gemm:bf16", "spec:gemm_efficiency", ...
+  const std::string &gemm_source() const {
+    return m_model.fp8 ? m_price.src_gemm8 : m_price.src_gemm;
+  }
+  /// True when no fit (compute or communication) prices anything: the estimate rests on the
+  /// system's spec tables alone.
+  bool spec_only() const;
   /// True when a calibrated framework section is in use.
-  bool calibrated() const { return m_framework.present; }
+  bool calibrated() const { return m_price.calibrated(); }
   /// The calibrated constants in use (present == false when none).
-  const fitting::FrameworkConstants &framework() const { return m_framework; }
+  const fitting::FrameworkConstants &framework() const { return m_price.framework(); }
+  /// The compute pricer (step 3).
+  const ComputePricer &pricer() const { return m_price; }
 
 private:
-  double gemm_s(double m, double n, double k, double batch) const noexcept;
-  double bgemm_s(double m, double n, double k, double batch) const noexcept;
-  double mem_s(double bytes) const noexcept;
-  double attn_fused_s(double flops_fwd, double factor) const noexcept;
-  double kernel_s(double gpu_s) const noexcept;
-  /// `n` memory-bound kernels moving `bytes` in all, priced as n of bytes / n each.
-  double mem_n_s(double n, double bytes) const noexcept;
   /// PyTorch eager (Framework::pytorch) memory-bound work, per micro-batch on one GPU [s].
   struct EagerCosts {
     double layer_fwd = 0, layer_bwd = 0; ///< one block's elementwise kernels and weight casts
     double head = 0;                     ///< cross-entropy, embeddings, final LN, head casts
   };
   EagerCosts eager_costs(double micro_batch) const noexcept; // eager.cpp
-
-  std::optional<fitting::ComputeFit> m_fit_gemm, m_fit_bgemm, m_fit_mem, m_fit_attn;
-  fitting::FrameworkConstants m_framework;
-  std::string m_src_gemm = "spec:gemm_efficiency", m_src_bgemm = "spec:gemm_efficiency",
-              m_src_mem = "spec:hbm_efficiency", m_src_attn = "spec:gemm_efficiency",
-              m_src_fused = "spec:fused_attention_efficiency";
+  LayerCost layer_cost(const Strategy &s, double tokens) const noexcept; // layer_cost.cpp
+  void memory(const Strategy &s, const StageCost *stages, int n_stages, double tokens,
+              double vocab, Estimate &e) const noexcept; // memory.cpp
 
   ModelConfig m_model;
   SystemConfig m_system;
+  ModelOps m_ops;
+  ComputePricer m_price;
   std::shared_ptr<const CommModel> m_comm;
-  double m_peak = 0;     // [FLOP/s]
-  double m_hbm = 0;      // [B/s]
-  double m_launch_s = 0; // [s]
-  double m_el = 2;       // bytes per element
+  double m_el = 2; // bytes per element
   double m_params = 0;
 };
 

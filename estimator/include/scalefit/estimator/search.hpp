@@ -1,5 +1,5 @@
 /// \file search.hpp
-/// Strategy search (enumerate DP x TP x PP, ZeRO stage, recomputation, SP, micro-batch and
+/// Strategy search (enumerate DP x TP x PP x CP, ZeRO stage, recomputation, SP, micro-batch and
 /// interleaving under the memory limit, ranked by iteration time) and system comparison
 /// (Cheng et al. 2024: training time ratio, communication time ratio, communication share).
 #pragma once
@@ -14,7 +14,7 @@ namespace scalefit::estimator {
 
 /// What search enumerates. Defaults cover the space the issue asks for.
 struct SearchSpace {
-  int gpus = 0;                                   ///< N; every dp * tp * pp = N is tried
+  int gpus = 0;                                   ///< N; every dp * tp * pp * cp = N is tried
   int global_batch = 0;                           ///< B [samples]; required (> 0)
   std::vector<int> micro_batches{1, 2, 4, 8, 16}; ///< candidate b
   int max_interleave = 8;                         ///< v from 1 to this (with pp > 1)
@@ -22,6 +22,7 @@ struct SearchSpace {
   std::vector<Recompute> recomputes{Recompute::none, Recompute::selective, Recompute::full};
   bool try_sp = true; ///< also try SP where tp > 1
   int max_tp = 0;     ///< 0 = no limit; else tp <= max_tp
+  int max_cp = 8;     ///< cp from 1 to this (powers of two dividing N; 1 = no context parallelism)
   Strategy base;      ///< options copied into every candidate (bucket, fp32 grads, overlap)
 };
 
@@ -38,7 +39,7 @@ struct SearchResult {
   long estimated = 0;             ///< layouts that passed Estimator::check and were estimated
                                   ///< in full (accepted + rejected for memory)
   long accepted = 0;              ///< layouts that passed every check and fit in memory
-  std::array<long, 8> rejected{}; ///< count by Reject (index = enum value)
+  std::array<long, 9> rejected{}; ///< count by Reject (index = enum value)
 };
 
 /// Enumerates `space` on `est` and keeps the `top_k` fastest layouts that fit in memory.

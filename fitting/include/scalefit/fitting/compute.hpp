@@ -51,7 +51,7 @@ std::optional<KernelKind> parse_kernel_kind(const std::string &name);
 struct KernelPoint {
   KernelKind kind = KernelKind::gemm;
   std::string name;   ///< "qkv.fwd"
-  std::string dtype;  ///< "bf16", "fp16", "tf32", "fp32", "fp64"
+  std::string dtype;  ///< "bf16", "fp16", "tf32", "fp32", "fp64", "fp8" (E4M3 inputs)
   double m = 0, n = 0, k = 0, batch = 1; ///< GEMM shape; softmax: rows m*batch of n
   double time_us = 0; ///< mean time [us]
   double bytes = 0;   ///< memory-bound kinds: bytes read + written [B]
@@ -72,7 +72,7 @@ struct ComputeQuality {
 /// A fitted compute model for one (dtype, kind).
 struct ComputeFit {
   KernelKind kind = KernelKind::gemm;
-  std::string dtype;       ///< "bf16", "fp16", "tf32", "fp32"
+  std::string dtype;       ///< "bf16", "fp16", "tf32", "fp32", "fp8"
   int sms = 1;             ///< SMs the waves run over (GEMM kinds)
   double c0_us = 0;        ///< fixed time per kernel [us]
   double tflops = 0;       ///< R: full-wave rate, aligned shapes [TFLOP/s] (gemm, attention)
@@ -112,7 +112,7 @@ struct ComputeSection {
   std::string device;              ///< the context's device ("NVIDIA H100 80GB HBM3")
   std::vector<ComputeFit> fits;    ///< one per (dtype, kind) measured
   /// The fit for (dtype, kind), else one of dtype "any" (copies), or nullptr. dtype aliases:
-  /// "half"=fp16, "bfloat16"=bf16, "float"=fp32.
+  /// "half"=fp16, "bfloat16"=bf16, "float"=fp32, "e4m3"/"fp8_e4m3"=fp8.
   const ComputeFit *find(const std::string &dtype, KernelKind kind) const;
   bool empty() const { return fits.empty(); }
 };

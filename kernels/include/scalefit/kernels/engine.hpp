@@ -2,8 +2,9 @@
 /// One interface over the GEMM/softmax/attention implementations that `scalefit-bench kernels`
 /// times: `cpu` (Eigen and a flash-style tiled causal attention; fp32, fp64) and `cublas` (cuBLAS
 /// cublasGemmEx / cublasGemmStridedBatchedEx, a CUDA softmax kernel, and cuDNN's fused SDPA for
-/// attention when built with the cuDNN frontend; fp32, tf32, fp16, bf16, fp64; built only with
-/// SCALEFIT_ENABLE_CUDA), plus naive references and the `-c` check.
+/// attention when built with the cuDNN frontend; fp32, tf32, fp16, bf16, fp64, and fp8 GEMMs through
+/// cuBLASLt on sm_89+; built only with SCALEFIT_ENABLE_CUDA), plus naive references and the `-c`
+/// check.
 #pragma once
 
 #include "scalefit/kernels/attention.hpp"
@@ -21,14 +22,41 @@ namespace scalefit::kernels {
 
 /// Arithmetic of a GEMM: storage type of A, B, C (and, for tf32, the tensor-core mode).
 /// Accumulation is fp32 for fp32/tf32/fp16/bf16 (Megatron-LM's choice) and fp64 for fp64.
-enum class Precision { fp64, fp32, tf32, fp16, bf16 };
-/// "fp64", "fp32", "tf32", "fp16", "bf16".
+/// fp8 is Transformer Engine's FP8 recipe for the dense GEMMs: A and B in FP8 E4M3 with one
+/// scale per tensor, C in bf16, fp32 accumulation (cuBLASLt, compute capability 8.9+); the
+/// kernels it does not cover run in bf16 (kernel_precision).
+enum class Precision { fp64, fp32, tf32, fp16, bf16, fp8 };
+/// "fp64", "fp32", "tf32", "fp16", "bf16", "fp8".
 std::string_view precision_name(Precision p);
-/// Parses precision_name's output and aliases (double, float, f32, half, bfloat16...),
-/// case-insensitively. \returns std::nullopt when unknown.
+/// Parses precision_name's output and aliases (double, float, f32, half, bfloat16, e4m3,
+/// fp8_e4m3...), case-insensitively. \returns std::nullopt when unknown.
 std::optional<Precision> parse_precision(std::string_view name);
-/// Storage size of one element [bytes] (tf32 is stored as fp32: 4).
+/// Storage size of one input element [bytes] (tf32 is stored as fp32: 4; fp8: 1, its output is
+/// bf16).
 std::size_t precision_bytes(Precision p);
+
+/// The precision a kernel of `shape` runs in on an engine of precision `p`: `p`, except under
+/// fp8, where only dense GEMMs (kind gemm) with m, n and k multiples of 16 (cuBLASLt's FP8
+/// alignment) run in fp8 and everything else runs in bf16: the batched attention GEMMs, the
+/// softmax and fused attention (Transformer Engine keeps attention in bf16), and unaligned GEMMs
+/// such as a logits GEMM of odd vocabulary. Records carry this precision as their dtype.
+Precision kernel_precision(Precision p, const KernelShape &shape);
+
+/// Whether a GPU of compute capability `sm` = 10 major + minor (80 for 8.0, 89, 90, 100) has FP8
+/// tensor cores: 8.9 (Ada) and newer.
+bool fp8_supported(int sm);
+/// "" when `sm` has FP8 tensor cores, else the refusal naming `device` and its sm.
+std::string fp8_refusal(std::string_view device, int sm);
+/// The per-tensor FP8 quantization scale 448 / amax (448: E4M3's largest finite value), in fp32
+/// as the engine computes it; 1 when amax is 0 or not finite.
+float fp8_scale(double amax);
+/// `x` rounded to the nearest E4M3 value (3 mantissa bits, exponent bias 7, subnormals down to
+/// 2^-9, round half to even, saturating at +-448), as __nv_cvt_float_to_fp8(x, __NV_SATFINITE,
+/// __NV_E4M3) rounds: the host model of the device conversion.
+double fp8_e4m3_round(double x);
+/// What an FP8 GEMM computes from `x`: each value scaled by s = fp8_scale(max |x|) in fp32,
+/// rounded to E4M3 and scaled back by 1/s (the dequantized FP8 operand).
+std::vector<double> fp8_quantize_dequantize(std::span<const double> x);
 
 /// A GEMM/softmax implementation on one device. Not thread-safe; one shape prepared at a time.
 class GemmEngine {
@@ -95,7 +123,10 @@ struct CheckResult {
   double max_abs_error = 0; ///< largest |engine - reference|
 };
 
-/// A small slice of `shape` for `-c`: m, n <= 48, k <= 64, batch <= 2, same kind and name.
+/// A small slice of `shape` for `-c`: m, n <= 48, k <= 64, batch <= 2, same kind and name; a
+/// dimension over its cap keeps its remainder mod 16 (n = 50257 -> 33), so the slice is
+/// 16-aligned exactly where the shape is (kernel_precision(p, slice) = kernel_precision(p, shape)
+/// for GEMMs).
 /// Attention: s = m = n <= 64, d = k kept (fused kernels constrain the head size), batch <= 2.
 KernelShape check_slice(const KernelShape &shape);
 
@@ -109,6 +140,12 @@ KernelShape check_slice(const KernelShape &shape);
 /// against naive_attention, backward against naive_attention_backward, with |err| <= tol (1 +
 /// |ref|), tol fp64 1e-9, fp32/tf32 1e-4, fp16 1e-2, bf16 5e-2 (P and dS are rounded to the
 /// storage type inside fused kernels).
+/// FP8 GEMMs (kernel_precision fp8): inputs of magnitude 1/64 to 1, random sign (no E4M3
+/// subnormals after scaling), checked twice: against the exact reference within E4M3's bound
+/// 0.135 sum_p |a_ip b_pj| + 2^-8 |ref|, and against the reference of the dequantized FP8
+/// operands (fp8_quantize_dequantize) within 2^-8 |ref_q| + 2^-9 sum_p |qa_ip qb_pj| (bf16
+/// output and fp32 accumulation only), which catches layout and scale errors the first bound is
+/// too loose for. Derivation in engine.cpp.
 CheckResult check_shape(GemmEngine &engine, const KernelShape &shape, std::uint64_t seed = 1);
 
 } // namespace scalefit::kernels

@@ -1,0 +1,117 @@
+/// \file architecture.hpp
+/// Step 1 of the estimator (DESIGN.md, "The estimator as it grows"): a model config becomes the
+/// operations of one transformer layer and of the model's ends (embedding, final norm, logits,
+/// loss), layout-free. Computed once per model; steps 2-4 (estimator.cpp: shards and messages,
+/// pricing, schedule and memory) divide and price them per layout.
+///
+/// Notation (Narayanan et al. 2021; Megatron-Core): l layers, h hidden, a query heads, g key/value
+/// heads (GQA, Ainslie et al. 2023; g = a is multi-head, g = 1 multi-query), d = h / a head
+/// dimension, f MLP inner size, s sequence, V vocabulary. Sizes are per token: a GEMM here is
+/// y[T x n] = x[T x k] W[k x n] for the T tokens a rank holds.
+#pragma once
+
+#include "scalefit/core/model.hpp"
+
+#include <array>
+
+namespace scalefit::estimator {
+
+/// How tensor parallelism divides a linear layer (Megatron-LM, Shoeybi et al. 2019, Sec. 3):
+/// column-parallel layers split n (QKV, MLP up/gate), row-parallel layers split k (attention
+/// output projection, MLP down).
+enum class TpSplit { column, row };
+
+/// One linear layer of a transformer block: W is k x n before tensor parallelism.
+struct LinearOp {
+  const char *what = ""; ///< "QKV", "attention projection", "MLP up", "MLP down"
+  double n = 0;          ///< output features [elements]
+  double k = 0;          ///< input features [elements]
+  TpSplit split = TpSplit::column;
+  bool input_from_norm = false; ///< its input is a norm's output (TE fuses norm and FP8 cast)
+};
+
+/// Where an element-wise kernel's tensors live: the hidden region (s b h, divided by t only with
+/// sequence parallelism) or the TP-split region (heads, MLP inner: divided by t).
+enum class Region { hidden, inner };
+
+/// One memory-bound (element-wise) kernel of a block: bytes per token moved forward and backward.
+/// A byte count of 0 means no kernel that way.
+struct ElementwiseOp {
+  const char *what = "";
+  double fwd_bytes = 0; ///< [B per token]
+  double bwd_bytes = 0; ///< [B per token]
+  Region region = Region::hidden;
+};
+
+/// Maximum element-wise kernels of one block.
+inline constexpr int kMaxElementwise = 8;
+
+/// Activation bytes one block keeps for backward, per token, by region (Korthikanti et al. 2022,
+/// Sec. 4.1 derivation generalized to GQA, gated MLPs, no-dropout models and FP8; docs/estimator.md
+/// "Activation memory"). For GPT (g = a, f = 4h, GeLU, dropout, bf16) hidden = 10 h, inner = 24 h,
+/// core = 5 a s: Korthikanti's Table 2 row s b h (34 + 5 a s / h).
+struct BlockActivations {
+  double hidden = 0;      ///< [B/token] divided by t only with SP: norm inputs, norm outputs
+                          ///< feeding QKV and MLP up, dropout masks
+  double inner = 0;       ///< [B/token] divided by t: q, k, v, attention output, MLP inner
+  double core_per_s = 0;  ///< [B/token per sequence token] unfused attention's s x s tensors
+                          ///< (softmax, dropout mask and output): 5 a (2 a without dropout)
+  double flash_stats = 0; ///< [B/token] fused attention's fp32 log-sum-exp per head (4 a)
+};
+
+/// The operations of one transformer block and of the model's ends, layout-free.
+struct ModelOps {
+  std::array<LinearOp, 4> linear{};                   ///< QKV, projection, MLP up, MLP down
+  std::array<ElementwiseOp, kMaxElementwise> elementwise{}; ///< norms, residuals, activation, RoPE
+  int n_elementwise = 0;                              ///< used entries
+  double q_heads = 0, kv_heads = 0, head_dim = 0;     ///< a, g, d
+  BlockActivations act;                               ///< bf16 activations kept per block
+  BlockActivations act_fp8;                           ///< the same with FP8 linear inputs
+  double linear_flops_per_token = 0; ///< 2 * sum(n k) of the four linear layers (forward)
+  double block_params_split = 0;     ///< parameters of a block divided by TP (weights, biases)
+  double block_params_replicated = 0; ///< parameters of a block every TP rank holds (norms,
+                                      ///< row-parallel biases)
+  double block_matrix_params = 0;     ///< weight-matrix parameters of a block (FP8 copies)
+  double norm_params = 0;             ///< one norm's parameters (h or 2h)
+  double embedding_params = 0;        ///< V h (+ s h learned positions)
+  double head_params = 0;             ///< V h when untied, else 0
+  double vocabulary = 0;              ///< V as configured (unpadded)
+};
+
+/// Builds the operations of `m` (validated). Sources per field in architecture.cpp.
+ModelOps describe_model(const ModelConfig &m);
+
+/// Parameters of the model, as its published count has them (unpadded vocabulary): l blocks
+/// (QKV h (h + 2 g d), projection h^2, MLP 2 h f or 3 h f gated, biases when configured, two
+/// norms of h (RMSNorm) or 2h (LayerNorm)), final norm, embedding V h, learned positions s h,
+/// untied LM head V h. For GPT (g = a, f = 4h, biases, LayerNorm, tied) this is Narayanan et al.
+/// 2021 Eq. 2 + the final LayerNorm: 12 l h^2 (1 + 13/(12h) + (V+s)/(12 l h)) + 2h.
+double parameter_count(const ModelConfig &m);
+
+/// Vocabulary as Megatron pads it: the smallest multiple of divisible_by * tp at or above V
+/// (megatron/training/tokenizer `_vocab_size_with_padding`, make-vocab-size-divisible-by 128);
+/// `divisible_by` 1 leaves V as is (PyTorch/Hugging Face models).
+double padded_vocabulary(double V, int divisible_by, int tp);
+
+/// FLOP conventions for an iteration.
+struct IterationFlops {
+  /// Megatron-LM's `num_floating_point_operations` (megatron/training/training.py): every GEMM
+  /// 3 times (forward, data and weight gradient), attention counted non-causal (4 s h per token
+  /// and layer forward), GQA and gated MLPs as they are, logits 2 h V_padded per token; no
+  /// recomputation. What MFU and the published Megatron/NeMo TFLOP/s figures count.
+  double megatron = 0;
+  /// The same with causal attention counted as half (FlashAttention's convention, PaLM's MFU
+  /// appendix counts the full s^2 instead; say which when comparing).
+  double causal = 0;
+  /// FLOPs executed with recomputation: full adds a forward of the blocks, selective the
+  /// attention core's forward (Korthikanti et al. 2022), attention counted as `megatron` does.
+  double hardware = 0;
+};
+
+/// FLOPs of one iteration of `batch` samples [FLOP]. \param vocab the (padded) vocabulary the
+/// logits GEMM runs at; \param recompute_layers_fraction the fraction of blocks fully recomputed
+/// (1 for full recompute of every block).
+IterationFlops iteration_flops(const ModelConfig &m, double batch, double vocab, bool full,
+                               bool selective, double recompute_layers_fraction = 1.0);
+
+} // namespace scalefit::estimator

@@ -1,0 +1,75 @@
+/// \file pricing.hpp
+/// Step 3 of the estimator (DESIGN.md): the price of one compute operation on one GPU, from the
+/// compute fits of a fit file (`scalefit fit` of measured kernels) where they exist, else from the
+/// system's spec tables (Calculon's step efficiencies). Every price source has a label the
+/// estimate prints ("fit:gemm:bf16", "spec:gemm_efficiency", ...). Communication is priced by a
+/// CommModel (comm_model.hpp).
+#pragma once
+
+#include "scalefit/estimator/config.hpp"
+#include "scalefit/fitting/compute.hpp"
+
+#include <optional>
+#include <string>
+
+namespace scalefit::estimator {
+
+/// Prices GEMMs, batched GEMMs, fused attention and memory-bound kernels [s]. All methods are
+/// noexcept and allocation-free; a kernel never takes less than the calibrated dispatch floor,
+/// and each pays the system's launch gap (Cheng et al. 2024's k1).
+class ComputePricer {
+public:
+  /// \param system device peaks and tables; \param dtype the model's 16/32-bit dtype.
+  ComputePricer(const SystemConfig &system, DType dtype);
+
+  /// Uses the fits in `compute` for the dtype (bf16 fits serve fp16 and the reverse; tf32 serves
+  /// fp32; "fp8" GEMM fits price FP8 GEMMs) instead of the spec tables; a calibrated framework
+  /// section adds its dispatch floor and memory-bound efficiency.
+  void use(const fitting::ComputeSection &compute);
+
+  /// One GEMM C[m x n] = A[m x k] B[k x n], `batch` of them; `fp8` prices it at the FP8 peak
+  /// (Transformer Engine's recipe: a measured fp8 fit, else the FP8 spec table).
+  double gemm_s(double m, double n, double k, double batch, bool fp8 = false) const noexcept;
+  /// A batched GEMM (unfused attention's scores and context).
+  double bgemm_s(double m, double n, double k, double batch) const noexcept;
+  /// One memory-bound kernel moving `bytes` [B].
+  double mem_s(double bytes) const noexcept;
+  /// `n` memory-bound kernels moving `bytes` in all, priced as n of bytes / n each.
+  double mem_n_s(double n, double bytes) const noexcept;
+  /// One fused attention kernel of `flops` FLOPs over sequences of `seq` tokens, forward or
+  /// backward: the attention fit, else (when `table`) the system's fused_attention_efficiency
+  /// table at `seq`, else constants::kFusedAttentionEfficiency of the 16-bit peak.
+  double attention_s(double flops, double seq, bool backward, bool table = true) const noexcept;
+  /// Label of what prices fused attention with or without the table.
+  const std::string &fused_source(bool table) const {
+    return table ? src_fused : src_fused_rule;
+  }
+  /// A kernel of `gpu_s` seconds on the GPU with the dispatch floor and launch gap.
+  double kernel_s(double gpu_s) const noexcept;
+
+  /// Peak matrix rate of the model's dtype [FLOP/s].
+  double peak() const { return m_peak; }
+  /// FP8 peak [FLOP/s] (0 when the device has none).
+  double peak_fp8() const { return m_peak8; }
+  /// True when a calibrated framework section is in use.
+  bool calibrated() const { return m_framework.present; }
+  /// The calibrated constants (present == false when none).
+  const fitting::FrameworkConstants &framework() const { return m_framework; }
+  /// True when a fit prices `kind` (gemm, batched_gemm, memory, attention_fused; fp8 gemm).
+  bool has_gemm_fit() const { return m_fit_gemm.has_value(); }
+
+  /// Labels of what prices each kind of operation.
+  std::string src_gemm = "spec:gemm_efficiency", src_gemm8 = "spec:gemm_efficiency_fp8",
+              src_bgemm = "spec:gemm_efficiency", src_mem = "spec:hbm_efficiency",
+              src_attn = "spec:gemm_efficiency", src_fused = "spec:fused_attention_efficiency",
+              src_fused_rule = "spec:fused_attention_efficiency";
+
+private:
+  std::optional<fitting::ComputeFit> m_fit_gemm, m_fit_gemm8, m_fit_bgemm, m_fit_mem, m_fit_attn;
+  fitting::FrameworkConstants m_framework;
+  DeviceConfig m_dev;
+  DType m_dtype;
+  double m_peak = 0, m_peak8 = 0, m_hbm = 0, m_launch_s = 0;
+};
+
+} // namespace scalefit::estimator

@@ -1,0 +1,39 @@
+// Internal types shared by the estimator's steps (layer_cost.cpp, estimator.cpp, memory.cpp).
+#pragma once
+
+#include "scalefit/estimator/estimator.hpp"
+
+namespace scalefit::estimator {
+
+/// One block's compute for one micro-batch on one rank [s]: the layout's shapes (step 2) priced
+/// (step 3).
+struct LayerCost {
+  double gemm_fwd = 0, gemm_bwd = 0; ///< the four linear layers
+  double attn_fwd = 0, attn_bwd = 0; ///< attention core (fused kernel or unfused GEMMs+softmax)
+  double mem_fwd = 0, mem_bwd = 0;   ///< element-wise kernels
+  double fwd() const { return gemm_fwd + attn_fwd + mem_fwd; }
+  double bwd() const { return gemm_bwd + attn_bwd + mem_bwd; }
+};
+
+/// One pipeline stage kind (first, middle, last) for one micro-batch [s] and its state.
+struct StageCost {
+  int index = 0;         ///< stage number (0 first, pp-1 last)
+  double layers = 0;     ///< blocks
+  double fwd = 0;        ///< forward compute of a micro-batch, blocks and ends
+  double bwd = 0;        ///< backward compute, with recomputation
+  double extra_cp = 0;   ///< ends' compute (embedding, logits, loss) inside fwd+bwd
+  double comm = 0;       ///< TP + CP + PP communication of a micro-batch
+  double comm_hidden = 0; ///< of which hidden behind compute
+  double params = 0;     ///< parameters held by one TP rank
+  double matrix_params = 0; ///< weight-matrix parameters (FP8 copies)
+  double time() const { return fwd + bwd + comm - comm_hidden; }
+};
+
+} // namespace scalefit::estimator
+
+namespace scalefit::estimator {
+/// Blocks on the first, a middle and the last pipeline stage of `s` (pp 1: all on `first`);
+/// false when the layers do not split that way (Megatron: the middle stages share the rest
+/// evenly; each stage's count divisible by the interleave).
+bool stage_layers(int layers, const Strategy &s, int &first, int &middle, int &last);
+} // namespace scalefit::estimator

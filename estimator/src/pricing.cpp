@@ -1,0 +1,118 @@
+// Step 3: pricing of compute operations (pricing.hpp): compute fits first, spec tables else.
+#include "scalefit/estimator/pricing.hpp"
+
+#include "scalefit/estimator/constants.hpp"
+
+#include <algorithm>
+
+namespace scalefit::estimator {
+namespace {
+const char *fit_dtype(DType d) {
+  return d == DType::bfloat16 ? "bf16" : d == DType::half ? "fp16" : "tf32";
+}
+const char *alt_dtype(DType d) {
+  return d == DType::bfloat16 ? "fp16" : d == DType::half ? "bf16" : "fp32";
+}
+} // namespace
+
+ComputePricer::ComputePricer(const SystemConfig &system, DType dtype)
+    : m_dev(system.device), m_dtype(dtype) {
+  const bool wide = dtype == DType::float32;
+  m_peak = (wide ? m_dev.matrix_tflops_32 : m_dev.matrix_tflops_16) * 1e12;
+  m_peak8 = m_dev.matrix_tflops_8 * 1e12;
+  m_hbm = m_dev.hbm_gbps * 1e9;
+  m_launch_s = m_dev.kernel_launch_us * 1e-6;
+  if (!m_dev.attention_fwd_efficiency.steps.empty())
+    src_fused = "spec:fused_attention_table";
+  if (!m_dev.gemm_efficiency_fp8.steps.empty())
+    src_gemm8 = "spec:gemm_efficiency_fp8";
+  else
+    src_gemm8 = "spec:gemm_efficiency x fp8 factor";
+}
+
+void ComputePricer::use(const fitting::ComputeSection &c) {
+  using fitting::KernelKind;
+  auto pick = [&](KernelKind k, std::optional<fitting::ComputeFit> &slot, std::string &src,
+                  const char *want, const char *alt) {
+    const fitting::ComputeFit *f = c.find(want, k);
+    std::string note;
+    if (!f && alt) {
+      f = c.find(alt, k);
+      note = std::string(" for ") + want;
+    }
+    if (!f)
+      return;
+    slot = *f;
+    src = std::string("fit:") + fitting::kernel_kind_name(k) + ":" + f->dtype + note;
+  };
+  pick(KernelKind::gemm, m_fit_gemm, src_gemm, fit_dtype(m_dtype), alt_dtype(m_dtype));
+  pick(KernelKind::gemm, m_fit_gemm8, src_gemm8, "fp8", nullptr);
+  pick(KernelKind::batched_gemm, m_fit_bgemm, src_bgemm, fit_dtype(m_dtype), alt_dtype(m_dtype));
+  pick(KernelKind::memory, m_fit_mem, src_mem, fit_dtype(m_dtype), alt_dtype(m_dtype));
+  pick(KernelKind::attention_fused, m_fit_attn, src_fused, fit_dtype(m_dtype), alt_dtype(m_dtype));
+  if (m_fit_attn)
+    src_fused_rule = src_fused;
+  if (!m_fit_bgemm && m_fit_gemm) { // batched GEMMs priced as single ones when not measured
+    m_fit_bgemm = m_fit_gemm;
+    src_bgemm = src_gemm;
+  }
+  src_attn = src_bgemm;
+  m_framework = c.framework;
+  if (m_framework.present) {
+    m_launch_s = 0; // the calibrated dispatch floor replaces the system's launch share
+    for (std::string *s :
+         {&src_gemm, &src_gemm8, &src_bgemm, &src_mem, &src_attn, &src_fused, &src_fused_rule})
+      *s += " +calibrated";
+  }
+}
+
+double ComputePricer::kernel_s(double gpu_s) const noexcept {
+  return std::max(gpu_s, m_framework.dispatch_us * 1e-6) + m_launch_s;
+}
+
+double ComputePricer::gemm_s(double m, double n, double k, double batch, bool fp8) const noexcept {
+  if (fp8 && m_peak8 > 0) {
+    if (m_fit_gemm8)
+      return kernel_s(m_fit_gemm8->gemm_us(m, n, k, batch) * 1e-6);
+    const double flops = 2 * m * n * k * batch;
+    const double eff = m_dev.gemm_efficiency_fp8.steps.empty()
+                           ? m_dev.gemm_efficiency.at(flops * 1e-9) *
+                                 constants::kFp8GemmRelativeEfficiency
+                           : m_dev.gemm_efficiency_fp8.at(flops * 1e-9);
+    return kernel_s(flops / (m_peak8 * eff));
+  }
+  if (m_fit_gemm)
+    return kernel_s(m_fit_gemm->gemm_us(m, n, k, batch) * 1e-6);
+  const double flops = 2 * m * n * k * batch;
+  return kernel_s(flops / (m_peak * m_dev.gemm_efficiency.at(flops * 1e-9)));
+}
+
+double ComputePricer::bgemm_s(double m, double n, double k, double batch) const noexcept {
+  if (m_fit_bgemm)
+    return kernel_s(m_fit_bgemm->gemm_us(m, n, k, batch) * 1e-6);
+  return gemm_s(m, n, k, batch);
+}
+
+double ComputePricer::mem_s(double bytes) const noexcept {
+  const double eff = m_framework.present ? m_framework.memory_efficiency : 1.0;
+  if (m_fit_mem)
+    return kernel_s(m_fit_mem->memory_us(bytes) * 1e-6 / eff);
+  return kernel_s(bytes / (m_hbm * m_dev.hbm_efficiency.at(bytes * 1e-6) * eff));
+}
+
+double ComputePricer::mem_n_s(double n, double bytes) const noexcept {
+  return n > 0 ? n * mem_s(bytes / n) : 0.0;
+}
+
+double ComputePricer::attention_s(double flops, double seq, bool backward,
+                                  bool table) const noexcept {
+  if (m_fit_attn)
+    return kernel_s(m_fit_attn->flops_us(flops) * 1e-6);
+  const EfficiencyTable &t =
+      backward ? m_dev.attention_bwd_efficiency : m_dev.attention_fwd_efficiency;
+  const double eff =
+      (t.steps.empty() || !table) ? constants::kFusedAttentionEfficiency : t.at(seq);
+  return kernel_s(flops / (m_peak * eff));
+}
+
+} // namespace scalefit::estimator

@@ -1,0 +1,382 @@
+// Steps 2-4 for one layout: pipeline stages, the messages of TP, CP, PP and DP/ZeRO/FSDP
+// (Megatron placement: TP innermost, then CP, then DP, then PP), and the schedule that turns
+// priced terms into Lu et al.'s T_cp, T_cm, T_ol, T_sd.
+#include "detail.hpp"
+
+#include "scalefit/estimator/constants.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+namespace scalefit::estimator {
+namespace {
+
+/// Records priced messages into an Estimate (up to kMaxMessages kinds) when `record` is set.
+struct MessageSink {
+  const CommModel &comm;
+  Estimate &e;
+  bool record = false;
+  /// Time of `count` operations of `bytes` on `g` [s]; records the message kind when recording.
+  double add(Op op, Parallelism by, const char *what, double bytes, const CommGroup &g,
+             double count) {
+    if (count <= 0 || bytes <= 0 || g.nranks <= 1)
+      return 0.0;
+    const CommPrice pr = comm.price(op, g, bytes);
+    if (record && e.n_messages < kMaxMessages) {
+      Message &msg = e.messages[e.n_messages++];
+      msg.op = op;
+      msg.by = by;
+      msg.what = what;
+      msg.bytes = bytes;
+      msg.group = g;
+      msg.count = count;
+      msg.time_us = pr.time_us;
+      msg.source = pr.source;
+      msg.extrapolated = pr.extrapolated;
+    }
+    return count * pr.time_us * 1e-6;
+  }
+  /// Time of one operation [s].
+  double one(Op op, const CommGroup &g, double bytes) const {
+    return bytes > 0 && g.nranks > 1 ? comm.price(op, g, bytes).time_us * 1e-6 : 0.0;
+  }
+};
+
+/// DP / ZeRO / FSDP communication of one stage and the part hidden behind compute [s].
+struct DpCost {
+  double total = 0, hidden = 0;
+};
+
+/// The data-parallel messages of a stage holding `params` parameters (one TP rank), over the
+/// dp*cp ranks that hold the same weights (Megatron reduces gradients over DP x CP), in shard
+/// groups of s.shard_ranks() with replicas across them (HSDP). `fwd_mb` and `bwd_mb` are one
+/// micro-batch's forward and backward on the stage; `layers` its blocks.
+/// Sources: PyTorch DDP buckets (Li et al. 2020); ZeRO stages (Rajbhandari et al. 2020); Megatron's
+/// distributed optimizer (reduce-scatter gradient buckets in the last micro-batch's backward,
+/// all-gather parameters after the step, or behind the next forward with --overlap-param-gather);
+/// FSDP (Zhao et al. 2023: per-unit all-gather forward and backward, reduce-scatter, prefetch).
+DpCost dp_cost(MessageSink &out, const Strategy &st, int gpn, double params, double el,
+               double layers, int m, double fwd_mb, double bwd_mb) {
+  DpCost r;
+  const int ranks = st.dp * st.cp;
+  if (ranks <= 1 || params <= 0)
+    return r;
+  const int shard = st.zero >= 1 ? st.shard_ranks() : ranks;
+  const int replicas = ranks / shard;
+  const CommGroup all = group_shape(ranks, st.tp, gpn);
+  const CommGroup g = group_shape(shard, st.tp, gpn);
+  const CommGroup rep = group_shape(replicas, st.tp * shard, gpn);
+  const double bucket = std::max(1.0, st.bucket_bytes);
+  const double grad_el = st.fp32_grads ? 4.0 : el;
+  const double grad_bytes = params * grad_el;
+  // Buckets of `total` bytes `times` per iteration: time, and the last bucket's time.
+  auto buckets = [&](Op op, Parallelism by, const char *what, double total, double times,
+                     const CommGroup &grp, double &last_s) {
+    const double full = std::floor(total / bucket);
+    const double rest = total - full * bucket;
+    double time = out.add(op, by, what, bucket, grp, full * times);
+    const double t_rest = out.add(op, by, what, rest, grp, times);
+    time += t_rest;
+    last_s = rest > 0 ? t_rest / times : (full > 0 ? out.one(op, grp, bucket) : 0);
+    return time;
+  };
+  double last = 0;
+  if (st.zero == 0) {
+    const double tc =
+        buckets(Op::allreduce, Parallelism::dp, "gradient buckets", grad_bytes, 1, all, last);
+    r.total += tc;
+    if (st.overlap_dp)
+      r.hidden += std::min(tc - last, bwd_mb);
+    return r;
+  }
+  // Gradients of the replicas meet once per iteration on the reduced shard (HSDP).
+  if (replicas > 1)
+    r.total += out.add(Op::allreduce, Parallelism::zero, "gradient shard (across replicas)",
+                       grad_bytes / shard, rep, 1);
+  if (st.zero <= 2) {
+    const double times = st.zero == 1 ? 1 : m;
+    const double tc = buckets(Op::reducescatter, Parallelism::zero,
+                              st.zero == 1 ? "gradient buckets" : "gradient buckets (per micro-batch)",
+                              grad_bytes, times, g, last);
+    r.total += tc;
+    if (st.overlap_dp)
+      r.hidden += times * std::min(tc / times - last, bwd_mb);
+    double first = 0;
+    const double ag =
+        buckets(Op::allgather, Parallelism::zero, "updated parameters", params * el, 1, g, first);
+    r.total += ag;
+    if (st.overlap_param_gather) // behind the next iteration's first forward, bucket by bucket
+      r.hidden += std::min(ag - first, fwd_mb);
+    return r;
+  }
+  // ZeRO-3 / FSDP full shard: gather each block's parameters for forward and again for
+  // backward, reduce-scatter its gradients, every micro-batch; prefetch hides all but the first.
+  const double n = m * layers;
+  const double layer_bytes = params / std::max(1.0, layers) * el;
+  const double t_agf =
+      out.add(Op::allgather, Parallelism::zero, "layer parameters (forward)", layer_bytes, g, n);
+  const double t_agb =
+      out.add(Op::allgather, Parallelism::zero, "layer parameters (backward)", layer_bytes, g, n);
+  const double t_rs = out.add(Op::reducescatter, Parallelism::zero, "layer gradients",
+                              params / std::max(1.0, layers) * grad_el, g, n);
+  r.total += t_agf + t_agb + t_rs;
+  if (st.overlap_dp && n > 0) {
+    const double one = t_agf / n;
+    r.hidden += m * std::min(t_agf / m - one, fwd_mb) +
+                m * std::min((t_agb + t_rs) / m - one, bwd_mb);
+  }
+  return r;
+}
+
+} // namespace
+
+void Estimator::evaluate(const Strategy &st, Estimate &e) const noexcept {
+  const ModelConfig &md = m_model;
+  const ComputePricer &P = m_price;
+  const double s = md.sequence, h = md.hidden;
+  const double b = st.micro_batch, t = st.tp, v = st.interleave, cp = st.cp;
+  const double el = m_el, k = el / 2.0;
+  const double T = b * s / cp; // tokens of a micro-batch on one rank
+  const int m = static_cast<int>(st.batch() / (std::int64_t{st.dp} * st.micro_batch));
+  const bool sp = st.sp && st.tp > 1;
+  const int gpn = m_system.gpus_per_node;
+  const bool eager = st.framework == Framework::pytorch;
+  const bool full = st.recompute == Recompute::full;
+  const bool fused = md.attention == Attention::fused;
+  const bool selective = st.recompute == Recompute::selective && !fused;
+  // Megatron pads the vocabulary to a multiple of 128 t (make-vocab-size-divisible-by).
+  const double Vp = padded_vocabulary(md.vocabulary, eager ? 1 : 128, st.tp);
+  const ModelOps &o = m_ops;
+
+  // --- One block, one micro-batch (steps 2-3) ---
+  const LayerCost lc = layer_cost(st, T);
+  const double rec_sel = selective ? lc.attn_fwd : 0.0;
+
+  // --- The model's ends ---
+  const EagerCosts ec = eager ? eager_costs(T / s) : EagerCosts{};
+  const double T_h = sp ? T / t : T; // tokens of the hidden region on a rank
+  // Logits (the output layer stays in 16-bit under FP8, as Megatron-Core's output_layer) and the
+  // loss: unfused vocab-parallel cross-entropy passes over fp32 logits (12 B per logit forward
+  // and backward together, two kernels); fused reads bf16 logits once each way (4 B).
+  const double logits_gemm =
+      P.gemm_s(T, Vp / t, h, 1) + P.gemm_s(T, h, Vp / t, 1) + P.gemm_s(h, Vp / t, T, 1);
+  const double logit_el = T * Vp / t;
+  const double xent = eager ? ec.head
+                            : (st.fused_ce ? 2 * P.mem_s(4 * logit_el)
+                                           : 2 * P.mem_s(4 * 3 * logit_el));
+  // Embedding lookup and its gradient scatter, final norm (megatron; eager prices them in head).
+  const double embed = eager ? 0.0 : P.mem_s(k * 4 * h * T_h) + P.mem_s(4 * 2 * h * T_h);
+  const double fnorm = eager ? 0.0 : P.mem_s(k * 4 * h * T_h) + P.mem_s(k * 6 * h * T_h);
+
+  // --- Stages: first, one middle, last (step 2) ---
+  int Lf = 0, Lm = 0, Ll = 0;
+  stage_layers(md.layers, st, Lf, Lm, Ll);
+  const int p = st.pp;
+  StageCost stages[3];
+  int n_stages = 0;
+  auto make_stage = [&](int index, int layers, bool first, bool last) {
+    StageCost c;
+    c.index = index;
+    c.layers = layers;
+    const double rec = full ? (st.recompute_layers > 0
+                                   ? std::min<double>(layers, double(st.recompute_layers) * v)
+                                   : layers)
+                            : 0.0;
+    c.fwd = layers * lc.fwd();
+    c.bwd = layers * (lc.bwd() + rec_sel) + rec * lc.fwd();
+    if (first) { // vocab-parallel embedding (padded V / t rows) and learned positions
+      c.extra_cp += embed;
+      c.params += Vp * h / t + (md.position == Position::learned ? s * h : 0.0);
+    }
+    if (last) {
+      c.extra_cp += logits_gemm + xent + fnorm;
+      c.params += o.norm_params;
+      if (!md.tied_embeddings || !first) // untied head, or the tied copy on the last stage
+        c.params += Vp * h / t;
+    }
+    c.fwd += c.extra_cp / 3; // the ends' split between the passes matters only to overlap
+    c.bwd += c.extra_cp * 2 / 3;
+    c.params += layers * (o.block_params_split / t + o.block_params_replicated);
+    c.matrix_params = layers * o.block_matrix_params / t;
+    return c;
+  };
+  if (p == 1) {
+    stages[n_stages++] = make_stage(0, Lf, true, true);
+  } else {
+    stages[n_stages++] = make_stage(0, Lf, true, false);
+    if (p > 2)
+      stages[n_stages++] = make_stage(1, Lm, false, false);
+    stages[n_stages++] = make_stage(p - 1, Ll, false, true);
+  }
+
+  // --- Per-micro-batch communication of each stage: TP, CP, PP ---
+  e.n_messages = 0;
+  MessageSink sink{*m_comm, e, false};
+  const CommGroup g_tp = group_shape(st.tp, 1, gpn);
+  const CommGroup g_cp = group_shape(st.cp, st.tp, gpn);
+  const CommGroup g_pp = group_shape(2, st.tp * st.cp * st.dp, gpn);
+  const double tp_bytes = T * h * el;
+  const double kv_bytes = T * 2 * std::max(1.0, o.kv_heads / t) * o.head_dim * el;
+  const double pp_bytes = T * h * el / (st.pp_scatter_gather && st.tp > 1 ? t : 1.0);
+  // Ring attention (Megatron-Core's p2p context parallelism; Liu et al. 2023): cp - 1 exchanges
+  // of the K,V chunk forward and of K,V and their gradients backward, each behind one chunk of
+  // attention compute.
+  const double cp_f = sink.one(Op::sendrecv, g_cp, kv_bytes);
+  const double cp_b = sink.one(Op::sendrecv, g_cp, 2 * kv_bytes);
+  const double cp_hidden_f = std::min(cp_f, lc.attn_fwd / cp);
+  const double cp_hidden_b = std::min(cp_b, lc.attn_bwd / cp);
+  auto stage_comm = [&](StageCost &c, bool record) {
+    sink.record = record;
+    const double rec = full ? (st.recompute_layers > 0
+                                   ? std::min<double>(c.layers, double(st.recompute_layers) * v)
+                                   : c.layers)
+                            : 0.0;
+    double tp = 0, cpc = 0, cph = 0, ppc = 0;
+    // TP: per block and micro-batch 2 forward + 2 backward AllReduce of b s h (Megatron), or
+    // ReduceScatter + AllGather pairs with SP; recomputed blocks repeat the forward ones; the
+    // embedding output and the logits' input gradient add one each on their stages.
+    if (st.tp > 1) {
+      const double n = 4 * c.layers + 2 * rec;
+      if (sp) {
+        tp += sink.add(Op::allgather, Parallelism::tp, "layer activations (SP)", tp_bytes, g_tp,
+                       m * n) / m;
+        tp += sink.add(Op::reducescatter, Parallelism::tp, "layer activations (SP)", tp_bytes,
+                       g_tp, m * n) / m;
+      } else {
+        tp += sink.add(Op::allreduce, Parallelism::tp, "layer activations", tp_bytes, g_tp,
+                       m * n) / m;
+      }
+      const bool first = c.index == 0, last = c.index == p - 1;
+      const double ends = (first ? 1.0 : 0.0) + (last ? 1.0 : 0.0);
+      tp += sink.add(sp ? Op::reducescatter : Op::allreduce, Parallelism::tp, "embedding/logits",
+                     tp_bytes, g_tp, m * ends) / m;
+    }
+    if (st.cp > 1) {
+      const double steps = cp - 1;
+      const double nf = (c.layers + rec) * steps, nb = c.layers * steps;
+      cpc += sink.add(Op::sendrecv, Parallelism::cp, "K,V chunks (ring, forward)", kv_bytes, g_cp,
+                      m * nf) / m;
+      cpc += sink.add(Op::sendrecv, Parallelism::cp, "K,V and gradients (ring, backward)",
+                      2 * kv_bytes, g_cp, m * nb) / m;
+      cph = nf * cp_hidden_f + nb * cp_hidden_b;
+    }
+    if (st.pp > 1)
+      ppc = sink.add(Op::sendrecv, Parallelism::pp, "stage boundary (fwd+bwd)", pp_bytes, g_pp,
+                     2 * v * m) / m;
+    c.comm = tp + cpc + ppc;
+    c.comm_hidden = cph + (st.overlap_tp ? std::min(tp, c.fwd + c.bwd) : 0.0);
+    e.comm_tp_s = tp * m;
+    e.comm_cp_s = cpc * m;
+    e.comm_pp_s = ppc * m;
+  };
+  for (int i = 0; i < n_stages; ++i)
+    stage_comm(stages[i], false);
+
+  // --- DP / ZeRO / FSDP and the optimizer step, per stage ---
+  DpCost dp[3];
+  double opt[3] = {0, 0, 0};
+  for (int i = 0; i < n_stages; ++i) {
+    const StageCost &c = stages[i];
+    const double fwd_mb = c.fwd, bwd_mb = c.bwd;
+    dp[i] = dp_cost(sink, st, gpn, c.params, el, c.layers, m, fwd_mb, bwd_mb);
+    dp[i].hidden = std::max(0.0, dp[i].hidden);
+    // Adam over the local shard, memory-bound (read 16 B, write 16 B per parameter); FP8 casts
+    // each weight matrix once per iteration (read 2, write FP8 and its transpose: 4 B).
+    const double p_opt = c.params / (st.zero >= 1 ? st.shard_ranks() : 1.0);
+    opt[i] = eager ? P.mem_n_s(std::ceil(p_opt / constants::kAdamWElementsPerLaunch),
+                               constants::kAdamWBytesPerParam * p_opt)
+                   : P.mem_s(32 * p_opt);
+    if (md.fp8)
+      opt[i] += P.mem_s(4 * c.matrix_params);
+  }
+
+  // --- Schedule (step 4): 1F1B, the slowest stage sets the pace ---
+  double t_max = 0, t_sum = 0;
+  int slow = 0;
+  for (int i = 0; i < n_stages; ++i) {
+    const double ti = stages[i].time();
+    const double copies = (p > 2 && i == 1) ? p - 2 : 1;
+    t_sum += copies * ti;
+    if (ti > t_max) {
+      t_max = ti;
+      slow = i;
+    }
+  }
+  // Fill and drain pass every stage once: (m - 1) t_max + sum_i t_i for 1F1B; interleaving
+  // divides the fill and drain by v (Narayanan et al. 2021, Sec. 2.2).
+  const double pipeline = m * t_max + (t_sum - t_max) / v;
+  double tail = 0;
+  for (int i = 0; i < n_stages; ++i)
+    tail = std::max(tail, dp[i].total - dp[i].hidden + opt[i]);
+  const StageCost &c = stages[slow];
+  // Record the slowest stage's messages.
+  e.n_messages = 0;
+  stage_comm(stages[slow], true);
+  sink.record = true;
+  dp_cost(sink, st, gpn, c.params, el, c.layers, m, c.fwd, c.bwd);
+  e.comm_dp_s = dp[slow].total;
+
+  e.time_s.compute = m * (c.fwd + c.bwd) + opt[slow];
+  e.time_s.communication = m * c.comm + dp[slow].total;
+  e.time_s.overlap = m * c.comm_hidden + dp[slow].hidden;
+  e.time_s.iteration = pipeline + tail;
+  e.time_s.bubble = std::max(0.0, e.time_s.iteration - (e.time_s.compute +
+                                                         e.time_s.communication -
+                                                         e.time_s.overlap));
+  e.micro_batches = m;
+  e.slowest_stage = c.index;
+  e.stage_layers[0] = Lf;
+  e.stage_layers[1] = p > 2 ? Lm : (p == 2 ? 0 : 0);
+  e.stage_layers[2] = p > 1 ? Ll : 0;
+
+  // --- Compute terms of the slowest stage ---
+  const double rec = full ? (st.recompute_layers > 0
+                                 ? std::min<double>(c.layers, double(st.recompute_layers) * v)
+                                 : c.layers)
+                          : 0.0;
+  const bool first = c.index == 0, last = c.index == p - 1;
+  const double nL = c.layers;
+  e.terms[0] = {"layer GEMMs", m * (nL * (lc.gemm_fwd + lc.gemm_bwd) + rec * lc.gemm_fwd),
+                gemm_source().c_str()};
+  e.terms[1] = {fused ? "attention (fused)" : "attention (unfused)",
+                m * (nL * (lc.attn_fwd + lc.attn_bwd + rec_sel) + rec * lc.attn_fwd),
+                fused ? P.fused_source(st.framework == Framework::megatron).c_str()
+                      : P.src_attn.c_str()};
+  e.terms[2] = {"memory-bound (layers)", m * (nL * (lc.mem_fwd + lc.mem_bwd) + rec * lc.mem_fwd),
+                P.src_mem.c_str()};
+  e.terms[3] = {"logits GEMMs", last ? m * logits_gemm : 0.0, P.src_gemm.c_str()};
+  e.terms[4] = {eager ? "cross-entropy, embeddings" : "cross-entropy", last ? m * xent : 0.0,
+                P.src_mem.c_str()};
+  e.terms[5] = {md.fp8 ? "optimizer, FP8 weight casts" : "optimizer", opt[slow],
+                P.src_mem.c_str()};
+  e.terms[6] = {"embedding, final norm",
+                m * ((first ? embed : 0.0) + (last ? fnorm : 0.0)), P.src_mem.c_str()};
+
+  // --- Memory (memory.cpp) ---
+  memory(st, stages, n_stages, T, Vp, e);
+
+  // --- Throughput ---
+  const double n_gpus = static_cast<double>(st.gpus());
+  const double B = static_cast<double>(st.batch());
+  const double frac =
+      full && st.recompute_layers > 0
+          ? std::min(1.0, double(st.recompute_layers) * v * p / double(md.layers))
+          : 1.0;
+  const IterationFlops fl = iteration_flops(md, B, Vp, full, st.recompute == Recompute::selective,
+                                            frac);
+  e.params = m_params;
+  e.params_per_gpu = 0;
+  for (int i = 0; i < n_stages; ++i)
+    e.params_per_gpu = std::max(e.params_per_gpu, stages[i].params);
+  e.vocab_padded = Vp;
+  e.model_flops = fl.megatron;
+  e.model_flops_causal = fl.causal;
+  e.hardware_flops = fl.hardware;
+  const double it = e.time_s.iteration;
+  e.tflops_per_gpu = e.hardware_flops / (n_gpus * it) * 1e-12;
+  e.mfu = e.model_flops / (n_gpus * it * P.peak());
+  e.samples_per_s = B / it;
+}
+
+} // namespace scalefit::estimator
