@@ -4,9 +4,14 @@
 #include "scalefit/core/error.hpp"
 #include "scalefit/core/records.hpp"
 #include "scalefit/core/units.hpp"
+#include "scalefit/estimator/published.hpp"
 #include "scalefit/estimator/report.hpp"
 #include "scalefit/fitting/fit_file.hpp"
 
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -278,9 +283,93 @@ struct CompareCmd {
   }
 };
 
+/// `scalefit validate RUNS.jsonl...`: published runs estimated with their own configuration.
+struct ValidateCmd {
+  std::vector<std::string> files;
+  std::string root = ".";
+  bool json = false;
+  bool verbose = false;
+  void run() {
+    std::vector<std::vector<est::PublishedRun>> all;
+    for (const std::string &f : files)
+      all.push_back(est::load_published_runs(f, root));
+    nlohmann::json j = nlohmann::json::array();
+    std::string o;
+    for (const auto &runs : all) {
+      const std::vector<est::RunComparison> rows = est::compare_published(runs, root);
+      for (const est::RunComparison &c : rows) {
+        nlohmann::json r = {{"id", c.run->id},
+                            {"source", c.run->source},
+                            {"published_s", c.run->iteration_s}};
+        if (!c.skipped.empty()) {
+          r["skipped"] = c.skipped;
+        } else {
+          r["estimated_s"] = c.estimated_s;
+          r["time_error"] = c.time_error;
+          r["estimated_gib"] = c.estimated_gib;
+          r["fits_memory"] = c.fits;
+          r["calibration"] = c.run->held_for_calibration;
+          if (c.run->memory_gib > 0) {
+            r["published_gib"] = c.run->memory_gib;
+            r["memory_error"] = c.memory_error;
+          }
+        }
+        if (json)
+          j.push_back(r);
+        if (!verbose || json)
+          continue;
+        if (!c.skipped.empty()) {
+          o += fmt::format("  {:<48} skipped: {}\n", c.run->id, c.skipped);
+          continue;
+        }
+        o += fmt::format("  {:<48} {:9.3f} s  est {:9.3f} s  {:+6.1f}%  {:6.1f} GiB", c.run->id,
+                         c.run->iteration_s, c.estimated_s, 100 * c.time_error, c.estimated_gib);
+        if (c.run->memory_gib > 0)
+          o += fmt::format(" (published {:.1f}, {:+.1f}%)", c.run->memory_gib,
+                           100 * c.memory_error);
+        o += fmt::format("{}{}{}\n", c.fits ? "" : " DOES NOT FIT",
+                         c.run->held_for_calibration ? " (calibration run: in sample)" : "",
+                         c.run->no_time ? " (memory only)" : "");
+      }
+      const est::SourceSummary sm = est::summarize_published(rows);
+      if (sm.runs == 0)
+        continue;
+      o += fmt::format("{:<44} runs {:3}  out of sample {:3}: mean |time error| {:5.1f}%  max "
+                       "{:5.1f}%",
+                       sm.source, sm.runs, sm.estimated, 100 * sm.mean_abs_time,
+                       100 * sm.max_abs_time);
+      if (sm.memory_runs)
+        o += fmt::format("; memory ({} runs) mean {:.1f}% max {:.1f}%", sm.memory_runs,
+                         100 * sm.mean_abs_memory, 100 * sm.max_abs_memory);
+      if (sm.calibration)
+        o += fmt::format("; {} calibration", sm.calibration);
+      if (sm.skipped)
+        o += fmt::format("; {} not expressible", sm.skipped);
+      if (sm.not_fitting)
+        o += fmt::format("; {} estimated not to fit", sm.not_fitting);
+      o += "\n";
+    }
+    print(json ? dump_json(j, 2) + "\n" : o);
+  }
+};
+
 } // namespace
 
 void add_estimator_commands(CLI::App &app) {
+  auto val = std::make_shared<ValidateCmd>();
+  CLI::App *cv = app.add_subcommand(
+      "validate", "estimate published training runs (JSONL) with their own configuration and "
+                  "report the error per source");
+  cv->add_option("runs", val->files, "published-runs JSONL files (tests/data/published-runs)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cv->add_option("--root", val->root,
+                 "directory the runs' system paths are relative to (default: .)")
+      ->check(CLI::ExistingDirectory);
+  cv->add_flag("--runs-table,-v", val->verbose, "print every run");
+  cv->add_flag("--json", val->json, "print JSON");
+  cv->callback([val] { val->run(); });
+
   auto estimate = std::make_shared<EstimateCmd>();
   CLI::App *ce =
       app.add_subcommand("estimate", "estimate one training layout: time, memory, messages");

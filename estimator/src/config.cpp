@@ -173,6 +173,12 @@ SystemConfig load_system(const std::string &path) {
   const double zero = 0;
   s.device.kernel_launch_us =
       r.in(dev, "kernel_launch_us", "device.kernel_launch_us", bounds::latency_us, &zero);
+  const double one = 1;
+  s.device.sustained_efficiency = r.in(dev, "sustained_efficiency", "device.sustained_efficiency",
+                                       bounds::efficiency, &one);
+  s.device.fp8_relative_efficiency =
+      r.in(dev, "fp8_relative_efficiency", "device.fp8_relative_efficiency", bounds::efficiency,
+           &one);
   const YAML::Node comm = r.map(root, "communication", "communication");
   s.intra = r.tier(comm, "intra", "communication.intra");
   s.inter = r.tier(comm, "inter", "communication.inter");

@@ -11,6 +11,8 @@ struct LayerCost {
   double gemm_fwd = 0, gemm_bwd = 0; ///< the four linear layers
   double attn_fwd = 0, attn_bwd = 0; ///< attention core (fused kernel or unfused GEMMs+softmax)
   double mem_fwd = 0, mem_bwd = 0;   ///< element-wise kernels
+  double lin_fwd[4] = {0, 0, 0, 0};  ///< each linear layer's forward GEMM
+  double lin_bwd[4] = {0, 0, 0, 0};  ///< each linear layer's data + weight gradient GEMMs
   double fwd() const { return gemm_fwd + attn_fwd + mem_fwd; }
   double bwd() const { return gemm_bwd + attn_bwd + mem_bwd; }
 };

@@ -142,7 +142,10 @@ bool stage_layers(int layers, const Strategy &s, int &first, int &middle, int &l
   }
   if (p == 2)
     mid = 0;
-  if (f % v != 0 || ll % v != 0 || mid % v != 0)
+  // Interleaving splits each stage into v chunks; explicit first/last counts may leave those two
+  // stages' chunks uneven (Megatron-Core's embedding/loss accounting does).
+  const bool explicit_ends = s.first_stage_layers > 0 || s.last_stage_layers > 0;
+  if (mid % v != 0 || (!explicit_ends && (f % v != 0 || ll % v != 0)))
     return false;
   first = static_cast<int>(f);
   middle = static_cast<int>(mid);

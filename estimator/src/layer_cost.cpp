@@ -18,11 +18,14 @@ LayerCost Estimator::layer_cost(const Strategy &st, double T) const noexcept {
   LayerCost c;
   // Linear layers: forward (T, n', k'); backward the data gradient (T, k', n') and the weight
   // gradient (k', n', T) at their own shapes (a weight gradient's k is the token count).
-  for (const LinearOp &l : o.linear) {
+  for (int i = 0; i < 4; ++i) {
+    const LinearOp &l = o.linear[i];
     const double n = l.split == TpSplit::column ? l.n / t : l.n;
     const double kk = l.split == TpSplit::row ? l.k / t : l.k;
-    c.gemm_fwd += P.gemm_s(T, n, kk, 1, fp8);
-    c.gemm_bwd += P.gemm_s(T, kk, n, 1, fp8) + P.gemm_s(kk, n, T, 1, fp8);
+    c.lin_fwd[i] = P.gemm_s(T, n, kk, 1, fp8);
+    c.lin_bwd[i] = P.gemm_s(T, kk, n, 1, fp8) + P.gemm_s(kk, n, T, 1, fp8);
+    c.gemm_fwd += c.lin_fwd[i];
+    c.gemm_bwd += c.lin_bwd[i];
   }
   // Attention core over the rank's a/t query heads and T = b s / cp query tokens against all s
   // keys (ring attention passes the other ranks' keys by, cp.cpp messages).

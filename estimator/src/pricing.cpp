@@ -75,16 +75,17 @@ double ComputePricer::gemm_s(double m, double n, double k, double batch, bool fp
     if (m_fit_gemm8)
       return kernel_s(m_fit_gemm8->gemm_us(m, n, k, batch) * 1e-6);
     const double flops = 2 * m * n * k * batch;
-    const double eff = m_dev.gemm_efficiency_fp8.steps.empty()
-                           ? m_dev.gemm_efficiency.at(flops * 1e-9) *
-                                 constants::kFp8GemmRelativeEfficiency
-                           : m_dev.gemm_efficiency_fp8.at(flops * 1e-9);
+    const double eff = (m_dev.gemm_efficiency_fp8.steps.empty()
+                            ? m_dev.gemm_efficiency.at(flops * 1e-9) * m_dev.fp8_relative_efficiency
+                            : m_dev.gemm_efficiency_fp8.at(flops * 1e-9)) *
+                       m_dev.sustained_efficiency;
     return kernel_s(flops / (m_peak8 * eff));
   }
   if (m_fit_gemm)
     return kernel_s(m_fit_gemm->gemm_us(m, n, k, batch) * 1e-6);
   const double flops = 2 * m * n * k * batch;
-  return kernel_s(flops / (m_peak * m_dev.gemm_efficiency.at(flops * 1e-9)));
+  return kernel_s(flops / (m_peak * m_dev.gemm_efficiency.at(flops * 1e-9) *
+                           m_dev.sustained_efficiency));
 }
 
 double ComputePricer::bgemm_s(double m, double n, double k, double batch) const noexcept {
@@ -97,7 +98,8 @@ double ComputePricer::mem_s(double bytes) const noexcept {
   const double eff = m_framework.present ? m_framework.memory_efficiency : 1.0;
   if (m_fit_mem)
     return kernel_s(m_fit_mem->memory_us(bytes) * 1e-6 / eff);
-  return kernel_s(bytes / (m_hbm * m_dev.hbm_efficiency.at(bytes * 1e-6) * eff));
+  return kernel_s(bytes / (m_hbm * m_dev.hbm_efficiency.at(bytes * 1e-6) * eff *
+                           m_dev.sustained_efficiency));
 }
 
 double ComputePricer::mem_n_s(double n, double bytes) const noexcept {
@@ -112,7 +114,7 @@ double ComputePricer::attention_s(double flops, double seq, bool backward,
       backward ? m_dev.attention_bwd_efficiency : m_dev.attention_fwd_efficiency;
   const double eff =
       (t.steps.empty() || !table) ? constants::kFusedAttentionEfficiency : t.at(seq);
-  return kernel_s(flops / (m_peak * eff));
+  return kernel_s(flops / (m_peak * eff * m_dev.sustained_efficiency));
 }
 
 } // namespace scalefit::estimator

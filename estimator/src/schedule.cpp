@@ -225,6 +225,9 @@ void Estimator::evaluate(const Strategy &st, Estimate &e) const noexcept {
   const double cp_f = sink.one(Op::sendrecv, g_cp, kv_bytes);
   const double cp_b = sink.one(Op::sendrecv, g_cp, 2 * kv_bytes);
   const double cp_hidden_f = std::min(cp_f, lc.attn_fwd / cp);
+  // One block collective of TP (AllGather or ReduceScatter with SP; AllReduce without).
+  const double tp_unit =
+      st.tp > 1 ? sink.one(sp ? Op::allgather : Op::allreduce, g_tp, tp_bytes) : 0.0;
   const double cp_hidden_b = std::min(cp_b, lc.attn_bwd / cp);
   auto stage_comm = [&](StageCost &c, bool record) {
     sink.record = record;
@@ -265,7 +268,26 @@ void Estimator::evaluate(const Strategy &st, Estimate &e) const noexcept {
       ppc = sink.add(Op::sendrecv, Parallelism::pp, "stage boundary (fwd+bwd)", pp_bytes, g_pp,
                      2 * v * m) / m;
     c.comm = tp + cpc + ppc;
-    c.comm_hidden = cph + (st.overlap_tp ? std::min(tp, c.fwd + c.bwd) : 0.0);
+    // TP overlap (Transformer Engine's userbuffers, --tp-comm-overlap): each block collective is
+    // split into chunks pipelined with the GEMM it feeds or follows (all-gather with QKV and MLP
+    // up, reduce-scatter with the projection and MLP down; backward the same pairs with the data
+    // and weight gradients), so it hides behind that GEMM and no more.
+    double tp_hidden = 0;
+    if (st.overlap_tp && st.tp > 1) {
+      double per_block = 0;
+      for (int i = 0; i < 4; ++i)
+        per_block += std::min(tp_unit, lc.lin_fwd[i]) + std::min(tp_unit, lc.lin_bwd[i]);
+      const double rec_blocks = full ? (st.recompute_layers > 0
+                                            ? std::min<double>(c.layers,
+                                                               double(st.recompute_layers) * v)
+                                            : c.layers)
+                                     : 0.0;
+      double rec_hidden = 0;
+      for (int i = 0; i < 4; ++i)
+        rec_hidden += std::min(tp_unit, lc.lin_fwd[i]);
+      tp_hidden = std::min(tp, c.layers * per_block * (sp ? 1.0 : 0.5) + rec_blocks * rec_hidden);
+    }
+    c.comm_hidden = cph + tp_hidden;
     e.comm_tp_s = tp * m;
     e.comm_cp_s = cpc * m;
     e.comm_pp_s = ppc * m;

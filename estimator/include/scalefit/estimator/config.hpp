@@ -61,13 +61,21 @@ struct DeviceConfig {
   EfficiencyTable gemm_efficiency; ///< by GFLOP of one GEMM
   EfficiencyTable hbm_efficiency;  ///< by MB moved by one memory-bound kernel
   /// FP8 GEMMs, by GFLOP of one GEMM (fraction of the FP8 peak); empty: gemm_efficiency scaled
-  /// by constants::kFp8GemmRelativeEfficiency.
+  /// by fp8_relative_efficiency.
   EfficiencyTable gemm_efficiency_fp8;
+  /// Without gemm_efficiency_fp8: FP8 GEMMs reach this fraction of the 16-bit table's efficiency
+  /// at the FP8 peak (1: none derived). Derived from ONE published FP8 step per system.
+  double fp8_relative_efficiency = 1;
   /// Fused attention (cuDNN / FlashAttention kernels Transformer Engine runs), fraction of the
   /// 16-bit peak by sequence length of one attention call (the `min_size` column holds tokens),
   /// forward (causal FLOPs) and backward; empty: constants::kFusedAttentionEfficiency.
   EfficiencyTable attention_fwd_efficiency, attention_bwd_efficiency;
   double kernel_launch_us = 0;     ///< fixed cost per kernel (Cheng et al.'s k1 dispatch share)
+  /// Fraction of the isolated-kernel rates a device sustains inside a training step (clocks under
+  /// sustained power, kernels sharing the GPU with communication): multiplies every spec-table
+  /// compute rate; 1 when not derived. Derived from ONE published step per system
+  /// (scripts/derive_sustained_efficiency.py), as the A100 tables are.
+  double sustained_efficiency = 1;
 };
 
 /// A cluster: nodes of identical devices, an intra-node and an inter-node tier.

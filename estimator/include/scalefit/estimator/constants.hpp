@@ -12,11 +12,6 @@ namespace scalefit::estimator::constants {
 /// 3.5 * 2 b s^2 h = 37.6 GFLOP -> 118.6 TFLOP/s = 0.12 of 989 (../shared/data/h100/README.md).
 inline constexpr double kFusedAttentionEfficiency = 0.12;
 
-/// FP8 GEMMs without an FP8 fit or table: achieved fraction of the FP8 peak relative to the
-/// 16-bit table's fraction of the 16-bit peak. Derived from ONE published FP8 run (see
-/// docs/estimator.md "FP8"), as the A100 tables are derived from one step.
-inline constexpr double kFp8GemmRelativeEfficiency = 1.0;
-
 /// FlashAttention backward FLOPs relative to forward: 5 matrix products against 2 (Dao et al.
 /// 2022, Sec. 3.1 / Algorithm 4), so backward = 2.5 x forward.
 inline constexpr double kFlashBackwardFactor = 2.5;

@@ -1,0 +1,69 @@
+/// \file published.hpp
+/// Published end-to-end training runs (tests/data/published-runs/*.jsonl, one JSON object per
+/// run: model shape, GPUs, layout, precision, framework, the published figures and the iteration
+/// time derived by the source's own FLOP convention) read into a model and a layout, estimated,
+/// and compared: what `scalefit validate` prints and the accuracy test holds.
+#pragma once
+
+#include "scalefit/estimator/estimator.hpp"
+
+#include <string>
+#include <vector>
+
+namespace scalefit::estimator {
+
+/// One published run as the estimator sees it.
+struct PublishedRun {
+  std::string id;          ///< unique id of the run
+  std::string source;      ///< file it came from (one source per file)
+  std::string system;      ///< system YAML path, relative to the repository root
+  ModelConfig model;       ///< the model as run
+  Strategy strategy;       ///< the layout as run
+  int gpus = 0;            ///< GPUs of the run
+  double iteration_s = 0;  ///< published iteration time [s]
+  double memory_gib = 0;   ///< published memory per GPU [GiB]; 0 when not published
+  bool no_time = false;    ///< the source publishes memory only (iteration_s is a placeholder)
+  /// Why the run cannot be expressed exactly (empty when it can): a feature the estimator lacks
+  /// (mixture of experts is issue 16) or a system file that does not exist.
+  std::string not_expressible;
+  bool held_for_calibration = false; ///< the one run a constant was derived from (in sample)
+};
+
+/// Reads one JSONL file of published runs. \param root the repository root the `system` fields
+/// are relative to. \throws InputError naming the file, line and field of a malformed record.
+std::vector<PublishedRun> load_published_runs(const std::string &path, const std::string &root);
+
+/// One run's estimate against its published figures.
+struct RunComparison {
+  const PublishedRun *run = nullptr;
+  double estimated_s = 0;   ///< estimated iteration time [s]
+  double time_error = 0;    ///< (estimated - published) / published
+  double estimated_gib = 0; ///< estimated peak memory per GPU [GiB]
+  double memory_error = 0;  ///< relative, 0 when no memory is published
+  bool fits = true;         ///< the estimate fits in device memory
+  std::string skipped;      ///< why it was not estimated (not expressible, bad layout)
+};
+
+/// Estimates `runs` (systems loaded from `root`, spec-priced unless `fit` names a fit file).
+std::vector<RunComparison> compare_published(const std::vector<PublishedRun> &runs,
+                                             const std::string &root);
+
+/// Out-of-sample error of one source (one file): runs used to derive a constant are excluded.
+struct SourceSummary {
+  std::string source;            ///< file name
+  int runs = 0;                  ///< runs in the file
+  int estimated = 0;             ///< runs estimated out of sample with a published time
+  int skipped = 0;               ///< runs not expressible (reason in RunComparison::skipped)
+  int calibration = 0;           ///< runs a constant was derived from (in sample)
+  int not_fitting = 0;           ///< estimated runs whose estimate exceeds device memory
+  double mean_abs_time = 0;      ///< mean |time error| over `estimated`
+  double max_abs_time = 0;       ///< max |time error|
+  int memory_runs = 0;           ///< runs with a published memory figure
+  double mean_abs_memory = 0;    ///< mean |memory error| over memory_runs
+  double max_abs_memory = 0;     ///< max |memory error|
+};
+
+/// Summarizes the comparisons of one source.
+SourceSummary summarize_published(const std::vector<RunComparison> &rows);
+
+} // namespace scalefit::estimator

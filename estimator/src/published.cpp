@@ -1,0 +1,241 @@
+// Published runs: JSONL -> model + layout -> estimate -> error (published.hpp).
+#include "scalefit/estimator/published.hpp"
+
+#include "scalefit/core/error.hpp"
+#include "scalefit/core/units.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+
+namespace scalefit::estimator {
+namespace {
+
+using nlohmann::json;
+
+/// A field of `j` as T, `fallback` when absent or null; InputError naming file, line and field.
+template <class T>
+T field(const json &j, const char *key, const T &fallback, const std::string &file, long line) {
+  const auto it = j.find(key);
+  if (it == j.end() || it->is_null())
+    return fallback;
+  try {
+    return it->get<T>();
+  } catch (const json::exception &) {
+    throw InputError("bad value " + it->dump(), file, line, key);
+  }
+}
+
+} // namespace
+
+std::vector<PublishedRun> load_published_runs(const std::string &path, const std::string &root) {
+  std::ifstream in(path);
+  if (!in)
+    throw InputError("cannot open", path, 0, "");
+  std::vector<PublishedRun> runs;
+  std::string text;
+  long line = 0;
+  const std::string source = std::filesystem::path(path).filename().string();
+  while (std::getline(in, text)) {
+    ++line;
+    if (text.find_first_not_of(" \t\r") == std::string::npos)
+      continue;
+    json j;
+    try {
+      j = json::parse(text);
+    } catch (const json::exception &e) {
+      throw InputError(std::string("not JSON: ") + e.what(), path, line, "");
+    }
+    if (!j.is_object() || !j.contains("model") || !j["model"].is_object())
+      throw InputError("expected an object with a model", path, line, "model");
+    const json &mj = j["model"];
+    PublishedRun r;
+    r.source = source;
+    r.id = field<std::string>(j, "id", "line " + std::to_string(line), path, line);
+    r.system = field<std::string>(j, "system", "", path, line);
+    ModelConfig &m = r.model;
+    m.name = field<std::string>(mj, "name", r.id, path, line);
+    m.layers = field<int>(mj, "layers", 0, path, line);
+    m.hidden = field<int>(mj, "hidden", 0, path, line);
+    m.heads = field<int>(mj, "heads", 0, path, line);
+    m.kv_heads = field<int>(mj, "kv_heads", 0, path, line);
+    m.ffn = field<int>(mj, "ffn", 0, path, line);
+    m.vocabulary = field<int>(mj, "vocab", 0, path, line);
+    m.sequence = field<int>(mj, "seq", 0, path, line);
+    m.dtype = DType::bfloat16;
+    m.attention = Attention::fused;
+    const std::string act = field<std::string>(mj, "activation", "gelu", path, line);
+    if (const auto p = parse_mlp(act))
+      m.mlp = *p;
+    else
+      throw InputError("unknown activation '" + act + "'", path, line, "model.activation");
+    const std::string norm = field<std::string>(mj, "norm", "layernorm", path, line);
+    const std::string pos = field<std::string>(mj, "position", "learned", path, line);
+    const auto pn = parse_norm(norm);
+    const auto pp = parse_position(pos);
+    if (!pn || !pp)
+      throw InputError("unknown norm or position", path, line, pn ? "model.position" : "model.norm");
+    m.norm = *pn;
+    m.position = *pp;
+    m.bias = field<bool>(mj, "bias", m.mlp == Mlp::gelu && m.norm == Norm::layernorm, path, line);
+    m.qkv_bias = field<bool>(mj, "qkv_bias", false, path, line);
+    m.tied_embeddings = field<bool>(mj, "tied_embeddings", false, path, line);
+    // Dropout: GPT-style models as the 2022 papers and Megatron's defaults (0.1); the Llama,
+    // Nemotron and Mistral recipes set it to 0.
+    m.dropout = field<bool>(mj, "dropout", m.mlp == Mlp::gelu && m.norm == Norm::layernorm &&
+                                               m.position == Position::learned,
+                            path, line);
+    const std::string precision = field<std::string>(j, "precision", "bf16", path, line);
+    m.fp8 = precision.find("fp8") != std::string::npos;
+    try {
+      validate_model(m, path + ":" + std::to_string(line));
+    } catch (const InputError &e) {
+      throw InputError(e.what(), path, line, "model");
+    }
+    Strategy &s = r.strategy;
+    s.tp = field<int>(j, "tp", 1, path, line);
+    s.pp = field<int>(j, "pp", 1, path, line);
+    s.dp = field<int>(j, "dp", 1, path, line);
+    s.cp = field<int>(j, "cp", 1, path, line);
+    s.interleave = field<int>(j, "vp", 1, path, line);
+    s.micro_batch = field<int>(j, "micro_batch", 1, path, line);
+    s.global_batch = field<int>(j, "global_batch", 0, path, line);
+    s.sp = field<bool>(j, "sp", false, path, line);
+    s.zero = field<int>(j, "zero", 0, path, line);
+    s.zero_shard = field<int>(j, "zero_shard", 0, path, line);
+    s.fp32_grads = field<bool>(j, "fp32_grads", false, path, line);
+    s.overlap_tp = field<bool>(j, "overlap_tp", false, path, line);
+    s.overlap_dp = field<bool>(j, "overlap_grad_reduce", true, path, line);
+    s.overlap_param_gather = field<bool>(j, "overlap_param_gather", false, path, line);
+    s.fused_ce = field<bool>(j, "fused_ce", false, path, line);
+    s.recompute_layers = field<int>(j, "recompute_layers", 0, path, line);
+    const std::string rc = field<std::string>(j, "recompute", "none", path, line);
+    s.recompute = rc == "full" ? Recompute::full
+                  : rc == "selective" ? Recompute::selective
+                                      : Recompute::none;
+    const std::string fw = field<std::string>(j, "framework", "megatron", path, line);
+    s.framework = fw == "pytorch" ? Framework::pytorch : Framework::megatron;
+    const std::string fsdp = field<std::string>(j, "fsdp", "", path, line);
+    if (!fsdp.empty()) {
+      s.zero = fsdp == "shard_grad_op" ? 2 : 3;
+      if (fsdp != "hybrid_shard")
+        s.zero_shard = 0;
+    }
+    if (s.zero_shard == s.dp * s.cp)
+      s.zero_shard = 0;
+    if (j.contains("pp_layers") && j["pp_layers"].is_array()) {
+      const auto layers = j["pp_layers"].get<std::vector<int>>();
+      if (!layers.empty()) {
+        s.first_stage_layers = layers.front();
+        s.last_stage_layers = layers.back();
+      }
+    }
+    // Megatron-Core's account_for_embedding/loss_in_pipeline_split: the embedding and the loss
+    // each count as one block when splitting, so the first and last stages hold one block fewer.
+    const bool acc_e = field<bool>(j, "account_for_embedding_in_pipeline_split", false, path, line);
+    const bool acc_l = field<bool>(j, "account_for_loss_in_pipeline_split", false, path, line);
+    if ((acc_e || acc_l) && s.pp > 1) {
+      const int total = m.layers + (acc_e ? 1 : 0) + (acc_l ? 1 : 0);
+      if (total % s.pp == 0) {
+        s.first_stage_layers = total / s.pp - (acc_e ? 1 : 0);
+        s.last_stage_layers = total / s.pp - (acc_l ? 1 : 0);
+      }
+    }
+    s.first_stage_layers = field<int>(j, "first_stage_layers", s.first_stage_layers, path, line);
+    s.last_stage_layers = field<int>(j, "last_stage_layers", s.last_stage_layers, path, line);
+    r.gpus = field<int>(j, "gpus", 0, path, line);
+    r.iteration_s = field<double>(j, "iteration_time_s", 0.0, path, line);
+    r.no_time = field<bool>(j, "no_time", false, path, line);
+    if (!(r.iteration_s > 0) || !std::isfinite(r.iteration_s))
+      throw InputError("expected a positive iteration time", path, line, "iteration_time_s");
+    if (j.contains("published") && j["published"].is_object())
+      r.memory_gib = field<double>(j["published"], "memory_gib", 0.0, path, line);
+    const int ep = field<int>(j, "ep", 1, path, line);
+    if (ep > 1 || mj.contains("experts"))
+      r.not_expressible = "mixture of experts (issue 16)";
+    if (r.system.empty() || !std::filesystem::exists(std::filesystem::path(root) / r.system))
+      r.not_expressible = "no system file " + r.system;
+    r.held_for_calibration = field<bool>(j, "calibration", false, path, line);
+    runs.push_back(std::move(r));
+  }
+  return runs;
+}
+
+std::vector<RunComparison> compare_published(const std::vector<PublishedRun> &runs,
+                                             const std::string &root) {
+  std::vector<RunComparison> out;
+  std::map<std::string, SystemConfig> systems;
+  for (const PublishedRun &r : runs) {
+    RunComparison c;
+    c.run = &r;
+    if (!r.not_expressible.empty()) {
+      c.skipped = r.not_expressible;
+      out.push_back(c);
+      continue;
+    }
+    auto it = systems.find(r.system);
+    if (it == systems.end())
+      it = systems.emplace(r.system, load_system((std::filesystem::path(root) / r.system).string()))
+               .first;
+    const Estimator est(r.model, it->second);
+    try {
+      est.validate(r.strategy, r.gpus);
+    } catch (const InputError &e) {
+      c.skipped = std::string("layout: ") + e.what() + " (" + e.field() + ")";
+      out.push_back(c);
+      continue;
+    }
+    auto e = std::make_unique<Estimate>();
+    est.evaluate(r.strategy, *e);
+    c.estimated_s = e->time_s.iteration;
+    c.time_error = r.no_time ? 0.0 : (c.estimated_s - r.iteration_s) / r.iteration_s;
+    c.estimated_gib = e->memory_bytes.total / kGiB;
+    c.memory_error = r.memory_gib > 0 ? (c.estimated_gib - r.memory_gib) / r.memory_gib : 0.0;
+    c.fits = e->fits_memory;
+    out.push_back(c);
+  }
+  return out;
+}
+
+SourceSummary summarize_published(const std::vector<RunComparison> &rows) {
+  SourceSummary r;
+  r.runs = static_cast<int>(rows.size());
+  for (const RunComparison &c : rows) {
+    if (r.source.empty())
+      r.source = c.run->source;
+    if (!c.skipped.empty()) {
+      ++r.skipped;
+      continue;
+    }
+    if (c.run->held_for_calibration) {
+      ++r.calibration;
+      continue;
+    }
+    if (!c.fits)
+      ++r.not_fitting;
+    if (!c.run->no_time) {
+      const double e = std::fabs(c.time_error);
+      r.mean_abs_time += e;
+      r.max_abs_time = std::max(r.max_abs_time, e);
+      ++r.estimated;
+    }
+    if (c.run->memory_gib > 0) {
+      const double e = std::fabs(c.memory_error);
+      r.mean_abs_memory += e;
+      r.max_abs_memory = std::max(r.max_abs_memory, e);
+      ++r.memory_runs;
+    }
+  }
+  if (r.estimated)
+    r.mean_abs_time /= r.estimated;
+  if (r.memory_runs)
+    r.mean_abs_memory /= r.memory_runs;
+  return r;
+}
+
+} // namespace scalefit::estimator
