@@ -287,16 +287,25 @@ struct CompareCmd {
 struct ValidateCmd {
   std::vector<std::string> files;
   std::string root = ".";
+  std::string fit_path, fit_system;
   bool json = false;
   bool verbose = false;
   void run() {
+    fitting::FitFilePtr fit;
+    if (!fit_path.empty()) {
+      if (fit_system.empty())
+        throw InputError("--fit needs --fit-system (the system path the fit was measured on)", "",
+                         0, "--fit-system");
+      fit = fitting::load_fit_file(fit_path);
+    }
     std::vector<std::vector<est::PublishedRun>> all;
     for (const std::string &f : files)
       all.push_back(est::load_published_runs(f, root));
     nlohmann::json j = nlohmann::json::array();
     std::string o;
     for (const auto &runs : all) {
-      const std::vector<est::RunComparison> rows = est::compare_published(runs, root);
+      const std::vector<est::RunComparison> rows =
+          est::compare_published(runs, root, fit ? &fit->compute : nullptr, fit_system);
       for (const est::RunComparison &c : rows) {
         nlohmann::json r = {{"id", c.run->id},
                             {"source", c.run->source},
@@ -346,7 +355,7 @@ struct ValidateCmd {
       if (sm.skipped)
         o += fmt::format("; {} not expressible", sm.skipped);
       if (sm.not_fitting)
-        o += fmt::format("; {} estimated not to fit", sm.not_fitting);
+        o += fmt::format("; {} estimated not to fit (not counted)", sm.not_fitting);
       o += "\n";
     }
     print(json ? dump_json(j, 2) + "\n" : o);
@@ -366,6 +375,10 @@ void add_estimator_commands(CLI::App &app) {
   cv->add_option("--root", val->root,
                  "directory the runs' system paths are relative to (default: .)")
       ->check(CLI::ExistingDirectory);
+  cv->add_option("--fit", val->fit_path,
+                 "fit file whose compute section prices the runs on --fit-system");
+  cv->add_option("--fit-system", val->fit_system,
+                 "system path (as the runs name it) the --fit was measured on");
   cv->add_flag("--runs-table,-v", val->verbose, "print every run");
   cv->add_flag("--json", val->json, "print JSON");
   cv->callback([val] { val->run(); });

@@ -9,7 +9,8 @@ Usage:
       --runs tests/data/published-runs/dgxc-benchmarking-v24.11.1-h100.jsonl \
       --id dgxc-v24.11.1-llama3.1-8b-bf16-8g --key sustained_efficiency
 
-key: sustained_efficiency (every compute rate) or fp8_relative_efficiency (FP8 GEMMs). The system
+key: sustained_efficiency (every compute rate), fp8_relative_efficiency (FP8 GEMMs) or
+overlap_efficiency (the hidden fraction of overlapped collectives). The system
 file is the run's own `system`; the value found is printed, not written: put it in the YAML with
 this command as its source.
 """
@@ -39,7 +40,8 @@ def main():
     ap.add_argument("--scalefit", default="build/bin/scalefit")
     ap.add_argument("--runs", required=True)
     ap.add_argument("--id", required=True)
-    ap.add_argument("--key", required=True, choices=["sustained_efficiency", "fp8_relative_efficiency"])
+    ap.add_argument("--key", required=True,
+                    choices=["sustained_efficiency", "fp8_relative_efficiency", "overlap_efficiency"])
     ap.add_argument("--root", default=".")
     a = ap.parse_args()
     run = next((json.loads(l) for l in open(a.runs) if json.loads(l)["id"] == a.id), None)
@@ -54,12 +56,15 @@ def main():
 
         def with_value(v):
             body = pattern.sub("", text)
-            body = body.replace("\n  kernel_launch_us:", f"\n  {a.key}: {v:.6f}\n  kernel_launch_us:", 1)
+            if a.key == "overlap_efficiency":  # communication section
+                body = body.replace("\n  intra:", f"\n  {a.key}: {v:.6f}\n  intra:", 1)
+            else:
+                body = body.replace("\n  kernel_launch_us:", f"\n  {a.key}: {v:.6f}\n  kernel_launch_us:", 1)
             with open(os.path.join(tmp, system), "w") as f:
                 f.write(body)
             return estimate(a.scalefit, tmp, a.runs, a.id)
 
-        lo, hi = 0.05, 1.0
+        lo, hi = (0.0, 1.0) if a.key == "overlap_efficiency" else (0.05, 1.0)
         for _ in range(40):  # time falls as the efficiency rises
             mid = (lo + hi) / 2
             est, pub = with_value(mid)

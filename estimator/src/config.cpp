@@ -181,6 +181,8 @@ SystemConfig load_system(const std::string &path) {
            &one);
   const YAML::Node comm = r.map(root, "communication", "communication");
   s.intra = r.tier(comm, "intra", "communication.intra");
+  s.overlap_efficiency = r.in(comm, "overlap_efficiency", "communication.overlap_efficiency",
+                              bounds::efficiency, &one);
   s.inter = r.tier(comm, "inter", "communication.inter");
   return s;
 }

@@ -167,7 +167,9 @@ std::vector<PublishedRun> load_published_runs(const std::string &path, const std
 }
 
 std::vector<RunComparison> compare_published(const std::vector<PublishedRun> &runs,
-                                             const std::string &root) {
+                                             const std::string &root,
+                                             const fitting::ComputeSection *compute,
+                                             const std::string &compute_system) {
   std::vector<RunComparison> out;
   std::map<std::string, SystemConfig> systems;
   for (const PublishedRun &r : runs) {
@@ -182,7 +184,9 @@ std::vector<RunComparison> compare_published(const std::vector<PublishedRun> &ru
     if (it == systems.end())
       it = systems.emplace(r.system, load_system((std::filesystem::path(root) / r.system).string()))
                .first;
-    const Estimator est(r.model, it->second);
+    Estimator est(r.model, it->second);
+    if (compute && r.system == compute_system)
+      est.use_compute(*compute);
     try {
       est.validate(r.strategy, r.gpus);
     } catch (const InputError &e) {
@@ -216,8 +220,10 @@ SourceSummary summarize_published(const std::vector<RunComparison> &rows) {
       ++r.calibration;
       continue;
     }
-    if (!c.fits)
+    if (!c.fits) { // the source must use memory savings it does not state: not reproduced
       ++r.not_fitting;
+      continue;
+    }
     if (!c.run->no_time) {
       const double e = std::fabs(c.time_error);
       r.mean_abs_time += e;

@@ -225,6 +225,9 @@ void Estimator::evaluate(const Strategy &st, Estimate &e) const noexcept {
   const double cp_f = sink.one(Op::sendrecv, g_cp, kv_bytes);
   const double cp_b = sink.one(Op::sendrecv, g_cp, 2 * kv_bytes);
   const double cp_hidden_f = std::min(cp_f, lc.attn_fwd / cp);
+  // Fraction of an overlapped collective that compute really hides (the system's
+  // communication.overlap_efficiency; collectives running beside GEMMs share SMs and HBM).
+  const double ov = m_system.overlap_efficiency;
   // One block collective of TP (AllGather or ReduceScatter with SP; AllReduce without).
   const double tp_unit =
       st.tp > 1 ? sink.one(sp ? Op::allgather : Op::allreduce, g_tp, tp_bytes) : 0.0;
@@ -242,8 +245,11 @@ void Estimator::evaluate(const Strategy &st, Estimate &e) const noexcept {
     if (st.tp > 1) {
       const double n = 4 * c.layers + 2 * rec;
       if (sp) {
+        // With SP the column-parallel layers keep their input sharded and all-gather it again in
+        // backward for the weight gradient (Korthikanti et al. 2022, Sec. 4.2.2): 6 AllGathers
+        // and 4 ReduceScatters per block.
         tp += sink.add(Op::allgather, Parallelism::tp, "layer activations (SP)", tp_bytes, g_tp,
-                       m * n) / m;
+                       m * (n + 2 * c.layers)) / m;
         tp += sink.add(Op::reducescatter, Parallelism::tp, "layer activations (SP)", tp_bytes,
                        g_tp, m * n) / m;
       } else {
@@ -275,8 +281,13 @@ void Estimator::evaluate(const Strategy &st, Estimate &e) const noexcept {
     double tp_hidden = 0;
     if (st.overlap_tp && st.tp > 1) {
       double per_block = 0;
-      for (int i = 0; i < 4; ++i)
-        per_block += std::min(tp_unit, lc.lin_fwd[i]) + std::min(tp_unit, lc.lin_bwd[i]);
+      for (int i = 0; i < 4; ++i) {
+        // backward of a column-parallel layer: ReduceScatter of the data gradient and (SP) the
+        // input re-gather; of a row-parallel layer: the AllGather of the output gradient
+        const bool column = m_ops.linear[i].split == TpSplit::column;
+        const double bwd_units = column && sp ? 2.0 : 1.0;
+        per_block += std::min(tp_unit, lc.lin_fwd[i]) + std::min(bwd_units * tp_unit, lc.lin_bwd[i]);
+      }
       const double rec_blocks = full ? (st.recompute_layers > 0
                                             ? std::min<double>(c.layers,
                                                                double(st.recompute_layers) * v)
@@ -285,9 +296,10 @@ void Estimator::evaluate(const Strategy &st, Estimate &e) const noexcept {
       double rec_hidden = 0;
       for (int i = 0; i < 4; ++i)
         rec_hidden += std::min(tp_unit, lc.lin_fwd[i]);
+      // Without SP only the two row-parallel AllReduces per direction exist (half the pairs).
       tp_hidden = std::min(tp, c.layers * per_block * (sp ? 1.0 : 0.5) + rec_blocks * rec_hidden);
     }
-    c.comm_hidden = cph + tp_hidden;
+    c.comm_hidden = ov * (cph + tp_hidden);
     e.comm_tp_s = tp * m;
     e.comm_cp_s = cpc * m;
     e.comm_pp_s = ppc * m;
@@ -302,7 +314,7 @@ void Estimator::evaluate(const Strategy &st, Estimate &e) const noexcept {
     const StageCost &c = stages[i];
     const double fwd_mb = c.fwd, bwd_mb = c.bwd;
     dp[i] = dp_cost(sink, st, gpn, c.params, el, c.layers, m, fwd_mb, bwd_mb);
-    dp[i].hidden = std::max(0.0, dp[i].hidden);
+    dp[i].hidden = ov * std::max(0.0, dp[i].hidden);
     // Adam over the local shard, memory-bound (read 16 B, write 16 B per parameter); FP8 casts
     // each weight matrix once per iteration (read 2, write FP8 and its transpose: 4 B).
     const double p_opt = c.params / (st.zero >= 1 ? st.shard_ranks() : 1.0);

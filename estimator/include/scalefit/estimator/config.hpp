@@ -85,6 +85,11 @@ struct SystemConfig {
   DeviceConfig device;   ///< the accelerator
   CommTier intra;        ///< NVLink / NVSwitch
   CommTier inter;        ///< NICs of a node together
+  /// Fraction of a collective's time that the compute it overlaps with really hides (TP
+  /// userbuffer overlap, ring-attention exchanges, DP buckets): collectives beside GEMMs share
+  /// SMs and HBM. 1 when not derived; derived from ONE published step with TP
+  /// (scripts/derive_sustained_efficiency.py --key overlap_efficiency).
+  double overlap_efficiency = 1;
   /// Bytes of HBM per GPU.
   double memory_bytes() const;
 };
