@@ -97,6 +97,9 @@ struct StrategyArgs {
     c->add_flag("--overlap-param-gather", s.overlap_param_gather,
                 "hide the distributed optimizer's parameter all-gather behind the next forward "
                 "(Megatron)");
+    c->add_flag("--pure-bf16", s.pure_bf16,
+                "PyTorch without fp32 master weights: parameters, gradients and AdamW moments in "
+                "bf16 (8 B/parameter)");
     c->add_flag("--fused-ce", s.fused_ce,
                 "fused cross-entropy: no fp32 logits kept (Megatron --cross-entropy-loss-fusion)");
     if (layout) {

@@ -46,7 +46,8 @@ void Estimator::memory(const Strategy &st, const StageCost *stages, int n_stages
       const double logits_live =
           last ? (st.fused_ce ? 2.0 : constants::kEagerXentLiveBytesPerLogit) * logits : 0.0;
       const double full_act =
-          full ? 4 * T * h * c.layers / (sp ? t : 1.0) +
+          // each block's fp32 input (autocast keeps the residual stream in fp32; bf16 when pure)
+          full ? (st.pure_bf16 ? 2.0 : 4.0) * T * h * c.layers / (sp ? t : 1.0) +
                      activation_bytes_per_layer(md, st.micro_batch, st.tp, sp, Recompute::none,
                                                 st.cp)
                : act;
@@ -74,10 +75,13 @@ void Estimator::memory(const Strategy &st, const StageCost *stages, int n_stages
         const double block = (m_ops.block_params_split / t + m_ops.block_params_replicated);
         const double root = psi - c.layers * block;
         const double n = shard;
-        weights = 4 * psi / n;
-        grads = 4 * psi / (st.zero >= 2 ? n : 1.0);
-        optim = 8 * psi / n;
-        const double gathered = st.zero >= 3 ? 2 * (2 * block) + 2 * root : 2 * psi;
+        const double wb = st.pure_bf16 ? 2 : 4; // sharded parameter and gradient bytes
+        weights = wb * psi / n;
+        grads = wb * psi / (st.zero >= 2 ? n : 1.0);
+        optim = 2 * wb * psi / n; // AdamW moments in the parameters' dtype
+        double gathered = st.zero >= 3 ? 2 * (2 * block) + 2 * root : 2 * psi;
+        if (st.pure_bf16 && st.zero < 3)
+          gathered = 0; // the unsharded bf16 parameters are the parameters
         weights += gathered;
         grads += 2 * (2 * block);
         act = full_act + logits_live;

@@ -118,6 +118,10 @@ std::vector<PublishedRun> load_published_runs(const std::string &path, const std
     s.recompute = rc == "full" ? Recompute::full
                   : rc == "selective" ? Recompute::selective
                                       : Recompute::none;
+    s.pure_bf16 = field<bool>(j, "pure_bf16", false, path, line);
+    if (j.contains("mixed_precision") && j["mixed_precision"].is_object() &&
+        field<std::string>(j["mixed_precision"], "mode", "", path, line) == "pure_bf16")
+      s.pure_bf16 = true;
     const std::string fw = field<std::string>(j, "framework", "megatron", path, line);
     s.framework = fw == "pytorch" ? Framework::pytorch : Framework::megatron;
     const std::string fsdp = field<std::string>(j, "fsdp", "", path, line);

@@ -44,6 +44,8 @@ def main():
             prod = r["tp"] * r["pp"] * r["cp"] * r["dp"]
             if prod != r["gpus"]:
                 print(f"{fn}:{i}: tp*pp*cp*dp={prod} != gpus={r['gpus']}"); bad += 1
+            if r.get("no_time"):  # memory-only record: no time to recompute
+                continue
             t = recompute(r)
             if abs(t - r["iteration_time_s"]) / r["iteration_time_s"] > 0.005:
                 print(f"{fn}:{i}: {r['id']}: iteration_time_s {r['iteration_time_s']} vs recomputed {t:.4f}"); bad += 1

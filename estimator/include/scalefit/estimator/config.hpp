@@ -145,6 +145,9 @@ struct Strategy {
   /// Fused cross-entropy (Megatron's --cross-entropy-loss-fusion, Liger): the loss never keeps
   /// the fp32 logits; unfused keeps fp32 softmax and bf16 logits gradient (6 B per logit).
   bool fused_ce = false;
+  /// PyTorch "pure bf16" (model.to(bfloat16), no fp32 master weights): parameters, gradients and
+  /// AdamW moments in bf16, 8 B per parameter (llama-recipes' pure_bf16); else mixed precision.
+  bool pure_bf16 = false;
   Framework framework = Framework::megatron; ///< whose kernels and memory layout
   /// Number of GPUs dp * tp * pp * cp in 64 bits, saturated at INT64_MAX (any int degrees: no
   /// overflow); Estimator::check refuses products above kMaxGpus.
