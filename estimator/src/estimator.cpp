@@ -191,6 +191,10 @@ void Estimator::validate(const Strategy &s, int gpus) const {
                          {s.interleave, "--interleave"}})
     if (v < 1)
       throw InputError("must be >= 1, got " + str(v), "", 0, name);
+  if (m_model.fp8 && m_system.device.matrix_tflops_8 <= 0)
+    throw InputError("FP8 needs a device with FP8 tensor cores: " + m_system.device.name +
+                         " has no peak_tflops.fp8 in " + m_system.name,
+                     "", 0, "--dtype");
   switch (check(s, gpus)) {
   case Reject::none:
     return;

@@ -112,9 +112,11 @@ double ComputePricer::attention_s(double flops, double seq, bool backward,
     return kernel_s(m_fit_attn->flops_us(flops) * 1e-6);
   const EfficiencyTable &t =
       backward ? m_dev.attention_bwd_efficiency : m_dev.attention_fwd_efficiency;
-  const double eff =
-      (t.steps.empty() || !table) ? constants::kFusedAttentionEfficiency : t.at(seq);
-  return kernel_s(flops / (m_peak * eff * m_dev.sustained_efficiency));
+  // The constant is a direct measurement inside a PyTorch step (constants.hpp): the sustained
+  // factor, derived for the spec tables, does not apply to it.
+  if (t.steps.empty() || !table)
+    return kernel_s(flops / (m_peak * constants::kFusedAttentionEfficiency));
+  return kernel_s(flops / (m_peak * t.at(seq) * m_dev.sustained_efficiency));
 }
 
 } // namespace scalefit::estimator

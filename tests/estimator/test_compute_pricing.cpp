@@ -83,7 +83,7 @@ TEST(ComputePricing, FusedAttentionStoresNoScores) {
   u.evaluate(single(8), eu);
   EXPECT_LT(ef.memory_bytes.activations, 0.5 * eu.memory_bytes.activations);
   EXPECT_STREQ(ef.terms[1].what, "attention (fused)");
-  EXPECT_STREQ(ef.terms[1].priced_by, "spec:fused_attention_efficiency");
+  EXPECT_STREQ(ef.terms[1].priced_by, "spec:fused_attention_table"); // dgx-h100 has a table
   EXPECT_STREQ(eu.terms[1].priced_by, "fit:batched_gemm:bf16");
 }
 

@@ -1,0 +1,206 @@
+// Step 2 (layout -> shards and messages) and step 4 (schedule, memory) for the parallelisms of
+// issue 14: context parallelism, uneven pipeline stages, ZeRO/FSDP with PP, hybrid sharding,
+// overlapped parameter gather, FP8, fused cross-entropy and PyTorch FSDP memory.
+#include "helpers.hpp"
+
+#include "scalefit/core/error.hpp"
+#include "scalefit/core/units.hpp"
+#include "scalefit/estimator/search.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <memory>
+
+using namespace scalefit;
+using namespace scalefit::estimator;
+
+namespace {
+Estimator make(const char *model, const char *system = "dgx-h100") {
+  return Estimator(load_model(test_paths::model_path(model)),
+                   load_system(test_paths::system_path(system)));
+}
+std::unique_ptr<Estimate> run(const Estimator &est, const Strategy &s) {
+  est.validate(s, 0);
+  auto e = std::make_unique<Estimate>();
+  est.evaluate(s, *e);
+  return e;
+}
+const Message *find(const Estimate &e, Parallelism by, Op op) {
+  for (int i = 0; i < e.n_messages; ++i)
+    if (e.messages[i].by == by && e.messages[i].op == op)
+      return &e.messages[i];
+  return nullptr;
+}
+Strategy llama8b(int dp, int cp) {
+  Strategy s;
+  s.dp = dp, s.cp = cp, s.zero = 1, s.global_batch = 64;
+  return s;
+}
+} // namespace
+
+// Ring attention (Megatron-Core p2p CP): per block and micro-batch cp - 1 exchanges of the local
+// K,V forward and of K,V and their gradients backward, in a ring of cp ranks stride tp.
+TEST(Parallelism, ContextParallelRingMessagesAndActivations) {
+  const Estimator est = make("llama3-8b");
+  const auto one = run(est, llama8b(8, 1));
+  const auto cp2 = run(est, llama8b(4, 2));
+  const auto cp4 = run(est, llama8b(2, 4));
+  EXPECT_EQ(find(*one, Parallelism::cp, Op::sendrecv), nullptr);
+  const Message *f = find(*cp4, Parallelism::cp, Op::sendrecv);
+  ASSERT_NE(f, nullptr);
+  const double T = 8192.0 / 4, kv = 2 * 8 * 128 * 2.0; // tokens per rank; K and V bf16 bytes
+  EXPECT_DOUBLE_EQ(f->bytes, T * kv);
+  EXPECT_DOUBLE_EQ(f->count, cp4->micro_batches * 32.0 * 3); // m x layers x (cp - 1)
+  EXPECT_EQ(f->group.nranks, 4);
+  EXPECT_GT(cp4->comm_cp_s, cp2->comm_cp_s);
+  // activations per GPU divide by cp (same micro-batch), states do not
+  EXPECT_NEAR(cp2->memory_bytes.activations, one->memory_bytes.activations / 2,
+              0.02 * one->memory_bytes.activations);
+  // gradients are reduced over dp x cp: the same 8 ranks
+  const Message *rs = find(*cp2, Parallelism::zero, Op::reducescatter);
+  ASSERT_NE(rs, nullptr);
+  EXPECT_EQ(rs->group.nranks, 8);
+  // 8192 % (2 cp) == 0 for cp 1..4096; an odd split is refused naming --cp
+  Strategy bad = llama8b(1, 3);
+  bad.global_batch = 8;
+  EXPECT_EQ(est.check(bad, 0), Reject::context);
+  try {
+    est.validate(bad, 0);
+    FAIL();
+  } catch (const InputError &e) {
+    EXPECT_EQ(e.field(), "--cp");
+  }
+}
+
+TEST(Parallelism, SearchEnumeratesContextParallelism) {
+  const Estimator est = make("llama3-8b");
+  SearchSpace space;
+  space.gpus = 16;
+  space.global_batch = 64;
+  space.max_cp = 4;
+  space.micro_batches = {1};
+  space.max_interleave = 1;
+  const SearchResult all = search(est, space, 200);
+  space.max_cp = 1;
+  const SearchResult none = search(est, space, 200);
+  EXPECT_GT(all.enumerated, none.enumerated);
+  bool seen = false;
+  for (const Ranked &r : all.top)
+    seen |= r.strategy.cp > 1;
+  EXPECT_TRUE(seen);
+}
+
+// Llama 3.1 405B: 126 blocks on 16 stages as Megatron's --decoder-first/last-pipeline-num-layers
+// 7 make them (7, 8 x 14, 7).
+TEST(Parallelism, UnevenPipelineStages) {
+  const Estimator est = make("llama3.1-405b");
+  Strategy s;
+  s.tp = 8, s.pp = 16, s.dp = 4, s.sp = true, s.zero = 1, s.global_batch = 256;
+  EXPECT_EQ(est.check(s, 0), Reject::layers); // 126 % 16 != 0
+  s.first_stage_layers = 7, s.last_stage_layers = 7;
+  const auto e = run(est, s);
+  EXPECT_EQ(e->stage_layers[0], 7);
+  EXPECT_EQ(e->stage_layers[1], 8);
+  EXPECT_EQ(e->stage_layers[2], 7);
+  // 1F1B: stage 1 keeps 15 micro-batches of 8 blocks (120) > stage 0's 16 of 7 (112)
+  EXPECT_EQ(e->peak_stage, 1);
+  EXPECT_GT(e->time_s.bubble, 0);
+  // the slowest stage sets the pace: a middle stage (8 blocks) or the last (7 + logits)
+  EXPECT_NE(e->slowest_stage, 0);
+  // one end given: the other stages share the rest (Megatron)
+  Strategy one = s;
+  one.last_stage_layers = 0, one.first_stage_layers = 6; // 120 = 15 x 8
+  EXPECT_EQ(est.check(one, 0), Reject::none);
+}
+
+TEST(Parallelism, ZeroAndFsdpWithPipelineAndHybridSharding) {
+  const Estimator est = make("llama3-70b");
+  Strategy s;
+  s.tp = 8, s.pp = 2, s.dp = 16, s.sp = true, s.zero = 3, s.global_batch = 128;
+  const auto full = run(est, s); // ZeRO-3 with PP: refused before issue 14
+  s.zero_shard = 8;              // HSDP: shard over 8 DP ranks, 2 replicas
+  const auto hybrid = run(est, s);
+  EXPECT_NEAR(hybrid->memory_bytes.optimizer, 2 * full->memory_bytes.optimizer,
+              1e-6 * full->memory_bytes.optimizer);
+  const Message *ar = find(*hybrid, Parallelism::zero, Op::allreduce);
+  ASSERT_NE(ar, nullptr); // gradient shards meet across the replicas
+  EXPECT_EQ(ar->group.nranks, 2);
+  EXPECT_EQ(find(*full, Parallelism::zero, Op::allreduce), nullptr);
+}
+
+// Megatron's --overlap-param-gather hides the distributed optimizer's all-gather behind the next
+// forward: the published Megatron-Core 32B run's case.
+TEST(Parallelism, OverlapParamGatherHidesTheAllGather) {
+  const Estimator est = make("gpt-13b");
+  Strategy s;
+  s.tp = 8, s.dp = 48, s.sp = true, s.zero = 1, s.fp32_grads = true, s.overlap_tp = true;
+  s.global_batch = 192;
+  const auto plain = run(est, s);
+  s.overlap_param_gather = true;
+  const auto hidden = run(est, s);
+  EXPECT_GT(hidden->time_s.overlap, plain->time_s.overlap);
+  EXPECT_LT(hidden->time_s.iteration, plain->time_s.iteration);
+  EXPECT_DOUBLE_EQ(hidden->time_s.communication, plain->time_s.communication);
+}
+
+TEST(Parallelism, Fp8GemmsAndMemory) {
+  ModelConfig m = load_model(test_paths::model_path("llama3-70b"));
+  const SystemConfig h100 = load_system(test_paths::system_path("dgx-h100"));
+  const Estimator bf16(m, h100);
+  m.fp8 = true;
+  const Estimator fp8(m, h100);
+  Strategy s;
+  s.tp = 8, s.pp = 4, s.dp = 2, s.sp = true, s.zero = 1, s.global_batch = 64;
+  const auto a = run(bf16, s), b = run(fp8, s);
+  // GEMMs at the FP8 peak (1979 vs 989 TFLOP/s, same table): about half the time
+  EXPECT_LT(b->terms[0].seconds, 0.6 * a->terms[0].seconds);
+  EXPECT_GT(b->terms[0].seconds, 0.4 * a->terms[0].seconds);
+  EXPECT_NE(std::string(b->terms[0].priced_by).find("fp8"), std::string::npos);
+  // attention and the logits stay in 16-bit
+  EXPECT_DOUBLE_EQ(b->terms[1].seconds, a->terms[1].seconds);
+  // FP8 weight copies and transposes: 2 bytes per local matrix parameter
+  EXPECT_GT(b->memory_bytes.weights, a->memory_bytes.weights);
+  EXPECT_LT(b->memory_bytes.activations, a->memory_bytes.activations);
+  // no FP8 on an A100: refused naming --dtype
+  const Estimator a100(m, load_system(test_paths::system_path("dgx-a100-80gb")));
+  try {
+    a100.validate(s, 0);
+    FAIL();
+  } catch (const InputError &e) {
+    EXPECT_EQ(e.field(), "--dtype");
+  }
+}
+
+TEST(Parallelism, FusedCrossEntropyKeepsNoFp32Logits) {
+  const Estimator est = make("llama3-8b");
+  Strategy s;
+  s.dp = 8, s.global_batch = 64;
+  const auto plain = run(est, s);
+  s.fused_ce = true;
+  const auto fused = run(est, s);
+  const double logits = 8192.0 * 128256; // b s V (128256 is a multiple of 128)
+  EXPECT_NEAR(plain->memory_bytes.activations - fused->memory_bytes.activations, 4 * logits,
+              1e-6 * logits);
+  EXPECT_LT(fused->terms[4].seconds, plain->terms[4].seconds);
+}
+
+// Issue 14's bug: with --framework pytorch, --zero was ignored in memory (GPT-13B on 64 GPUs
+// with ZeRO-3 came out at 191 GiB). FSDP full shard keeps 16 B / 64 per parameter sharded plus
+// the bf16 blocks in flight and the root unit.
+TEST(Parallelism, PytorchFsdpMemoryIsSharded) {
+  const Estimator est = make("gpt-13b");
+  Strategy s;
+  s.dp = 64, s.zero = 3, s.framework = Framework::pytorch, s.global_batch = 64;
+  const auto fsdp = run(est, s);
+  s.zero = 0;
+  const auto ddp = run(est, s);
+  const double psi = parameter_count(est.model());
+  const double states =
+      fsdp->memory_bytes.weights + fsdp->memory_bytes.gradients + fsdp->memory_bytes.optimizer;
+  EXPECT_GT(states, 16 * psi / 64);
+  EXPECT_LT(states, 16 * psi / 64 + 8 * psi / 40 * 2); // + a few blocks of bf16 params/grads
+  EXPECT_TRUE(fsdp->fits_memory);
+  EXPECT_FALSE(ddp->fits_memory); // 16 B x 12.9B parameters unsharded
+  EXPECT_GT(ddp->memory_bytes.total, 10 * fsdp->memory_bytes.total / 2);
+}

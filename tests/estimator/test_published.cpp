@@ -1,0 +1,111 @@
+// Published end-to-end training runs (tests/data/published-runs, each file one source with its
+// provenance) estimated with their own configuration, out of sample: the constants of the
+// system files were derived from the runs marked "calibration" alone (one per constant:
+// scripts/derive_sustained_efficiency.py), which the statistics exclude.
+//
+// Issue 14's goal per source is mean |time error| <= 5% and max <= 15%, memory within 5%. The
+// test holds each source to the error recorded when this test was written (so a change that
+// makes any source worse fails), and prints which sources meet the goal. At the time of
+// writing: Nemotron-4 340B report and DGX Cloud benchmarking meet the mean; the FSDP memory
+// source meets the memory goal; the others do not yet (see docs/estimator.md, "Accuracy").
+#include "helpers.hpp"
+
+#include "scalefit/core/error.hpp"
+#include "scalefit/estimator/published.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <string>
+
+using namespace scalefit;
+using namespace scalefit::estimator;
+
+namespace {
+std::string runs_path(const std::string &name) {
+  return std::string(SCALEFIT_TEST_DATA_DIR) + "/published-runs/" + name;
+}
+struct Bound {
+  const char *file;
+  double mean, max;   ///< recorded out-of-sample time error bounds (fractions)
+  double memory;      ///< recorded memory error bound; 0 when the source publishes none
+  int min_estimated;  ///< runs that must be estimated out of sample
+};
+} // namespace
+
+TEST(PublishedRuns, EverySourceWithinItsRecordedError) {
+  const Bound bounds[] = {
+      {"dgxc-benchmarking-v24.11.1-h100.jsonl", 0.05, 0.22, 0, 60},
+      {"nemotron4-340b-report.jsonl", 0.02, 0.04, 0, 3},
+      {"megatron-core-r0.8-h100-weak-scaling.jsonl", 0.13, 0.40, 0, 9},
+      {"megatron-bridge-25.09-25.11-dense.jsonl", 0.09, 0.27, 0, 18},
+      {"nemo-long-sequence-llama2-7b-h100.jsonl", 0.14, 0.20, 0, 9},
+      {"fms-fsdp-llama2-a100.jsonl", 0.26, 0.46, 0, 3},
+      {"fsdp-memory.jsonl", 0, 0, 0.05, 0},
+  };
+  int goal_met = 0;
+  for (const Bound &b : bounds) {
+    const auto runs = load_published_runs(runs_path(b.file), SCALEFIT_SOURCE_ROOT);
+    const auto rows = compare_published(runs, SCALEFIT_SOURCE_ROOT);
+    const SourceSummary s = summarize_published(rows);
+    EXPECT_GE(s.estimated, b.min_estimated) << b.file;
+    if (s.estimated > 0) {
+      EXPECT_LE(s.mean_abs_time, b.mean) << b.file;
+      EXPECT_LE(s.max_abs_time, b.max) << b.file;
+    }
+    if (b.memory > 0) {
+      ASSERT_GT(s.memory_runs, 0) << b.file;
+      EXPECT_LE(s.max_abs_memory, b.memory) << b.file;
+    }
+    const bool met = (s.estimated == 0 || (s.mean_abs_time <= 0.05 && s.max_abs_time <= 0.15)) &&
+                     (s.memory_runs == 0 || s.max_abs_memory <= 0.05);
+    goal_met += met;
+    std::printf("[published] %-44s %2d out of sample: time mean %5.1f%% max %5.1f%%; memory %d "
+                "runs max %4.1f%%; %d calibration, %d not expressible, %d not fitting -> goal "
+                "%s\n",
+                b.file, s.estimated, 100 * s.mean_abs_time, 100 * s.max_abs_time, s.memory_runs,
+                100 * s.max_abs_memory, s.calibration, s.skipped, s.not_fitting,
+                met ? "met" : "NOT met");
+  }
+  std::printf("[published] issue 14 goal met by %d of %zu sources\n", goal_met,
+              sizeof(bounds) / sizeof(bounds[0]));
+}
+
+// Every dense run collected is expressible with its own configuration; only mixture-of-experts
+// runs (issue 16) and runs on a system without a file may be skipped, each with its reason.
+TEST(PublishedRuns, DenseRunsAreExpressible) {
+  for (const char *f : {"dgxc-benchmarking-v24.11.1-h100.jsonl", "nemotron4-340b-report.jsonl",
+                        "megatron-core-r0.8-h100-weak-scaling.jsonl",
+                        "megatron-bridge-25.09-25.11-dense.jsonl",
+                        "nemo-long-sequence-llama2-7b-h100.jsonl", "fms-fsdp-llama2-a100.jsonl",
+                        "fsdp-memory.jsonl"}) {
+    const auto runs = load_published_runs(runs_path(f), SCALEFIT_SOURCE_ROOT);
+    for (const RunComparison &c : compare_published(runs, SCALEFIT_SOURCE_ROOT))
+      EXPECT_TRUE(c.skipped.empty()) << c.run->id << ": " << c.skipped;
+  }
+  const auto moe = load_published_runs(runs_path("megatron-bridge-25.09-25.11-moe.jsonl"),
+                                       SCALEFIT_SOURCE_ROOT);
+  for (const PublishedRun &r : moe)
+    EXPECT_FALSE(r.not_expressible.empty()) << r.id;
+}
+
+TEST(PublishedRuns, MalformedRecordsNameFileLineAndField) {
+  const std::string dir = ::testing::TempDir();
+  const std::string path = dir + "/bad_runs.jsonl";
+  FILE *f = std::fopen(path.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  std::fputs("{\"id\": \"ok\", \"model\": {\"layers\": 2, \"hidden\": 64, \"heads\": 4, \"vocab\": "
+             "100, \"seq\": 32}, \"iteration_time_s\": 1.0}\n",
+             f);
+  std::fputs("{\"id\": \"bad\", \"model\": {\"layers\": 2, \"hidden\": 64, \"heads\": 4, \"vocab\": "
+             "100, \"seq\": 32}, \"iteration_time_s\": -1}\n",
+             f);
+  std::fclose(f);
+  try {
+    load_published_runs(path, SCALEFIT_SOURCE_ROOT);
+    FAIL();
+  } catch (const InputError &e) {
+    EXPECT_EQ(e.line(), 2);
+    EXPECT_EQ(e.field(), "iteration_time_s");
+  }
+}
