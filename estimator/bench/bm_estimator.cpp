@@ -59,6 +59,46 @@ void BM_EvaluateLayout(benchmark::State &state) {
 }
 BENCHMARK(BM_EvaluateLayout);
 
+/// Issue 14's dimensions: Llama 3.1 405B (GQA, SwiGLU) in FP8 on 8192 H100s, layouts over
+/// tp x pp x cp x ZeRO x recompute with uneven first/last stages (126 blocks).
+std::vector<est::Strategy> llama_layouts(const est::Estimator &e) {
+  std::vector<est::Strategy> out;
+  for (int tp : {1, 2, 4, 8})
+    for (int pp : {1, 2, 4, 8, 16})
+      for (int cp : {1, 2, 4, 8})
+        for (int z : {0, 1, 3})
+          for (auto rc : {est::Recompute::none, est::Recompute::full})
+            for (int v : {1, 2}) {
+              est::Strategy s;
+              s.tp = tp, s.pp = pp, s.cp = cp, s.dp = 8192 / (tp * pp * cp), s.zero = z;
+              s.recompute = rc, s.interleave = v, s.global_batch = 8192, s.sp = tp > 1;
+              s.overlap_tp = tp > 1, s.overlap_param_gather = z == 1;
+              if (pp == 16)
+                s.first_stage_layers = s.last_stage_layers = 7;
+              if (e.check(s, 8192) == est::Reject::none)
+                out.push_back(s);
+            }
+  return out;
+}
+
+void BM_EvaluateLayoutLlama405bFp8Cp(benchmark::State &state) {
+  est::ModelConfig m = est::load_model(cfg("models/llama3.1-405b.yaml"));
+  m.fp8 = true;
+  const est::Estimator e(m, est::load_system(cfg("systems/dgx-h100.yaml")));
+  const auto layouts = llama_layouts(e);
+  est::Estimate out;
+  std::size_t i = 0;
+  for (auto _ : state) {
+    e.evaluate(layouts[i], out);
+    benchmark::DoNotOptimize(out.time_s.iteration);
+    if (++i == layouts.size())
+      i = 0;
+  }
+  state.SetItemsProcessed(state.iterations());
+  state.counters["layouts"] = static_cast<double>(layouts.size());
+}
+BENCHMARK(BM_EvaluateLayoutLlama405bFp8Cp);
+
 // The same layouts with every GEMM, attention and memory-bound term priced by compute fits (the
 // H100 kernel fits of tests/data/estimator/fit_h100_kernels.yaml) instead of the spec tables.
 void BM_EvaluateLayoutComputeFit(benchmark::State &state) {

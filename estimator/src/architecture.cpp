@@ -119,7 +119,13 @@ double padded_vocabulary(double V, int divisible_by, int tp) {
 
 IterationFlops iteration_flops(const ModelConfig &m, double batch, double vocab, bool full,
                                bool selective, double recompute_layers_fraction) {
-  const ModelOps o = describe_model(m);
+  return iteration_flops(describe_model(m), m, batch, vocab, full, selective,
+                         recompute_layers_fraction);
+}
+
+IterationFlops iteration_flops(const ModelOps &o, const ModelConfig &m, double batch,
+                               double vocab, bool full, bool selective,
+                               double recompute_layers_fraction) noexcept {
   const double s = m.sequence, h = m.hidden, l = m.layers;
   const double q = o.q_heads * o.head_dim; // query projection size (= h)
   const double attn_fwd = 4 * s * q;       // QK^T and AV per token, non-causal

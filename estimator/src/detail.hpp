@@ -39,3 +39,9 @@ namespace scalefit::estimator {
 /// evenly; each stage's count divisible by the interleave).
 bool stage_layers(int layers, const Strategy &s, int &first, int &middle, int &last);
 } // namespace scalefit::estimator
+
+namespace scalefit::estimator {
+/// activation_bytes_per_layer with the model's operations already described (no allocation).
+double activation_bytes_per_layer(const ModelOps &o, const ModelConfig &m, int micro_batch,
+                                  int tp, bool sp, Recompute recompute, int cp) noexcept;
+} // namespace scalefit::estimator

@@ -36,9 +36,8 @@ ModelStateBytes model_state_bytes(double psi, int zero, int dp, bool fp32_grads,
   return b;
 }
 
-double activation_bytes_per_layer(const ModelConfig &m, int micro_batch, int tp, bool sp,
-                                  Recompute recompute, int cp) {
-  const ModelOps o = describe_model(m);
+double activation_bytes_per_layer(const ModelOps &o, const ModelConfig &m, int micro_batch,
+                                  int tp, bool sp, Recompute recompute, int cp) noexcept {
   const BlockActivations &act = m.fp8 ? o.act_fp8 : o.act;
   const double s = m.sequence, t = tp;
   const double T = double(micro_batch) * s / cp; // tokens on the rank
@@ -49,6 +48,11 @@ double activation_bytes_per_layer(const ModelConfig &m, int micro_batch, int tp,
                           ? act.flash_stats * T / t / scale // fp32 stats, not scaled by dtype
                           : (recompute == Recompute::selective ? 0.0 : act.core_per_s * s * T / t);
   return scale * (act.hidden * T / (sp ? t : 1.0) + act.inner * T / t + core);
+}
+
+double activation_bytes_per_layer(const ModelConfig &m, int micro_batch, int tp, bool sp,
+                                  Recompute recompute, int cp) {
+  return activation_bytes_per_layer(describe_model(m), m, micro_batch, tp, sp, recompute, cp);
 }
 
 double cheng_speedup(double r_cp, double r_cm, double eff) {

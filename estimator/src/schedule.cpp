@@ -12,17 +12,50 @@
 namespace scalefit::estimator {
 namespace {
 
-/// Records priced messages into an Estimate (up to kMaxMessages kinds) when `record` is set.
+/// Prices messages (remembering the prices of one evaluation: stages and the recording pass ask
+/// for the same (op, group, bytes) again) and records them into an Estimate (up to kMaxMessages
+/// kinds) when `record` is set.
 struct MessageSink {
+  MessageSink(const CommModel &c, Estimate &est) : comm(c), e(est) {}
   const CommModel &comm;
   Estimate &e;
   bool record = false;
+  // Trivial members only: the cache is never zero-filled (evaluate() runs a million times a
+  // second).
+  struct Seen {
+    Op op;
+    int nranks, nnodes, ranks_per_node;
+    double bytes, time_us;
+    int source;
+    bool extrapolated;
+  };
+  static constexpr int kCache = 32;
+  Seen seen[kCache];
+  int n_seen = 0;
+  CommPrice price(Op op, const CommGroup &g, double bytes) {
+    for (int i = 0; i < n_seen; ++i) {
+      const Seen &c = seen[i];
+      if (c.op == op && c.bytes == bytes && c.nranks == g.nranks && c.nnodes == g.nnodes &&
+          c.ranks_per_node == g.ranks_per_node) {
+        CommPrice p;
+        p.time_us = c.time_us;
+        p.source = c.source;
+        p.extrapolated = c.extrapolated;
+        return p;
+      }
+    }
+    const CommPrice p = comm.price(op, g, bytes);
+    if (n_seen < kCache)
+      seen[n_seen++] =
+          Seen{op, g.nranks, g.nnodes, g.ranks_per_node, bytes, p.time_us, p.source, p.extrapolated};
+    return p;
+  }
   /// Time of `count` operations of `bytes` on `g` [s]; records the message kind when recording.
   double add(Op op, Parallelism by, const char *what, double bytes, const CommGroup &g,
              double count) {
     if (count <= 0 || bytes <= 0 || g.nranks <= 1)
       return 0.0;
-    const CommPrice pr = comm.price(op, g, bytes);
+    const CommPrice pr = price(op, g, bytes);
     if (record && e.n_messages < kMaxMessages) {
       Message &msg = e.messages[e.n_messages++];
       msg.op = op;
@@ -38,9 +71,14 @@ struct MessageSink {
     return count * pr.time_us * 1e-6;
   }
   /// Time of one operation [s].
-  double one(Op op, const CommGroup &g, double bytes) const {
-    return bytes > 0 && g.nranks > 1 ? comm.price(op, g, bytes).time_us * 1e-6 : 0.0;
+  double one(Op op, const CommGroup &g, double bytes) {
+    return bytes > 0 && g.nranks > 1 ? price(op, g, bytes).time_us * 1e-6 : 0.0;
   }
+};
+
+/// The communicators of data parallelism: all dp*cp ranks, a shard group, its replicas.
+struct DpGroups {
+  CommGroup all, shard, replicas;
 };
 
 /// DP / ZeRO / FSDP communication of one stage and the part hidden behind compute [s].
@@ -56,17 +94,15 @@ struct DpCost {
 /// distributed optimizer (reduce-scatter gradient buckets in the last micro-batch's backward,
 /// all-gather parameters after the step, or behind the next forward with --overlap-param-gather);
 /// FSDP (Zhao et al. 2023: per-unit all-gather forward and backward, reduce-scatter, prefetch).
-DpCost dp_cost(MessageSink &out, const Strategy &st, int gpn, double params, double el,
-               double layers, int m, double fwd_mb, double bwd_mb) {
+DpCost dp_cost(MessageSink &out, const Strategy &st, const DpGroups &groups, double params,
+               double el, double layers, int m, double fwd_mb, double bwd_mb) {
   DpCost r;
   const int ranks = st.dp * st.cp;
   if (ranks <= 1 || params <= 0)
     return r;
   const int shard = st.zero >= 1 ? st.shard_ranks() : ranks;
   const int replicas = ranks / shard;
-  const CommGroup all = group_shape(ranks, st.tp, gpn);
-  const CommGroup g = group_shape(shard, st.tp, gpn);
-  const CommGroup rep = group_shape(replicas, st.tp * shard, gpn);
+  const CommGroup &all = groups.all, &g = groups.shard, &rep = groups.replicas;
   const double bucket = std::max(1.0, st.bucket_bytes);
   const double grad_el = st.fp32_grads ? 4.0 : el;
   const double grad_bytes = params * grad_el;
@@ -131,7 +167,7 @@ DpCost dp_cost(MessageSink &out, const Strategy &st, int gpn, double params, dou
 
 } // namespace
 
-void Estimator::evaluate(const Strategy &st, Estimate &e) const noexcept {
+void Estimator::evaluate(const Strategy &st, Estimate &e, bool messages) const noexcept {
   const ModelConfig &md = m_model;
   const ComputePricer &P = m_price;
   const double s = md.sequence, h = md.hidden;
@@ -212,7 +248,7 @@ void Estimator::evaluate(const Strategy &st, Estimate &e) const noexcept {
 
   // --- Per-micro-batch communication of each stage: TP, CP, PP ---
   e.n_messages = 0;
-  MessageSink sink{*m_comm, e, false};
+  MessageSink sink{*m_comm, e};
   const CommGroup g_tp = group_shape(st.tp, 1, gpn);
   const CommGroup g_cp = group_shape(st.cp, st.tp, gpn);
   const CommGroup g_pp = group_shape(2, st.tp * st.cp * st.dp, gpn);
@@ -232,6 +268,30 @@ void Estimator::evaluate(const Strategy &st, Estimate &e) const noexcept {
   const double tp_unit =
       st.tp > 1 ? sink.one(sp ? Op::allgather : Op::allreduce, g_tp, tp_bytes) : 0.0;
   const double cp_hidden_b = std::min(cp_b, lc.attn_bwd / cp);
+  // TP overlap (Transformer Engine's userbuffers, --tp-comm-overlap): each block collective is
+  // split into chunks pipelined with the GEMM it feeds or follows (all-gather with QKV and MLP
+  // up, reduce-scatter with the projection and MLP down; backward the same pairs with the data
+  // and weight gradients), so it hides behind that GEMM and no more. Per block, and per
+  // recomputed block (its forward again).
+  double tp_hide_block = 0, tp_hide_rec = 0;
+  if (st.overlap_tp && st.tp > 1) {
+    for (int i = 0; i < 4; ++i) {
+      // backward of a column-parallel layer: ReduceScatter of the data gradient and (SP) the
+      // input re-gather; of a row-parallel layer: the AllGather of the output gradient
+      const bool column = m_ops.linear[i].split == TpSplit::column;
+      const double bwd_units = column && sp ? 2.0 : 1.0;
+      tp_hide_block +=
+          std::min(tp_unit, lc.lin_fwd[i]) + std::min(bwd_units * tp_unit, lc.lin_bwd[i]);
+      tp_hide_rec += std::min(tp_unit, lc.lin_fwd[i]);
+    }
+    if (!sp) // only the two row-parallel AllReduces per direction exist (half the pairs)
+      tp_hide_block *= 0.5;
+  }
+  // Unit prices of one operation of each kind [s] (the same on every stage).
+  const double u_ag = st.tp > 1 && sp ? sink.one(Op::allgather, g_tp, tp_bytes) : 0.0;
+  const double u_rs = st.tp > 1 && sp ? sink.one(Op::reducescatter, g_tp, tp_bytes) : 0.0;
+  const double u_ar = st.tp > 1 && !sp ? sink.one(Op::allreduce, g_tp, tp_bytes) : 0.0;
+  const double u_pp = st.pp > 1 ? sink.one(Op::sendrecv, g_pp, pp_bytes) : 0.0;
   auto stage_comm = [&](StageCost &c, bool record) {
     sink.record = record;
     const double rec = full ? (st.recompute_layers > 0
@@ -239,15 +299,19 @@ void Estimator::evaluate(const Strategy &st, Estimate &e) const noexcept {
                                    : c.layers)
                             : 0.0;
     double tp = 0, cpc = 0, cph = 0, ppc = 0;
+    const bool first = c.index == 0, last = c.index == p - 1;
+    const double ends = (first ? 1.0 : 0.0) + (last ? 1.0 : 0.0);
     // TP: per block and micro-batch 2 forward + 2 backward AllReduce of b s h (Megatron), or
     // ReduceScatter + AllGather pairs with SP; recomputed blocks repeat the forward ones; the
-    // embedding output and the logits' input gradient add one each on their stages.
-    if (st.tp > 1) {
-      const double n = 4 * c.layers + 2 * rec;
+    // embedding output and the logits' input gradient add one each on their stages. With SP the
+    // column-parallel layers keep their input sharded and all-gather it again in backward for
+    // the weight gradient (Korthikanti et al. 2022, Sec. 4.2.2): 6 AllGathers and 4
+    // ReduceScatters per block.
+    const double n = 4 * c.layers + 2 * rec;
+    if (st.tp > 1 && !record) {
+      tp = sp ? (n + 2 * c.layers) * u_ag + (n + ends) * u_rs : (n + ends) * u_ar;
+    } else if (st.tp > 1) {
       if (sp) {
-        // With SP the column-parallel layers keep their input sharded and all-gather it again in
-        // backward for the weight gradient (Korthikanti et al. 2022, Sec. 4.2.2): 6 AllGathers
-        // and 4 ReduceScatters per block.
         tp += sink.add(Op::allgather, Parallelism::tp, "layer activations (SP)", tp_bytes, g_tp,
                        m * (n + 2 * c.layers)) / m;
         tp += sink.add(Op::reducescatter, Parallelism::tp, "layer activations (SP)", tp_bytes,
@@ -256,49 +320,28 @@ void Estimator::evaluate(const Strategy &st, Estimate &e) const noexcept {
         tp += sink.add(Op::allreduce, Parallelism::tp, "layer activations", tp_bytes, g_tp,
                        m * n) / m;
       }
-      const bool first = c.index == 0, last = c.index == p - 1;
-      const double ends = (first ? 1.0 : 0.0) + (last ? 1.0 : 0.0);
       tp += sink.add(sp ? Op::reducescatter : Op::allreduce, Parallelism::tp, "embedding/logits",
                      tp_bytes, g_tp, m * ends) / m;
     }
     if (st.cp > 1) {
       const double steps = cp - 1;
       const double nf = (c.layers + rec) * steps, nb = c.layers * steps;
-      cpc += sink.add(Op::sendrecv, Parallelism::cp, "K,V chunks (ring, forward)", kv_bytes, g_cp,
-                      m * nf) / m;
-      cpc += sink.add(Op::sendrecv, Parallelism::cp, "K,V and gradients (ring, backward)",
-                      2 * kv_bytes, g_cp, m * nb) / m;
+      if (record) {
+        cpc += sink.add(Op::sendrecv, Parallelism::cp, "K,V chunks (ring, forward)", kv_bytes,
+                        g_cp, m * nf) / m;
+        cpc += sink.add(Op::sendrecv, Parallelism::cp, "K,V and gradients (ring, backward)",
+                        2 * kv_bytes, g_cp, m * nb) / m;
+      } else {
+        cpc = nf * cp_f + nb * cp_b;
+      }
       cph = nf * cp_hidden_f + nb * cp_hidden_b;
     }
     if (st.pp > 1)
-      ppc = sink.add(Op::sendrecv, Parallelism::pp, "stage boundary (fwd+bwd)", pp_bytes, g_pp,
-                     2 * v * m) / m;
+      ppc = record ? sink.add(Op::sendrecv, Parallelism::pp, "stage boundary (fwd+bwd)", pp_bytes,
+                              g_pp, 2 * v * m) / m
+                   : 2 * v * u_pp;
     c.comm = tp + cpc + ppc;
-    // TP overlap (Transformer Engine's userbuffers, --tp-comm-overlap): each block collective is
-    // split into chunks pipelined with the GEMM it feeds or follows (all-gather with QKV and MLP
-    // up, reduce-scatter with the projection and MLP down; backward the same pairs with the data
-    // and weight gradients), so it hides behind that GEMM and no more.
-    double tp_hidden = 0;
-    if (st.overlap_tp && st.tp > 1) {
-      double per_block = 0;
-      for (int i = 0; i < 4; ++i) {
-        // backward of a column-parallel layer: ReduceScatter of the data gradient and (SP) the
-        // input re-gather; of a row-parallel layer: the AllGather of the output gradient
-        const bool column = m_ops.linear[i].split == TpSplit::column;
-        const double bwd_units = column && sp ? 2.0 : 1.0;
-        per_block += std::min(tp_unit, lc.lin_fwd[i]) + std::min(bwd_units * tp_unit, lc.lin_bwd[i]);
-      }
-      const double rec_blocks = full ? (st.recompute_layers > 0
-                                            ? std::min<double>(c.layers,
-                                                               double(st.recompute_layers) * v)
-                                            : c.layers)
-                                     : 0.0;
-      double rec_hidden = 0;
-      for (int i = 0; i < 4; ++i)
-        rec_hidden += std::min(tp_unit, lc.lin_fwd[i]);
-      // Without SP only the two row-parallel AllReduces per direction exist (half the pairs).
-      tp_hidden = std::min(tp, c.layers * per_block * (sp ? 1.0 : 0.5) + rec_blocks * rec_hidden);
-    }
+    const double tp_hidden = std::min(tp, c.layers * tp_hide_block + rec * tp_hide_rec);
     c.comm_hidden = ov * (cph + tp_hidden);
     e.comm_tp_s = tp * m;
     e.comm_cp_s = cpc * m;
@@ -308,12 +351,20 @@ void Estimator::evaluate(const Strategy &st, Estimate &e) const noexcept {
     stage_comm(stages[i], false);
 
   // --- DP / ZeRO / FSDP and the optimizer step, per stage ---
+  DpGroups dpg;
+  {
+    const int ranks = st.dp * st.cp;
+    const int shard = st.zero >= 1 ? st.shard_ranks() : ranks;
+    dpg.all = group_shape(ranks, st.tp, gpn);
+    dpg.shard = group_shape(shard, st.tp, gpn);
+    dpg.replicas = group_shape(ranks / shard, st.tp * shard, gpn);
+  }
   DpCost dp[3];
   double opt[3] = {0, 0, 0};
   for (int i = 0; i < n_stages; ++i) {
     const StageCost &c = stages[i];
     const double fwd_mb = c.fwd, bwd_mb = c.bwd;
-    dp[i] = dp_cost(sink, st, gpn, c.params, el, c.layers, m, fwd_mb, bwd_mb);
+    dp[i] = dp_cost(sink, st, dpg, c.params, el, c.layers, m, fwd_mb, bwd_mb);
     dp[i].hidden = ov * std::max(0.0, dp[i].hidden);
     // Adam over the local shard, memory-bound (read 16 B, write 16 B per parameter); FP8 casts
     // each weight matrix once per iteration (read 2, write FP8 and its transpose: 4 B).
@@ -346,9 +397,13 @@ void Estimator::evaluate(const Strategy &st, Estimate &e) const noexcept {
   const StageCost &c = stages[slow];
   // Record the slowest stage's messages.
   e.n_messages = 0;
-  stage_comm(stages[slow], true);
-  sink.record = true;
-  dp_cost(sink, st, gpn, c.params, el, c.layers, m, c.fwd, c.bwd);
+  if (messages) {
+    stage_comm(stages[slow], true);
+    sink.record = true;
+    dp_cost(sink, st, dpg, c.params, el, c.layers, m, c.fwd, c.bwd);
+  } else {
+    stage_comm(stages[slow], false); // the per-parallelism totals of the slowest stage
+  }
   e.comm_dp_s = dp[slow].total;
 
   e.time_s.compute = m * (c.fwd + c.bwd) + opt[slow];
@@ -397,8 +452,8 @@ void Estimator::evaluate(const Strategy &st, Estimate &e) const noexcept {
       full && st.recompute_layers > 0
           ? std::min(1.0, double(st.recompute_layers) * v * p / double(md.layers))
           : 1.0;
-  const IterationFlops fl = iteration_flops(md, B, Vp, full, st.recompute == Recompute::selective,
-                                            frac);
+  const IterationFlops fl =
+      iteration_flops(m_ops, md, B, Vp, full, st.recompute == Recompute::selective, frac);
   e.params = m_params;
   e.params_per_gpu = 0;
   for (int i = 0; i < n_stages; ++i)

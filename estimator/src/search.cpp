@@ -53,7 +53,7 @@ SearchResult search(const Estimator &est, const SearchSpace &space, int top_k) {
                 Reject why = est.check(s, n_all);
                 if (why == Reject::none) {
                   ++r.estimated;
-                  est.evaluate(s, e);
+                  est.evaluate(s, e, false);
                   if (!e.fits_memory)
                     why = Reject::memory;
                 }
@@ -70,6 +70,7 @@ SearchResult search(const Estimator &est, const SearchSpace &space, int top_k) {
                     std::upper_bound(r.top.begin(), r.top.end(), t, [](double x, const Ranked &c) {
                       return x < c.estimate.time_s.iteration;
                     });
+                est.evaluate(s, e); // a kept layout lists its messages
                 r.top.insert(pos, Ranked{s, e});
                 if (static_cast<int>(r.top.size()) > top_k)
                   r.top.pop_back();

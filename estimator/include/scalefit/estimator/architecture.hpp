@@ -113,5 +113,9 @@ struct IterationFlops {
 /// (1 for full recompute of every block).
 IterationFlops iteration_flops(const ModelConfig &m, double batch, double vocab, bool full,
                                bool selective, double recompute_layers_fraction = 1.0);
+/// The same from the model's operations (describe_model(m)), without rebuilding them.
+IterationFlops iteration_flops(const ModelOps &o, const ModelConfig &m, double batch,
+                               double vocab, bool full, bool selective,
+                               double recompute_layers_fraction = 1.0) noexcept;
 
 } // namespace scalefit::estimator

@@ -163,7 +163,9 @@ public:
   /// clear message.
   void validate(const Strategy &s, int gpus) const;
   /// Estimates one layout; `s` must pass check(). Never allocates (the comm model is warm).
-  void evaluate(const Strategy &s, Estimate &out) const noexcept;
+  /// \param messages false skips listing the messages (out.n_messages = 0; every time and
+  /// memory figure is the same): what search does for the layouts it does not keep.
+  void evaluate(const Strategy &s, Estimate &out, bool messages = true) const noexcept;
 
   const ModelConfig &model() const { return m_model; }
   const SystemConfig &system() const { return m_system; }
