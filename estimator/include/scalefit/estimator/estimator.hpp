@@ -131,7 +131,7 @@ struct Estimate {
   double model_flops = 0;    ///< FLOPs of the iteration without recomputation
   double hardware_flops = 0; ///< FLOPs executed, with recomputation
   double tflops_per_gpu = 0; ///< hardware FLOPs / (GPUs * iteration) [TFLOP/s]
-  double mfu = 0;            ///< model FLOPs / (GPUs * iteration * peak)
+  double mfu = 0;            ///< model FLOPs / (GPUs * iteration * peak); FP8 peak under FP8
   double samples_per_s = 0;  ///< global batch / iteration time
   int micro_batches = 0;     ///< m = B / (dp * b)
   double comm_tp_s = 0, comm_pp_s = 0, comm_dp_s = 0; ///< T_cm by parallelism [s]
