@@ -204,3 +204,26 @@ TEST(Parallelism, PytorchFsdpMemoryIsSharded) {
   EXPECT_FALSE(ddp->fits_memory); // 16 B x 12.9B parameters unsharded
   EXPECT_GT(ddp->memory_bytes.total, 10 * fsdp->memory_bytes.total / 2);
 }
+
+// A measured FP8 GEMM fit (`scalefit fit` of `scalefit-bench kernels -d fp8` records) prices the
+// FP8 model's GEMMs and says so; the bf16 model keeps its own pricing.
+TEST(Parallelism, Fp8GemmFitPricesFp8Gemms) {
+  ModelConfig m = load_model(test_paths::model_path("llama3-8b"));
+  m.fp8 = true;
+  Estimator est(m, load_system(test_paths::system_path("dgx-h100")));
+  Strategy s;
+  s.dp = 8, s.global_batch = 64;
+  const auto spec = run(est, s);
+  fitting::ComputeSection c;
+  fitting::ComputeFit f;
+  f.kind = fitting::KernelKind::gemm;
+  f.dtype = "fp8";
+  f.sms = 132;
+  f.tflops = 1000; // a slower FP8 rate than the spec table's 0.8 x 1979 x sustained
+  c.fits.push_back(f);
+  est.use_compute(c);
+  const auto fit = run(est, s);
+  EXPECT_STREQ(fit->terms[0].priced_by, "fit:gemm:fp8");
+  EXPECT_GT(fit->terms[0].seconds, spec->terms[0].seconds);
+  EXPECT_DOUBLE_EQ(fit->terms[1].seconds, spec->terms[1].seconds); // attention stays bf16
+}
