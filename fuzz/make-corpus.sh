@@ -76,6 +76,13 @@ long_variants fit_file "$(find "$d" -name 'fit_*.yaml' | head -n 1)" "# source: 
 
 copy size "$src"/fuzz/seeds/size/*
 
+# Published runs: one-record seeds per source (each estimated in full per execution) and one file.
+mkdir -p "$out/published_runs"
+for f in "$d"/published-runs/*.jsonl; do
+  head -n 1 "$f" >"$out/published_runs/one_$(basename "$f")"
+done
+copy published_runs "$d"/published-runs/nemotron4-340b-report.jsonl
+
 for t in "$out"/*/; do
   echo "make-corpus: $(basename "$t"): $(ls "$t" | wc -l) seeds, largest $(wc -c "$t"* | sort -n | tail -n 2 | head -n 1 | awk '{print $1}') B"
 done

@@ -31,6 +31,34 @@ T field(const json &j, const char *key, const T &fallback, const std::string &fi
   }
 }
 
+/// An integer field in [0, 2^24] (degrees, sizes, batches): read as a number and range-checked
+/// before any conversion (a 1e20 must not reach an int).
+template <>
+int field<int>(const json &j, const char *key, const int &fallback, const std::string &file,
+               long line) {
+  const auto it = j.find(key);
+  if (it == j.end() || it->is_null())
+    return fallback;
+  if (!it->is_number())
+    throw InputError("expected an integer, got " + it->dump(), file, line, key);
+  const double v = it->get<double>();
+  if (!(v >= 0 && v <= (1 << 24)) || v != std::floor(v))
+    throw InputError("expected an integer in [0, 16777216], got " + it->dump(), file, line, key);
+  return static_cast<int>(v);
+}
+
+/// A finite double field.
+template <>
+double field<double>(const json &j, const char *key, const double &fallback,
+                     const std::string &file, long line) {
+  const auto it = j.find(key);
+  if (it == j.end() || it->is_null())
+    return fallback;
+  if (!it->is_number() || !std::isfinite(it->get<double>()))
+    throw InputError("expected a finite number, got " + it->dump(), file, line, key);
+  return it->get<double>();
+}
+
 } // namespace
 
 std::vector<PublishedRun> load_published_runs(const std::string &path, const std::string &root) {
@@ -132,12 +160,11 @@ std::vector<PublishedRun> load_published_runs(const std::string &path, const std
     }
     if (s.zero_shard == s.dp * s.cp)
       s.zero_shard = 0;
-    if (j.contains("pp_layers") && j["pp_layers"].is_array()) {
-      const auto layers = j["pp_layers"].get<std::vector<int>>();
-      if (!layers.empty()) {
-        s.first_stage_layers = layers.front();
-        s.last_stage_layers = layers.back();
-      }
+    if (j.contains("pp_layers") && j["pp_layers"].is_array() && !j["pp_layers"].empty()) {
+      const json &pl = j["pp_layers"];
+      const json ends = {{"first", pl.front()}, {"last", pl.back()}};
+      s.first_stage_layers = field<int>(ends, "first", 0, path, line);
+      s.last_stage_layers = field<int>(ends, "last", 0, path, line);
     }
     // Megatron-Core's account_for_embedding/loss_in_pipeline_split: the embedding and the loss
     // each count as one block when splitting, so the first and last stages hold one block fewer.
