@@ -332,6 +332,16 @@ int visible_gpu_count() {
   return n;
 }
 
+std::string gpu_identity(int local_rank) {
+  const int n = visible_gpu_count();
+  char id[32] = {};
+  if (n <= 0 || cudaDeviceGetPCIBusId(id, sizeof(id), local_rank % n) != cudaSuccess) {
+    cudaGetLastError();
+    return "";
+  }
+  return id;
+}
+
 std::unique_ptr<Backend> make_nccl_backend(int local_rank, int graph_iters, bool events_timer) {
   return std::make_unique<NcclBackend>(local_rank, graph_iters, events_timer);
 }

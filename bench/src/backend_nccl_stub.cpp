@@ -11,6 +11,9 @@ bool nccl_built() {
 int visible_gpu_count() {
   return 0;
 }
+std::string gpu_identity(int) {
+  return "";
+}
 
 std::unique_ptr<Backend> make_nccl_backend(int, int, bool) {
   throw InputError("--backend nccl: scalefit-bench was not built with NCCL (configure with "

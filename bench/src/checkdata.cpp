@@ -47,7 +47,24 @@ CheckPattern check_pattern(DType t, RedOp r, int nranks) {
   p.reduced.resize(static_cast<std::size_t>(p.period));
   for (int i = 0; i < p.period; ++i)
     p.reduced[static_cast<std::size_t>(i)] = reduce_inputs(p, r, n, static_cast<std::size_t>(i));
+  if (r == RedOp::avg && is_integer_type(t))
+    for (double &v : p.reduced)
+      v = std::trunc(v); // NCCL's integer avg: the sum divided by nranks in the type (SumPostDiv)
   return p;
+}
+
+bool is_integer_type(DType t) {
+  switch (t) {
+  case DType::int8:
+  case DType::uint8:
+  case DType::int32:
+  case DType::uint32:
+  case DType::int64:
+  case DType::uint64:
+    return true;
+  default:
+    return false;
+  }
 }
 
 double reduce_inputs(const CheckPattern &p, RedOp r, int nranks, std::size_t i) {

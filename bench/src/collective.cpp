@@ -105,4 +105,14 @@ const Collective &collective(Op op) {
   throw RuntimeError("no collective plug-in for operation " + std::string(op_name(op)));
 }
 
+std::string not_run_reason(std::string_view backend, Op op, Placement p) {
+  if (backend != "nccl" || p != Placement::in_place || (op != Op::alltoall && op != Op::sendrecv))
+    return "";
+  return std::string("NCCL defines no in-place ") +
+         (op == Op::alltoall ? "ncclAlltoAll" : "ncclSend/ncclRecv") +
+         " (in place only for AllReduce, Broadcast, Reduce, AllGather, ReduceScatter): with send "
+         "== recv the result is undefined, so it is neither timed nor checked (nccl-tests reports "
+         "no errors for it)";
+}
+
 } // namespace scalefit::bench

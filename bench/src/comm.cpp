@@ -39,30 +39,6 @@ namespace {
 constexpr const char *kOutlierRule =
     "sample > median + 5 * max(1.4826 * MAD, 0.01 * median) (slow samples only)";
 
-/// Stderr progress with an ETA (rank 0), at most every 2 s.
-class Progress {
-public:
-  explicit Progress(std::size_t total) : m_total(total), m_start(MPI_Wtime()), m_last(m_start) {}
-  void advance(std::size_t n, const std::string &what, bool force) {
-    m_done += n;
-    const double now = MPI_Wtime();
-    if (!force && now - m_last < 2.0)
-      return;
-    m_last = now;
-    const double el = now - m_start;
-    const double eta = m_done > 0 ? el / static_cast<double>(m_done) *
-                                        static_cast<double>(m_total - std::min(m_total, m_done))
-                                  : 0;
-    std::fprintf(stderr, "scalefit-bench: %zu/%zu points (%s), %.0f s elapsed, ETA %.0f s\n",
-                 m_done, m_total, what.c_str(), el, eta);
-    std::fflush(stderr);
-  }
-
-private:
-  std::size_t m_total, m_done = 0;
-  double m_start, m_last;
-};
-
 /// The sweep's dtypes: -d's list, or with -d all every type the backend has.
 std::vector<DType> sweep_dtypes(const CommOptions &o, const std::string &backend_name) {
   if (!o.all_dtypes)
@@ -160,6 +136,10 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
 
   // --- Context and output file (rank 0 judges and locks; every rank agrees) ---------------------
   const std::vector<std::string> hosts_per_rank = allgather_strings(host_name());
+  if (backend_name == "nccl") { // one rank per GPU, judged before NCCL or a buffer touches one
+    const std::vector<std::string> picked = allgather_strings(gpu_identity(local_rank));
+    agree_or_throw(rank == 0 ? shared_gpu_refusal(hosts_per_rank, picked) : "", "-np");
+  }
   ContextRecord ctx;
   ctx.system = o.system;
   ctx.backend = backend_name;
@@ -180,6 +160,11 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
   for (DType t : dtypes)
     ctx.extra["dtypes"].push_back(dtype_name(t));
   ctx.extra["tool"] = "scalefit-bench comm";
+  for (Op op : o.ops) // combinations the backend does not run (N/A in the table), and why
+    for (Placement p : o.placements)
+      if (const std::string why = not_run_reason(backend_name, op, p); !why.empty())
+        ctx.extra["not_run"].push_back(
+            {{"op", op_name(op)}, {"placement", placement_name(p)}, {"why", why}});
   ResumeState resume;
   std::unique_ptr<OutputLock> lock;
   std::string out_error;
@@ -278,7 +263,9 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
   for (Op op : o.ops)
     for (const GroupShape &s : shapes)
       for (DType t : dtypes)
-        total_points += o.placements.size() * op_size_points(op, sizes, t, s.nranks).size();
+        for (Placement p : o.placements)
+          if (not_run_reason(backend_name, op, p).empty())
+            total_points += op_size_points(op, sizes, t, s.nranks).size();
   total_points -= std::min(total_points, done_keys.size());
 
   if (rank == 0) {
@@ -383,6 +370,9 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
                     shape.label().c_str(), instances, instances == 1 ? "" : "s", shape.nranks,
                     shape.nnodes, shape.nnodes == 1 ? "" : "s", shape.ranks_per_node);
         std::printf("#\n%s", table_header(time_definition).c_str());
+        for (Placement p : o.placements)
+          if (const std::string why = not_run_reason(backend_name, op, p); !why.empty())
+            std::printf("%s", not_run_note(placement_name(p), why).c_str());
         std::fflush(stdout);
       }
       for (DType dtype : dtypes) {
@@ -410,6 +400,10 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
           for (Placement pl : {Placement::out_of_place, Placement::in_place}) {
             if (std::find(o.placements.begin(), o.placements.end(), pl) == o.placements.end()) {
               row += row_absent();
+              continue;
+            }
+            if (!not_run_reason(backend_name, op, pl).empty()) {
+              row += row_not_run(); // the context's not_run says why
               continue;
             }
             MeasurementRecord m;

@@ -191,4 +191,33 @@ std::string memory_refusal(std::uint64_t per_rank_bytes, int sharing,
          "ranks per node";
 }
 
+std::string shared_gpu_refusal(const std::vector<std::string> &hosts,
+                               const std::vector<std::string> &gpus) {
+  for (std::size_t r = 0; r < hosts.size() && r < gpus.size(); ++r) {
+    if (gpus[r].empty())
+      continue;
+    for (std::size_t q = 0; q < r; ++q) {
+      if (hosts[q] != hosts[r] || gpus[q] != gpus[r])
+        continue;
+      std::vector<std::string> distinct; // the GPUs this host's ranks pick
+      int ranks = 0;
+      for (std::size_t k = 0; k < hosts.size() && k < gpus.size(); ++k)
+        if (hosts[k] == hosts[r]) {
+          ++ranks;
+          if (std::find(distinct.begin(), distinct.end(), gpus[k]) == distinct.end())
+            distinct.push_back(gpus[k]);
+        }
+      const std::string g = std::to_string(distinct.size());
+      return "more ranks than GPUs on node " + hosts[r] + ": " + std::to_string(ranks) +
+             " ranks share " + g + " GPU" + (distinct.size() == 1 ? "" : "s") + " (ranks " +
+             std::to_string(q) + " and " + std::to_string(r) + " would both use GPU " + gpus[r] +
+             "); the nccl backend runs one rank per GPU, as nccl-tests: launch at most " + g +
+             " rank" + (distinct.size() == 1 ? "" : "s") +
+             " per node (mpirun --map-by ppr:" + g + ":node, srun --ntasks-per-node=" + g +
+             "), or use --backend mpi";
+    }
+  }
+  return "";
+}
+
 } // namespace scalefit::bench

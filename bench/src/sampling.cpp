@@ -6,6 +6,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <vector>
 #include <cmath>
 
@@ -140,6 +141,23 @@ nlohmann::json time_baseline(Comm *comm, const std::function<void()> &op, const 
           {"bare_mean_us", b.mean},
           {"overhead_us", hs - bs},
           {"overhead_pct", bs > 0 ? (hs - bs) / bs * 100 : 0.0}};
+}
+
+Progress::Progress(std::size_t total) : m_total(total), m_start(MPI_Wtime()), m_last(m_start) {}
+
+void Progress::advance(std::size_t n, const std::string &what, bool force) {
+  m_done += n;
+  const double now = MPI_Wtime();
+  if (!force && now - m_last < 2.0)
+    return;
+  m_last = now;
+  const double el = now - m_start;
+  const double eta = m_done > 0 ? el / static_cast<double>(m_done) *
+                                      static_cast<double>(m_total - std::min(m_total, m_done))
+                                : 0;
+  std::fprintf(stderr, "scalefit-bench: %zu/%zu points (%s), %.0f s elapsed, ETA %.0f s\n",
+               m_done, m_total, what.c_str(), el, eta);
+  std::fflush(stderr);
 }
 
 } // namespace scalefit::bench

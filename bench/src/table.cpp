@@ -54,6 +54,14 @@ std::string row_absent() {
   return fmt::format("  {:>7}  {:>6}  {:>6}  {:>6}", "-", "-", "-", "-");
 }
 
+std::string row_not_run() {
+  return fmt::format("  {:>7}  {:>6}  {:>6}  {:>6}", "N/A", "N/A", "N/A", "N/A");
+}
+
+std::string not_run_note(std::string_view placement, std::string_view why) {
+  return fmt::format("# {}: N/A: {}\n", placement, why);
+}
+
 std::string above_memory_note(double memory_gbps) {
   return fmt::format("# {} : algbw above the device memory bandwidth ({:.0f} GB/s): the data did "
                      "not all come from memory (cache), not a link rate\n",

@@ -35,8 +35,10 @@ std::vector<est::Strategy> valid_layouts(const est::Estimator &e) {
 
 /// The timed loop of the layout benchmarks: evaluates the valid layouts of `e` in turn, one per
 /// iteration (items = layouts evaluated); `warm` evaluates each once before timing.
-void evaluate_in_turn(benchmark::State &state, const est::Estimator &e, bool warm = false) {
-  const auto layouts = valid_layouts(e);
+void evaluate_in_turn(benchmark::State &state, const est::Estimator &e, bool warm = false,
+                      std::vector<est::Strategy> layouts = {}) {
+  if (layouts.empty())
+    layouts = valid_layouts(e);
   est::Estimate out;
   if (warm)
     for (const auto &s : layouts)
@@ -85,17 +87,7 @@ void BM_EvaluateLayoutLlama405bFp8Cp(benchmark::State &state) {
   est::ModelConfig m = est::load_model(cfg("models/llama3.1-405b.yaml"));
   m.fp8 = true;
   const est::Estimator e(m, est::load_system(cfg("systems/dgx-h100.yaml")));
-  const auto layouts = llama_layouts(e);
-  est::Estimate out;
-  std::size_t i = 0;
-  for (auto _ : state) {
-    e.evaluate(layouts[i], out);
-    benchmark::DoNotOptimize(out.time_s.iteration);
-    if (++i == layouts.size())
-      i = 0;
-  }
-  state.SetItemsProcessed(state.iterations());
-  state.counters["layouts"] = static_cast<double>(layouts.size());
+  evaluate_in_turn(state, e, false, llama_layouts(e));
 }
 BENCHMARK(BM_EvaluateLayoutLlama405bFp8Cp);
 

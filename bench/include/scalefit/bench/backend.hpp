@@ -129,6 +129,11 @@ bool nccl_built();
 /// GPUs this rank sees (cudaGetDeviceCount); 0 when it fails or in builds without NCCL.
 int visible_gpu_count();
 
+/// The GPU the nccl backend picks for a rank of node-local rank `local_rank` (device
+/// local_rank % visible GPUs), by its PCI bus id ("0000:1B:00.0", unique on a node whatever
+/// CUDA_VISIBLE_DEVICES each rank has); "" when unknown, or in builds without NCCL.
+std::string gpu_identity(int local_rank);
+
 /// The NCCL backend: GPU `local_rank % visible GPUs`, a world communicator from an id broadcast
 /// over MPI (ncclCommInitRank); sub-communicators by ncclCommSplit. Collective over
 /// MPI_COMM_WORLD. `graph_iters` > 0 captures each sample's batch as a CUDA graph (-G).

@@ -34,8 +34,13 @@ double exact_integer_limit(DType t);
 /// The pattern for a reduction over `nranks` ranks that stays exact in `t`:
 /// sum/avg: base 0, period the largest power of two <= min(8, limit / nranks + 1);
 /// prod: values 1 and 2 while 2^nranks <= limit, else all 1; max/min: base 0, period 8.
-/// Fills `reduced` with reduce_inputs for each residue.
+/// Fills `reduced` with reduce_inputs for each residue; for avg on an integer type, with
+/// trunc(sum / nranks), as NCCL computes it (ncclAvg on integers is the sum, then an integer
+/// division by nranks: SumPostDiv; the inputs are >= 0, so trunc = floor).
 CheckPattern check_pattern(DType t, RedOp r, int nranks);
+
+/// Whether `t` is an integer type (int8, uint8, int32, uint32, int64, uint64).
+bool is_integer_type(DType t);
 
 /// Reduces over ranks 0..nranks-1 the inputs at element index i (exactly, in double), by
 /// brute force. avg is sum / nranks.

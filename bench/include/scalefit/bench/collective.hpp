@@ -10,6 +10,7 @@
 #include "scalefit/core/collectives.hpp"
 
 #include <cstddef>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -50,5 +51,13 @@ const std::vector<Collective> &all_collectives();
 
 /// The plug-in of an operation.
 const Collective &collective(Op op);
+
+/// Whether backend `backend` ("mpi", "nccl") runs `op` at placement `p`: "" when it does (timed,
+/// and checked under -c), else why not, for the table's N/A and the context record's `not_run`.
+/// NCCL defines in-place (send == recv) for AllReduce, Broadcast, Reduce, AllGather and
+/// ReduceScatter only: in-place AllToAll and SendRecv are undefined on nccl, neither timed nor
+/// checked (nccl-tests runs them but reports no errors: `reportErrors = in_place ? 0 : 1`). MPI
+/// defines both (MPI_IN_PLACE, MPI_Sendrecv_replace): the mpi backend runs every combination.
+std::string not_run_reason(std::string_view backend, Op op, Placement p);
 
 } // namespace scalefit::bench

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace scalefit::bench {
 
@@ -93,5 +94,13 @@ private:
 /// ("the sweep needs X per rank x N ranks sharing <pool> = T, but only A is available ...").
 std::string memory_refusal(std::uint64_t per_rank_bytes, int sharing,
                            std::uint64_t available_bytes, const std::string &pool);
+
+/// The one-rank-per-GPU judgement of the nccl backend, made before NCCL or any buffer touches a
+/// GPU: `hosts[r]` is world rank r's host and `gpus[r]` the GPU it would pick (gpu_identity; ""
+/// unknown, not judged). Returns "" when no two ranks of a host pick the same GPU, else the
+/// refusal naming the first such host, its rank count, the GPUs the ranks see and two ranks that
+/// would share one ("more ranks than GPUs on node H: ...; launch at most G ranks per node").
+std::string shared_gpu_refusal(const std::vector<std::string> &hosts,
+                               const std::vector<std::string> &gpus);
 
 } // namespace scalefit::bench

@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 namespace scalefit::bench {
@@ -67,5 +68,17 @@ nlohmann::json time_baseline(Comm *comm, const std::function<void()> &op, const 
                              char *recv, const CollArgs &a, const Rotation &rot, int batch,
                              double op_us, int nsamples, Statistic statistic,
                              Watchdog &watchdog);
+
+/// Stderr progress of a sweep with an ETA (rank 0), at most every 2 s unless forced:
+/// "scalefit-bench: D/T points (what), E s elapsed, ETA S s".
+class Progress {
+public:
+  explicit Progress(std::size_t total);
+  void advance(std::size_t n, const std::string &what, bool force);
+
+private:
+  std::size_t m_total, m_done = 0;
+  double m_start, m_last;
+};
 
 } // namespace scalefit::bench

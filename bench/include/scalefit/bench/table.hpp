@@ -31,6 +31,12 @@ std::string row_body(double time_us, double algbw_gbps, double busbw_gbps,
 /// The columns of a placement that was not measured (--placement): dashes, same widths.
 std::string row_absent();
 
+/// The columns of a placement the backend does not run (collective.hpp: not_run_reason): N/A in
+/// every column, same widths; and the note printed under the header of such a block, naming the
+/// placement ("in-place") and why: "# in-place: N/A: <why>\n".
+std::string row_not_run();
+std::string not_run_note(std::string_view placement, std::string_view why);
+
 /// The marker appended to a row whose algbw exceeds the device's memory bandwidth, and the
 /// footnote that explains it (with the bandwidth [GB/s]).
 inline constexpr const char *kAboveMemoryMark = "  !mem";

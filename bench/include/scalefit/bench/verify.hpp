@@ -41,8 +41,8 @@ std::pair<const void *, void *> placement_ptrs(const Collective &c, Buffers &b, 
 /// Fills (through Comm::copy_in, ordered with the communicator's stream) rank a.rank's inputs
 /// (check_pattern) and a sentinel (all bits set: NaN or -1, never an
 /// expected value) in its receive area, runs the operation once, and counts the elements of its
-/// result that differ from Collective::expected (exact equality; avg within 1e-2 for 16-bit
-/// floats, 1e-6 otherwise). Ranks without a defined result (reduce's non-roots) count 0.
+/// result that differ from Collective::expected (exact equality; avg on floating types within
+/// 1e-2 for 16-bit floats, 1e-6 otherwise; avg on integers exactly trunc(sum / n), as NCCL). Ranks without a defined result (reduce's non-roots) count 0.
 std::int64_t check_point(Backend &backend, Comm &comm, const Collective &coll, Buffers &b,
                          const CollArgs &a, Placement placement);
 
