@@ -54,6 +54,15 @@ struct ModelArgs {
     c->add_option("--position", o.position, "override: learned | rope")
         ->check(CLI::IsMember({"learned", "rope"}));
     c->add_flag("--no-bias", no_bias, "linear layers without biases (Llama)");
+    c->add_option("--head-dim", o.head_dim, "override: head dimension d (default h / heads)")
+        ->check(CLI::Range(1, 1 << 16));
+    c->add_option("--experts", o.experts, "override: routed experts E (mixture of experts)")
+        ->check(CLI::Range(1, 1 << 16));
+    c->add_option("--top-k", o.top_k, "override: experts per token k")->check(CLI::Range(1, 1 << 16));
+    c->add_option("--moe-ffn", o.moe_ffn, "override: expert MLP inner size")
+        ->check(CLI::Range(1, 1 << 22));
+    c->add_option("--shared-experts", o.shared_experts, "override: shared experts")
+        ->check(CLI::Range(0, 1 << 10));
     c->add_option("--attention", o.attention,
                   "override: fused (flash, the default) or unfused (Megatron 2022: s x s scores "
                   "stored)");
@@ -87,6 +96,13 @@ struct StrategyArgs {
   void add(CLI::App *c, bool layout) {
     c->add_option("--cp", s.cp, "context-parallel degree (ring attention over the sequence)")
         ->check(CLI::Range(1, est::kMaxGpus));
+    c->add_option("--ep", s.ep, "expert-parallel degree (MoE; ranks from tp x cp x dp)")
+        ->check(CLI::Range(1, est::kMaxGpus));
+    c->add_option("--etp", s.etp, "expert tensor-parallel degree (default: tp)")
+        ->check(CLI::Range(1, est::kMaxGpus));
+    c->add_option("--moe-imbalance", s.moe_imbalance,
+                  "tokens of the busiest expert rank over the balanced share (default 1)")
+        ->check(CLI::Range(1.0, 64.0));
     c->add_option("--zero-shard", s.zero_shard,
                   "shard model states over groups of this many DP ranks and replicate across "
                   "them (HSDP; default: the whole DP group)")

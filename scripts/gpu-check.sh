@@ -1,18 +1,27 @@
 #!/usr/bin/env bash
-# gpu-check.sh: what to run on a new GPU box. Builds scalefit with CUDA, runs the `gpu` tests
-# (nccl -c sweeps of every op, dtype and placement, with and without -G; cuBLAS and fused
-# attention with -c), then a short comm sweep next to nccl-tests (when all_reduce_perf is on
-# PATH) and a kernels run, and prints side-by-side tables:
+# gpu-check.sh: what to run on a new GPU box. Builds scalefit with CUDA (or uses prebuilt
+# binaries), runs the `gpu` tests (nccl -c sweeps of every op, dtype and placement, with and
+# without -G; cuBLAS and fused attention with -c), then a short comm sweep next to nccl-tests
+# (when all_reduce_perf is on PATH) and a kernels run, and prints side-by-side tables:
 #   size | scalefit time(us) algbw busbw | nccl-tests time(us) algbw busbw | time ratio
 # (out-of-place columns of both tools; ratio = scalefit time / nccl-tests time, 1.00 = equal).
 #
-# Usage: scripts/gpu-check.sh [--no-build] [--max-bytes SIZE] [--ops LIST]
+# Usage: scripts/gpu-check.sh [--dry-run] [--no-build] [--max-bytes SIZE] [--ops LIST]
 #        scripts/gpu-check.sh --table SCALEFIT_LOG NCCL_TESTS_LOG   (only the side-by-side table)
-# Environment: BUILD_DIR (default build-gpu); BIN_DIR (prebuilt binaries, e.g. .gpu/bin from
-#   ../shared/tools/gpu-bundle.sh; implies --no-build); MPIRUN (default mpirun); OUT_DIR (logs,
-#   default gpu-check-<date>).
-# Exit codes: 0 all passed; 1 a test or a -c check failed; 2 bad usage or build failure;
-#   77 no GPU visible (nothing run; the automake "skipped" code).
+# From a GPU bundle (../shared/tools/gpu-bundle.sh: .gpu/ beside scripts/, with bin/, root/ (a
+#   relocatable OpenMPI: mpirun.openmpi, no mpirun), env.sh) it needs no argument: it sources
+#   .gpu/env.sh, takes the binaries from .gpu/bin, never builds, and launches ranks with the
+#   bundle's mpirun.openmpi.
+# --dry-run: runs nothing (no GPU needed); checks every binary, shared library (ldd), path and
+#   the launcher the run would use, prints them, and exits 2 naming what is missing (0: ready).
+# Environment: BIN_DIR (prebuilt binaries; implies --no-build; default .gpu/bin in a bundle);
+#   BUILD_DIR (default build-gpu); MPIRUN (the launcher; default: in a bundle
+#   .gpu/root/usr/bin/mpirun.openmpi, else mpirun, else mpirun.openmpi from PATH); OUT_DIR (logs,
+#   default gpu-check-<date>). Exported for test_gpu (tests/support/paths.hpp):
+#   SCALEFIT_BIN_DIR, SCALEFIT_SOURCE_DIR, SCALEFIT_TEST_DATA_DIR, SCALEFIT_MPIEXEC (the
+#   launcher: never the path compiled into the tests on the build machine).
+# Exit codes: 0 all passed (--dry-run: ready); 1 a test or a -c check failed; 2 bad usage, build
+#   failure or (--dry-run) something missing; 77 no GPU visible (nothing run; automake's "skipped").
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -38,6 +47,7 @@ side_by_side() {
 }
 
 build=true
+dry_run=false
 max_bytes=1G
 ops=allreduce,allgather,reducescatter,broadcast,reduce,alltoall,sendrecv
 while (($#)); do
@@ -47,6 +57,7 @@ while (($#)); do
       for f in "$2" "$3"; do [ -r "$f" ] || { echo "gpu-check: cannot read '$f'" >&2; exit 2; }; done
       side_by_side "$2" "$3"; exit $? ;;
     --no-build) build=false ;;
+    --dry-run) dry_run=true ;;
     --max-bytes) max_bytes=${2:?--max-bytes needs a size}; shift ;;
     --ops) ops=${2:?--ops needs a list}; shift ;;
     *) echo "gpu-check: unknown argument '$1' (see the header of $0)" >&2; exit 2 ;;
@@ -54,16 +65,23 @@ while (($#)); do
   shift
 done
 
+# A GPU bundle (.gpu/ beside scripts/): its environment, binaries and launcher; never a build.
+bundle=false
+if [ -z "${BIN_DIR:-}" ] && [ -d .gpu ] && [ -d .gpu/bin ]; then
+  bundle=true
+  if [ -f .gpu/env.sh ]; then
+    # shellcheck disable=SC1091
+    source .gpu/env.sh
+  fi
+  BIN_DIR=.gpu/bin
+fi
+
 # A GPU is visible when nvidia-smi lists one (and CUDA_VISIBLE_DEVICES does not hide them all).
 gpus=0
 if command -v nvidia-smi >/dev/null 2>&1; then
   gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)
 fi
-if [ "${CUDA_VISIBLE_DEVICES-unset}" = "" ] || [ "$gpus" -eq 0 ]; then
-  echo "gpu-check: no GPU visible (nvidia-smi -L lists none, or CUDA_VISIBLE_DEVICES is empty):" \
-       "nothing to check; run it on a GPU machine"
-  exit 77
-fi
+[ "${CUDA_VISIBLE_DEVICES-unset}" = "" ] && gpus=0
 
 if [ -n "${BIN_DIR:-}" ]; then
   build=false
@@ -72,6 +90,77 @@ else
   BUILD_DIR=${BUILD_DIR:-build-gpu}
   bin=$BUILD_DIR/bin
 fi
+# Sources (configs/ for the models; tests/data): the tree when it has them, else the bundle's copy.
+src=$PWD
+$bundle && [ ! -d configs/models ] && [ -d .gpu/configs/models ] && src=$PWD/.gpu
+data=$src/tests/data
+$bundle && [ ! -d "$data" ] && [ -d .gpu/tests/data ] && data=$PWD/.gpu/tests/data
+# The launcher: $MPIRUN, else the bundle's OpenMPI (whose libraries env.sh put on the paths), else
+# mpirun, else mpirun.openmpi (Debian's name; the bundle has no plain mpirun).
+if [ -z "${MPIRUN:-}" ]; then
+  for m in $($bundle && echo "$PWD/.gpu/root/usr/bin/mpirun.openmpi") mpirun mpirun.openmpi; do
+    if [ -x "$m" ] || command -v "$m" >/dev/null 2>&1; then MPIRUN=$m; break; fi
+  done
+fi
+MPIRUN=${MPIRUN:-}
+[ -n "$MPIRUN" ] && ! [[ $MPIRUN == */* ]] && MPIRUN=$(command -v "$MPIRUN" || echo "$MPIRUN")
+
+declare -A nccl_bin=([allreduce]=all_reduce_perf [allgather]=all_gather_perf
+  [reducescatter]=reduce_scatter_perf [broadcast]=broadcast_perf [reduce]=reduce_perf
+  [alltoall]=alltoall_perf [sendrecv]=sendrecv_perf)
+
+if $dry_run; then
+  missing=()
+  need_exe() { # need_exe WHAT PATH: an executable file whose shared libraries all resolve
+    if [ ! -e "$2" ]; then missing+=("$1 $2 (absent)"); echo "MISSING $1: $2"; return; fi
+    if [ ! -x "$2" ]; then missing+=("$1 $2 (not executable)"); echo "MISSING $1: $2 (not executable)"; return; fi
+    local libs
+    libs=$(ldd "$2" 2>/dev/null | awk '/not found/ {print $1}' | sort -u | tr '\n' ' ')
+    if [ -n "$libs" ]; then
+      missing+=("$1 $2: libraries not found: ${libs% }"); echo "MISSING $1: $2 needs ${libs% } (ldd: not found)"
+    else echo "ok      $1: $2"; fi
+  }
+  need_file() { # need_file WHAT PATH
+    if [ -r "$2" ]; then echo "ok      $1: $2"; else missing+=("$1 $2 (absent)"); echo "MISSING $1: $2"; fi
+  }
+  echo "gpu-check --dry-run: $($bundle && echo "GPU bundle (.gpu/): nothing is built" ||
+    { $build && echo "would build into $BUILD_DIR" || echo "prebuilt binaries in $bin"; })"
+  if $build; then
+    command -v cmake >/dev/null 2>&1 && echo "ok      cmake: $(command -v cmake)" ||
+      { missing+=("cmake (to build)"); echo "MISSING cmake (to build into $BUILD_DIR)"; }
+  else
+    for b in scalefit-bench test_gpu; do need_exe "binary" "$bin/$b"; done
+  fi
+  if [ -n "$MPIRUN" ]; then need_exe "launcher" "$MPIRUN"
+  else missing+=("launcher (no mpirun or mpirun.openmpi on PATH; set MPIRUN)"); echo "MISSING launcher: no mpirun or mpirun.openmpi on PATH (set MPIRUN)"; fi
+  need_file "model (kernels)" "$src/configs/models/gpt-1.3b.yaml"
+  need_file "model (test_gpu)" "$src/configs/models/gpt-125m.yaml"
+  parent=$(dirname "${OUT_DIR:-gpu-check-x}")
+  if [ -d "$parent" ] && [ -w "$parent" ]; then echo "ok      logs: ${OUT_DIR:-gpu-check-<date>} (in $parent)"
+  else missing+=("writable log folder $parent"); echo "MISSING writable log folder: $parent"; fi
+  for op in ${ops//,/ }; do # nccl-tests: optional (the table is skipped without it), but whole
+    nt=${nccl_bin[$op]:-}
+    if [ -n "$nt" ] && command -v "$nt" >/dev/null 2>&1; then need_exe "nccl-tests" "$(command -v "$nt")"
+    else echo "note    nccl-tests' ${nt:-$op} not on PATH: $op runs without the side-by-side"; fi
+  done
+  echo "env     SCALEFIT_BIN_DIR=$( [ -d "$bin" ] && cd "$bin" && pwd || echo "$bin") SCALEFIT_SOURCE_DIR=$src"
+  echo "env     SCALEFIT_TEST_DATA_DIR=$data SCALEFIT_MPIEXEC=${MPIRUN:-<none>}"
+  echo "note    GPUs visible: $gpus$([ "$gpus" -eq 0 ] && echo " (a real run exits 77 here)")"
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "gpu-check --dry-run: ${#missing[@]} missing:" >&2
+    printf '  %s\n' "${missing[@]}" >&2
+    exit 2
+  fi
+  echo "gpu-check --dry-run: ready"
+  exit 0
+fi
+
+if [ "$gpus" -eq 0 ]; then
+  echo "gpu-check: no GPU visible (nvidia-smi -L lists none, or CUDA_VISIBLE_DEVICES is empty):" \
+       "nothing to check; run it on a GPU machine"
+  exit 77
+fi
+
 if $build; then
   [ -z "${CUDACXX:-}" ] && ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ] &&
     export CUDACXX=/usr/local/cuda/bin/nvcc
@@ -79,21 +168,19 @@ if $build; then
     cmake --build "$BUILD_DIR" -j "$(nproc)" >/dev/null || { echo "gpu-check: build failed" >&2; exit 2; }
 fi
 [ -x "$bin/scalefit-bench" ] || { echo "gpu-check: no $bin/scalefit-bench" >&2; exit 2; }
-export SCALEFIT_BIN_DIR=$(cd "$bin" && pwd) SCALEFIT_SOURCE_DIR=$PWD
+[ -n "$MPIRUN" ] || { echo "gpu-check: no mpirun or mpirun.openmpi on PATH (set MPIRUN)" >&2; exit 2; }
+export SCALEFIT_BIN_DIR=$(cd "$bin" && pwd) SCALEFIT_SOURCE_DIR=$src SCALEFIT_TEST_DATA_DIR=$data
+export SCALEFIT_MPIEXEC=$MPIRUN
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-MPIRUN=${MPIRUN:-mpirun}
 out=${OUT_DIR:-gpu-check-$(date -u +%Y%m%dT%H%M%SZ)}
 mkdir -p "$out"
 status=0
-echo "gpu-check: $gpus GPU(s); logs in $out/"
+echo "gpu-check: $gpus GPU(s); $($bundle && echo "GPU bundle; ")binaries $bin; launcher $MPIRUN; logs in $out/"
 
 echo "== gpu tests ($bin/test_gpu)"
 "$bin/test_gpu" 2>&1 | tee "$out/test_gpu.txt" | grep -E '^\[ *(OK|FAILED|SKIPPED|PASSED) ' || true
 grep -q '^\[  FAILED  \]' "$out/test_gpu.txt" && status=1
 
-declare -A nccl_bin=([allreduce]=all_reduce_perf [allgather]=all_gather_perf
-  [reducescatter]=reduce_scatter_perf [broadcast]=broadcast_perf [reduce]=reduce_perf
-  [alltoall]=alltoall_perf [sendrecv]=sendrecv_perf)
 for op in ${ops//,/ }; do
   echo "== comm $op, 1 GPU, 8 B to $max_bytes (-c)"
   "$MPIRUN" -np 1 "$bin/scalefit-bench" comm --backend nccl --ops "$op" -b 8 -e "$max_bytes" -f 2 \
@@ -110,7 +197,7 @@ done
 
 echo "== kernels: GPT-1.3B layer, cublas bf16, fused and unfused attention (-c)"
 for att in fused unfused; do
-  "$bin/scalefit-bench" kernels --engine cublas --model configs/models/gpt-1.3b.yaml -d bf16 \
+  "$bin/scalefit-bench" kernels --engine cublas --model "$src/configs/models/gpt-1.3b.yaml" -d bf16 \
     --attention "$att" -c --peak-tflops 989 --out "$out/kernels.jsonl" | tee "$out/kernels_$att.txt" |
     grep -E '^# (per-layer|check|note)|attention|attn_|softmax' || status=1
 done

@@ -160,11 +160,9 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
   for (DType t : dtypes)
     ctx.extra["dtypes"].push_back(dtype_name(t));
   ctx.extra["tool"] = "scalefit-bench comm";
-  for (Op op : o.ops) // combinations the backend does not run (N/A in the table), and why
-    for (Placement p : o.placements)
-      if (const std::string why = not_run_reason(backend_name, op, p); !why.empty())
-        ctx.extra["not_run"].push_back(
-            {{"op", op_name(op)}, {"placement", placement_name(p)}, {"why", why}});
+  // (op, placement) combinations the backend does not run (N/A in the table), and why.
+  if (const nlohmann::json nr = not_run_entries(backend_name, o.ops, o.placements); !nr.empty())
+    ctx.extra["not_run"] = nr;
   ResumeState resume;
   std::unique_ptr<OutputLock> lock;
   std::string out_error;

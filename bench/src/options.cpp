@@ -51,10 +51,14 @@ void add_comm_options(CLI::App &app, RawCommArgs &raw) {
   app.add_option("-w,--warmup_iters", raw.warmup_iters, "Warm-up operations before each point")
       ->capture_default_str();
   app.add_option("-n,--iters", raw.fixed_samples,
-                 "Timed samples per point (each a batch of operations); 0: adaptive")
+                 "Timed samples per point, each a batch of --batch operations between two "
+                 "synchronizations; 0: adaptive. Not nccl-tests' -n, which is the operations in "
+                 "its one timed batch per size (here --batch; -n 1 --batch 20 times as "
+                 "nccl-tests -n 20 does)")
       ->capture_default_str();
   app.add_option("--batch", raw.batch,
-                 "Operations per sample; 0: calibrated from warm-up to last --batch-time")
+                 "Operations per sample (what nccl-tests' -n counts); 0: calibrated from warm-up "
+                 "to last --batch-time")
       ->capture_default_str();
   app.add_option("--batch-time", raw.batch_time_us, "Target duration of one sample [us]")
       ->capture_default_str();

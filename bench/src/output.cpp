@@ -1,6 +1,7 @@
 // --out / --resume rules (see output.hpp).
 #include "scalefit/bench/output.hpp"
 
+#include "scalefit/bench/collective.hpp"
 #include "scalefit/core/error.hpp"
 
 #include <unistd.h>
@@ -108,6 +109,16 @@ ResumeState prepare_output(const std::string &path, bool resume, const ContextRe
   for (const MeasurementRecord &m : set.measurements)
     state.done.emplace(m.key(), m);
   return state;
+}
+
+nlohmann::json not_run_entries(std::string_view backend, const std::vector<Op> &ops,
+                               const std::vector<Placement> &placements) {
+  nlohmann::json out = nlohmann::json::array();
+  for (Op op : ops)
+    for (Placement p : placements)
+      if (const std::string why = not_run_reason(backend, op, p); !why.empty())
+        out.push_back({{"op", op_name(op)}, {"placement", placement_name(p)}, {"why", why}});
+  return out;
 }
 
 } // namespace scalefit::bench

@@ -149,6 +149,16 @@ void validate_model(const ModelConfig &m, const std::string &origin) {
     throw InputError("heads (" + std::to_string(m.heads) + ") must divide hidden (" +
                          std::to_string(m.hidden) + ")",
                      origin, 0, "heads");
+  if (m.head_dim_override != 0)
+    need(m.head_dim_override, "head_dim", 1 << 16);
+  if (m.experts != 0) {
+    need(m.experts, "experts", 1 << 16);
+    need(m.top_k, "top_k", m.experts);
+    need(m.moe_ffn, "moe_ffn", 1 << 22);
+    require_int_in(m.shared_experts, 0, 1 << 10, "shared_experts", origin);
+    need(m.moe_layer_freq, "moe_layer_freq", 1 << 16);
+    require_int_in(m.first_dense_layers, 0, m.layers, "first_dense_layers", origin);
+  }
   if (m.kv_heads != 0) {
     need(m.kv_heads, "kv_heads", 1 << 16);
     if (m.heads % m.kv_heads != 0)
@@ -175,6 +185,16 @@ void apply_overrides(ModelConfig &m, const ModelOverrides &o) {
     m.ffn = o.ffn;
   if (o.kv_heads)
     m.kv_heads = o.kv_heads;
+  if (o.head_dim)
+    m.head_dim_override = o.head_dim;
+  if (o.experts)
+    m.experts = o.experts;
+  if (o.top_k)
+    m.top_k = o.top_k;
+  if (o.moe_ffn)
+    m.moe_ffn = o.moe_ffn;
+  if (o.shared_experts >= 0)
+    m.shared_experts = o.shared_experts;
   if (!o.dtype.empty() && !set_dtype(m, o.dtype))
     throw InputError("unknown dtype '" + o.dtype + "' (expected fp16, bf16, fp32 or fp8)", "", 0,
                      "--dtype");
@@ -226,6 +246,14 @@ ModelConfig load_model(const std::string &path) {
     throw InputError("dtype must be fp16, bf16, fp32 or fp8, got '" + dt + "'", path,
                      line_of(root["dtype"]), "dtype");
   m.kv_heads = positive_int(root, "kv_heads", path, false);
+  m.head_dim_override = positive_int(root, "head_dim", path, false);
+  m.experts = positive_int(root, "experts", path, false);
+  m.top_k = positive_int(root, "top_k", path, false);
+  m.moe_ffn = positive_int(root, "moe_ffn", path, false);
+  m.shared_experts = positive_int(root, "shared_experts", path, false);
+  m.first_dense_layers = positive_int(root, "first_dense_layers", path, false);
+  if (root["moe_layer_freq"])
+    m.moe_layer_freq = positive_int(root, "moe_layer_freq", path, true);
   auto named = [&](const char *key, const char *fallback, auto parse, auto &out,
                    const char *expected) {
     const std::string v = get<std::string>(root, key, path, fallback);
@@ -241,6 +269,7 @@ ModelConfig load_model(const std::string &path) {
   m.bias = get<bool>(root, "bias", path, true);
   m.qkv_bias = get<bool>(root, "qkv_bias", path, false);
   m.dropout = get<bool>(root, "dropout", path, true);
+  m.qk_norm = get<bool>(root, "qk_norm", path, false);
   const std::string att = get<std::string>(root, "attention", path, "fused");
   const auto pa = parse_attention(att);
   if (!pa)

@@ -14,7 +14,8 @@ constexpr double kEl = 2;
 
 BlockActivations block_activations(const ModelConfig &m, bool fp8) {
   const double h = m.hidden, f = m.ffn_size(), a = m.heads, g = m.kv_heads_count();
-  const double kv = g * (h / a); // width of k (and of v)
+  const double d = m.head_dim(), q = a * d; // query width (h unless head_dim is set)
+  const double kv = g * d;                  // width of k (and of v)
   const double lin_in = fp8 ? 1 : kEl; // TE saves FP8 inputs of linear layers
   const double mask = m.dropout ? 1 : 0;
   BlockActivations b;
@@ -26,8 +27,20 @@ BlockActivations block_activations(const ModelConfig &m, bool fp8) {
   // core, the attention output (h; under FP8 the projection also keeps its FP8 copy), MLP up's
   // output (f, or 2f for the gate and up halves of a gated MLP) for the activation's backward,
   // and the activation's output (f) as MLP down's input.
-  const double mlp_up_out = (mlp_gated(m.mlp) ? 2 : 1) * f;
-  b.inner = kEl * (h + 2 * kv) + kEl * h + (fp8 ? 1.0 * h : 0.0) + kEl * mlp_up_out + lin_in * f;
+  const double gate = mlp_gated(m.mlp) ? 2 : 1;
+  const double attn_inner = kEl * (q + 2 * kv) + kEl * q + (fp8 ? 1.0 * q : 0.0);
+  const double dense_mlp = kEl * gate * f + lin_in * f;
+  b.inner = attn_inner + dense_mlp;
+  if (m.moe()) {
+    // An MoE block's MLP keeps, per token, for each of its k routes: the permuted input (the
+    // expert GEMM's input, h), the expert up output (gate f_e) and the down input (f_e); the
+    // shared experts as a dense MLP of shared x f_e; the router's fp32 logits (4 E).
+    const double fe = m.moe_ffn, k = m.top_k, fs = double(m.shared_experts) * m.moe_ffn;
+    const double moe_mlp = k * (lin_in * h + kEl * gate * fe + lin_in * fe) +
+                           (fs > 0 ? kEl * gate * fs + lin_in * fs : 0.0) + 4.0 * m.experts;
+    const double phi = double(m.moe_layers()) / m.layers;
+    b.inner = attn_inner + (1 - phi) * dense_mlp + phi * moe_mlp;
+  }
   // Unfused attention (Megatron 2022): softmax output (2 a s), dropout mask (a s) and dropout
   // output (2 a s) per token; without dropout only the softmax output.
   b.core_per_s = (m.dropout ? 5 : 2) * a;
@@ -39,7 +52,7 @@ BlockActivations block_activations(const ModelConfig &m, bool fp8) {
 
 ModelOps describe_model(const ModelConfig &m) {
   const double h = m.hidden, f = m.ffn_size(), a = m.heads, g = m.kv_heads_count();
-  const double d = h / a, kv = g * d;
+  const double d = m.head_dim(), kv = g * d, q = a * d;
   const bool gated = mlp_gated(m.mlp);
   ModelOps o;
   o.q_heads = a;
@@ -48,13 +61,34 @@ ModelOps describe_model(const ModelConfig &m) {
   o.vocabulary = m.vocabulary;
   // Linear layers (Megatron-Core: linear_qkv column, linear_proj row, linear_fc1 column with the
   // gate and up halves fused as h x 2f, linear_fc2 row).
-  o.linear[0] = {"QKV", h + 2 * kv, h, TpSplit::column, true};
-  o.linear[1] = {"attention projection", h, h, TpSplit::row, false};
+  o.linear[0] = {"QKV", q + 2 * kv, h, TpSplit::column, true};
+  o.linear[1] = {"attention projection", h, q, TpSplit::row, false};
   o.linear[2] = {gated ? "MLP gate+up" : "MLP up", (gated ? 2 : 1) * f, h, TpSplit::column, true};
   o.linear[3] = {"MLP down", h, f, TpSplit::row, false};
-  for (const LinearOp &l : o.linear) {
-    o.linear_flops_per_token += 2 * l.n * l.k;
-    o.block_matrix_params += l.n * l.k;
+  // An MoE model's average block: its MLP linears count for the dense blocks' share only.
+  const double phi = m.moe() ? double(m.moe_layers()) / m.layers : 0.0;
+  for (int i = 0; i < 4; ++i) {
+    const double share = i >= 2 ? 1 - phi : 1.0;
+    o.linear_flops_per_token += share * 2 * o.linear[i].n * o.linear[i].k;
+    o.block_matrix_params += share * o.linear[i].n * o.linear[i].k;
+  }
+  if (m.moe()) {
+    MoeOps &e = o.moe;
+    e.fraction = phi;
+    e.experts = m.experts;
+    e.top_k = m.top_k;
+    e.f_e = m.moe_ffn;
+    e.up_n = (gated ? 2 : 1) * e.f_e;
+    e.f_shared = double(m.shared_experts) * m.moe_ffn;
+    e.expert_params = e.experts * (e.up_n + e.f_e) * h;
+    e.router_params = h * e.experts;
+    const double shared = (e.up_n + e.f_e) * h * m.shared_experts;
+    // FLOPs per token: k routed experts and the shared ones, as Megatron's
+    // num_floating_point_operations counts MoE blocks (the router GEMM, 2 h E, is left out
+    // there and here; its time is priced).
+    o.linear_flops_per_token += phi * 2 * (e.top_k * (e.up_n + e.f_e) * h + shared);
+    o.block_matrix_params += phi * shared;
+    o.block_expert_params = phi * e.expert_params;
   }
   // Element-wise kernels. Norm: read x, write y forward (4 B/element); backward reads x and dy,
   // writes dx (6). Residual with bias and dropout (Megatron's fused bias-dropout-add): read x,
@@ -70,12 +104,22 @@ ModelOps describe_model(const ModelConfig &m) {
   // backward (6); SwiGLU / GeGLU read gate and up, write f (6 forward) and read gate, up, dy and
   // write both gradients backward (10). Megatron fuses the bias into it.
   if (gated)
-    o.elementwise[i++] = {"activation (gated)", 6 * f, 10 * f, Region::inner};
+    o.elementwise[i++] = {"activation (gated)", (1 - phi) * 6 * f, (1 - phi) * 10 * f, Region::inner};
   else
-    o.elementwise[i++] = {"activation", 4 * f, 6 * f, Region::inner};
+    o.elementwise[i++] = {"activation", (1 - phi) * 4 * f, (1 - phi) * 6 * f, Region::inner};
+  if (m.moe()) {
+    // MoE blocks: each token's k routes permuted to their experts and back (Megatron-Core's
+    // token permute / unpermute: read and write k h each way), the experts' activation on k
+    // routes (and the shared experts'), the router's softmax / top-k over E fp32 logits.
+    const double fe = o.moe.f_e, k = o.moe.top_k, fs = o.moe.f_shared;
+    const double act_f = (gated ? 6 : 4) * (k * fe + fs), act_b = (gated ? 10 : 6) * (k * fe + fs);
+    o.elementwise[i++] = {"MoE permute, activation, router",
+                          phi * (8 * k * h + act_f + 12 * o.moe.experts),
+                          phi * (8 * k * h + act_b + 12 * o.moe.experts), Region::inner};
+  }
   // RoPE on q and k (Megatron-Core's fused rotary kernel): read and write h + g d each way.
   if (m.position == Position::rope)
-    o.elementwise[i++] = {"RoPE", 4 * (h + kv), 4 * (h + kv), Region::inner};
+    o.elementwise[i++] = {"RoPE", 4 * (q + kv), 4 * (q + kv), Region::inner};
   if (m.fp8) {
     // Transformer Engine, FP8 per-tensor scaling: each linear input is cast to FP8 with its
     // transpose for the weight gradient (read 2, write 1 + 1) unless a norm in front writes it
@@ -97,10 +141,13 @@ ModelOps describe_model(const ModelConfig &m) {
   // added after its reduction and every rank keeps it (Megatron's RowParallelLinear).
   const double norm = m.norm == Norm::layernorm ? 2 * h : h;
   o.norm_params = norm;
-  const double qkv_bias = (m.bias || m.qkv_bias) ? h + 2 * kv : 0.0;
-  const double up_bias = m.bias ? (gated ? 2 : 1) * f : 0.0;
+  const double qkv_bias = (m.bias || m.qkv_bias) ? q + 2 * kv : 0.0;
+  const double up_bias = m.bias ? (1 - phi) * (gated ? 2 : 1) * f : 0.0;
   o.block_params_split = o.block_matrix_params + qkv_bias + up_bias;
-  o.block_params_replicated = 2 * norm + (m.bias ? 2 * h : 0.0);
+  // QK-norm (Qwen3): a norm of d on q and on k per layer, replicated
+  const double qk_norm = m.qk_norm ? 2 * d : 0.0;
+  o.block_params_replicated = 2 * norm + qk_norm + (m.bias ? (2 - phi) * h : 0.0) +
+                              phi * o.moe.router_params;
   o.embedding_params = m.vocabulary * h + (m.position == Position::learned ? m.sequence * h : 0.0);
   o.head_params = m.tied_embeddings ? 0.0 : m.vocabulary * h;
   return o;
@@ -108,8 +155,16 @@ ModelOps describe_model(const ModelConfig &m) {
 
 double parameter_count(const ModelConfig &m) {
   const ModelOps o = describe_model(m);
-  return m.layers * (o.block_params_split + o.block_params_replicated) + o.norm_params +
-         o.embedding_params + o.head_params;
+  return m.layers * (o.block_params_split + o.block_params_replicated + o.block_expert_params) +
+         o.norm_params + o.embedding_params + o.head_params;
+}
+
+double active_parameter_count(const ModelConfig &m) {
+  const ModelOps o = describe_model(m);
+  const double active_experts =
+      m.moe() ? o.block_expert_params * o.moe.top_k / o.moe.experts : 0.0;
+  return m.layers * (o.block_params_split + o.block_params_replicated + active_experts) +
+         o.norm_params + o.embedding_params + o.head_params;
 }
 
 double padded_vocabulary(double V, int divisible_by, int tp) {

@@ -26,7 +26,8 @@ struct StageCost {
   double extra_cp = 0;   ///< ends' compute (embedding, logits, loss) inside fwd+bwd
   double comm = 0;       ///< TP + CP + PP communication of a micro-batch
   double comm_hidden = 0; ///< of which hidden behind compute
-  double params = 0;     ///< parameters held by one TP rank
+  double params = 0;     ///< dense parameters held by one TP rank
+  double expert_params = 0; ///< expert parameters held by one EP x ETP rank
   double matrix_params = 0; ///< weight-matrix parameters (FP8 copies)
   double time() const { return fwd + bwd + comm - comm_hidden; }
 };

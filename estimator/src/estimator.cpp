@@ -71,6 +71,8 @@ const char *parallelism_name(Parallelism p) {
     return "ZeRO";
   case Parallelism::cp:
     return "CP";
+  case Parallelism::ep:
+    return "EP";
   }
   return "?";
 }
@@ -95,6 +97,8 @@ const char *reject_name(Reject r) {
     return "exceeds device memory";
   case Reject::context:
     return "sequence % (2*cp) != 0";
+  case Reject::experts:
+    return "experts % ep or tp*cp*dp % (etp*ep) != 0";
   }
   return "?";
 }
@@ -106,6 +110,7 @@ Estimator::Estimator(ModelConfig model, SystemConfig system, std::shared_ptr<con
     m_comm = std::make_shared<SpecCommModel>(m_system);
   m_el = static_cast<double>(dtype_size(m_model.dtype));
   m_params = parameter_count(m_model);
+  m_active_params = active_parameter_count(m_model);
 }
 
 bool Estimator::spec_only() const {
@@ -177,6 +182,10 @@ Reject Estimator::check(const Strategy &s, int gpus) const noexcept {
     return Reject::zero;
   if (s.cp > 1 && m_model.sequence % (2 * std::int64_t{s.cp}) != 0)
     return Reject::context;
+  if (s.ep < 1 || s.etp < 0 || !(s.moe_imbalance >= 1 && s.moe_imbalance <= 64) ||
+      (!m_model.moe() && s.ep > 1) || (m_model.moe() && m_model.experts % s.ep != 0) ||
+      (std::int64_t{s.tp} * s.cp * s.dp) % (std::int64_t{s.expert_tp()} * s.ep) != 0)
+    return Reject::experts;
   if (s.interleave > 1) {
     const std::int64_t m = s.batch() / per_step;
     if (s.pp == 1 || m % s.pp != 0)
@@ -242,6 +251,13 @@ void Estimator::validate(const Strategy &s, int gpus) const {
                          str(2 * std::int64_t{s.cp}) + "): causal load balancing gives each " +
                          "rank two of 2*cp chunks",
                      "", 0, "--cp");
+  case Reject::experts:
+    throw InputError("ep (" + str(s.ep) + ") must divide the experts (" + str(m_model.experts) +
+                         ") and etp*ep (" + str(std::int64_t{s.expert_tp()} * s.ep) +
+                         ") must divide tp*cp*dp (" +
+                         str(std::int64_t{s.tp} * s.cp * s.dp) +
+                         "); a dense model has ep 1; the load imbalance is in [1, 64]",
+                     "", 0, "--ep");
   case Reject::memory:
     break;
   }

@@ -18,14 +18,41 @@ LayerCost Estimator::layer_cost(const Strategy &st, double T) const noexcept {
   LayerCost c;
   // Linear layers: forward (T, n', k'); backward the data gradient (T, k', n') and the weight
   // gradient (k', n', T) at their own shapes (a weight gradient's k is the token count).
+  const double phi = o.moe.fraction; // share of MoE blocks; their MLP is priced below
   for (int i = 0; i < 4; ++i) {
     const LinearOp &l = o.linear[i];
     const double n = l.split == TpSplit::column ? l.n / t : l.n;
     const double kk = l.split == TpSplit::row ? l.k / t : l.k;
-    c.lin_fwd[i] = P.gemm_s(T, n, kk, 1, fp8);
-    c.lin_bwd[i] = P.gemm_s(T, kk, n, 1, fp8) + P.gemm_s(kk, n, T, 1, fp8);
+    const double share = i >= 2 ? 1 - phi : 1.0;
+    c.lin_fwd[i] = share * P.gemm_s(T, n, kk, 1, fp8);
+    c.lin_bwd[i] = share * (P.gemm_s(T, kk, n, 1, fp8) + P.gemm_s(kk, n, T, 1, fp8));
     c.gemm_fwd += c.lin_fwd[i];
     c.gemm_bwd += c.lin_bwd[i];
+  }
+  if (phi > 0) {
+    // MoE MLP (Megatron-Core MoE layer): the router GEMM on the rank's tokens (T / t with SP),
+    // then the rank's E / ep experts as grouped GEMMs over the k-fold routed tokens it receives
+    // (balanced: k T/t per rank, times the load imbalance; expert TP etp splits the expert width
+    // and gathers its tokens), and the shared experts as a dense TP-split MLP.
+    const MoeOps &e = o.moe;
+    const double T_tok = st.tp > 1 ? T / t : T;
+    const double et = st.expert_tp(), ep = st.ep;
+    const double local = e.experts / ep;
+    const double rows = e.top_k * T_tok * et * st.moe_imbalance / local; // per local expert
+    const double h = m_model.hidden;
+    double f = P.gemm_s(T_tok, e.experts, h, 1);
+    double b = P.gemm_s(T_tok, h, e.experts, 1) + P.gemm_s(h, e.experts, T_tok, 1);
+    f += P.gemm_s(rows, e.up_n / et, h, local, fp8) + P.gemm_s(rows, h, e.f_e / et, local, fp8);
+    b += P.gemm_s(rows, h, e.up_n / et, local, fp8) + P.gemm_s(h, e.up_n / et, rows, local, fp8) +
+         P.gemm_s(rows, e.f_e / et, h, local, fp8) + P.gemm_s(e.f_e / et, h, rows, local, fp8);
+    if (e.f_shared > 0) {
+      const double su = (e.up_n / e.f_e) * e.f_shared / t, sd = e.f_shared / t;
+      f += P.gemm_s(T, su, h, 1, fp8) + P.gemm_s(T, h, sd, 1, fp8);
+      b += P.gemm_s(T, h, su, 1, fp8) + P.gemm_s(h, su, T, 1, fp8) + P.gemm_s(T, sd, h, 1, fp8) +
+           P.gemm_s(sd, h, T, 1, fp8);
+    }
+    c.gemm_fwd += phi * f;
+    c.gemm_bwd += phi * b;
   }
   // Attention core over the rank's a/t query heads and T = b s / cp query tokens against all s
   // keys (ring attention passes the other ranks' keys by, cp.cpp messages).

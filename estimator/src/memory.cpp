@@ -88,12 +88,19 @@ void Estimator::memory(const Strategy &st, const StageCost *stages, int n_stages
         total = weights + grads + optim + act;
       }
     } else {
-      const ModelStateBytes ms = model_state_bytes(psi, st.zero, shard, st.fp32_grads, el);
+      ModelStateBytes ms = model_state_bytes(psi, st.zero, shard, st.fp32_grads, el);
+      if (c.expert_params > 0) { // experts: ZeRO shards them over the expert-data-parallel ranks
+        const ModelStateBytes x = model_state_bytes(c.expert_params, st.zero, st.expert_dp(),
+                                                    st.fp32_grads, el);
+        ms.weights += x.weights;
+        ms.gradients += x.gradients;
+        ms.optimizer += x.optimizer;
+      }
       weights = ms.weights;
       if (st.zero >= 3 && shard > 1 && c.layers > 0)
         weights += 2 * psi / c.layers * el; // gathered blocks
       if (md.fp8) // Transformer Engine's FP8 weight and its transpose
-        weights += 2 * c.matrix_params;
+        weights += 2 * (c.matrix_params + c.expert_params);
       grads = ms.gradients;
       optim = ms.optimizer;
       // The loss on the last stage: fp32 softmax and bf16 logits gradient (6 B per logit)

@@ -95,6 +95,13 @@ std::vector<PublishedRun> load_published_runs(const std::string &path, const std
     m.ffn = field<int>(mj, "ffn", 0, path, line);
     m.vocabulary = field<int>(mj, "vocab", 0, path, line);
     m.sequence = field<int>(mj, "seq", 0, path, line);
+    m.head_dim_override = field<int>(mj, "head_dim", 0, path, line);
+    m.qk_norm = field<bool>(mj, "qk_norm", false, path, line);
+    m.experts = field<int>(mj, "experts", 0, path, line);
+    m.top_k = field<int>(mj, "top_k", 0, path, line);
+    m.moe_ffn = field<int>(mj, "moe_ffn", 0, path, line);
+    m.shared_experts = field<int>(mj, "shared_experts", 0, path, line);
+    m.first_dense_layers = field<int>(mj, "first_dense_layers", 0, path, line);
     m.dtype = DType::bfloat16;
     m.attention = Attention::fused;
     const std::string act = field<std::string>(mj, "activation", "gelu", path, line);
@@ -186,9 +193,17 @@ std::vector<PublishedRun> load_published_runs(const std::string &path, const std
       throw InputError("expected a positive iteration time", path, line, "iteration_time_s");
     if (j.contains("published") && j["published"].is_object())
       r.memory_gib = field<double>(j["published"], "memory_gib", 0.0, path, line);
-    const int ep = field<int>(j, "ep", 1, path, line);
-    if (ep > 1 || mj.contains("experts"))
-      r.not_expressible = "mixture of experts (issue 16)";
+    s.ep = std::max(1, field<int>(j, "ep", 1, path, line));
+    s.etp = field<int>(j, "etp", 0, path, line);
+    // Unstated expert TP: Megatron-Core's default is tp, which a layout with tp ep > tp cp dp
+    // cannot use; such a recipe must set etp 1.
+    if (s.etp == 0 && s.ep > 1 &&
+        (std::int64_t{s.tp} * s.cp * s.dp) % (std::int64_t{s.tp} * s.ep) != 0)
+      s.etp = 1;
+    if (mj.contains("kv_lora_rank") || mj.contains("q_lora_rank"))
+      r.not_expressible = "multi-head latent attention (DeepSeek MLA, issue 16)";
+    else if (mj.contains("sliding_window"))
+      r.not_expressible = "sliding-window attention layers (gpt-oss)";
     if (r.system.empty() || !std::filesystem::exists(std::filesystem::path(root) / r.system))
       r.not_expressible = "no system file " + r.system;
     r.held_for_calibration = field<bool>(j, "calibration", false, path, line);

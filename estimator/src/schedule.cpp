@@ -76,9 +76,11 @@ struct MessageSink {
   }
 };
 
-/// The communicators of data parallelism: all dp*cp ranks, a shard group, its replicas.
+/// The communicators of data parallelism: all `ranks` holding the same weights, a shard group
+/// of `shard` ranks, its replicas.
 struct DpGroups {
   CommGroup all, shard, replicas;
+  int ranks = 1, shard_ranks = 1;
 };
 
 /// DP / ZeRO / FSDP communication of one stage and the part hidden behind compute [s].
@@ -97,10 +99,10 @@ struct DpCost {
 DpCost dp_cost(MessageSink &out, const Strategy &st, const DpGroups &groups, double params,
                double el, double layers, int m, double fwd_mb, double bwd_mb) {
   DpCost r;
-  const int ranks = st.dp * st.cp;
+  const int ranks = groups.ranks;
   if (ranks <= 1 || params <= 0)
     return r;
-  const int shard = st.zero >= 1 ? st.shard_ranks() : ranks;
+  const int shard = groups.shard_ranks;
   const int replicas = ranks / shard;
   const CommGroup &all = groups.all, &g = groups.shard, &rep = groups.replicas;
   const double bucket = std::max(1.0, st.bucket_bytes);
@@ -235,6 +237,7 @@ void Estimator::evaluate(const Strategy &st, Estimate &e, bool messages) const n
     c.bwd += c.extra_cp * 2 / 3;
     c.params += layers * (o.block_params_split / t + o.block_params_replicated);
     c.matrix_params = layers * o.block_matrix_params / t;
+    c.expert_params = layers * o.block_expert_params / (double(st.ep) * st.expert_tp());
     return c;
   };
   if (p == 1) {
@@ -292,6 +295,12 @@ void Estimator::evaluate(const Strategy &st, Estimate &e, bool messages) const n
   const double u_rs = st.tp > 1 && sp ? sink.one(Op::reducescatter, g_tp, tp_bytes) : 0.0;
   const double u_ar = st.tp > 1 && !sp ? sink.one(Op::allreduce, g_tp, tp_bytes) : 0.0;
   const double u_pp = st.pp > 1 ? sink.one(Op::sendrecv, g_pp, pp_bytes) : 0.0;
+  const CommGroup g_ep = group_shape(st.ep, st.expert_tp(), gpn);
+  const double ep_bytes =
+      md.moe() && st.ep > 1
+          ? o.moe.top_k * (st.tp > 1 ? T / t : T) * h * el * st.moe_imbalance
+          : 0.0;
+  const double u_ep = ep_bytes > 0 ? sink.one(Op::alltoall, g_ep, ep_bytes) : 0.0;
   auto stage_comm = [&](StageCost &c, bool record) {
     sink.record = record;
     const double rec = full ? (st.recompute_layers > 0
@@ -340,7 +349,18 @@ void Estimator::evaluate(const Strategy &st, Estimate &e, bool messages) const n
       ppc = record ? sink.add(Op::sendrecv, Parallelism::pp, "stage boundary (fwd+bwd)", pp_bytes,
                               g_pp, 2 * v * m) / m
                    : 2 * v * u_pp;
-    c.comm = tp + cpc + ppc;
+    // EP: Megatron-Core's all-to-all token dispatcher, per MoE block and micro-batch a dispatch
+    // and a combine of the rank's k routed tokens (k T/t h elements) forward, the same two
+    // backward, and again for a recomputed block; not overlapped (no shared-expert overlap).
+    double epc = 0;
+    if (ep_bytes > 0) {
+      const double n_a2a = o.moe.fraction * (4 * c.layers + 2 * rec);
+      epc = record ? sink.add(Op::alltoall, Parallelism::ep, "token dispatch/combine", ep_bytes,
+                              g_ep, m * n_a2a) / m
+                   : n_a2a * u_ep;
+    }
+    c.comm = tp + cpc + ppc + epc;
+    e.comm_ep_s = epc * m;
     const double tp_hidden = std::min(tp, c.layers * tp_hide_block + rec * tp_hide_rec);
     c.comm_hidden = ov * (cph + tp_hidden);
     e.comm_tp_s = tp * m;
@@ -351,13 +371,20 @@ void Estimator::evaluate(const Strategy &st, Estimate &e, bool messages) const n
     stage_comm(stages[i], false);
 
   // --- DP / ZeRO / FSDP and the optimizer step, per stage ---
-  DpGroups dpg;
+  DpGroups dpg, edpg;
   {
     const int ranks = st.dp * st.cp;
     const int shard = st.zero >= 1 ? st.shard_ranks() : ranks;
     dpg.all = group_shape(ranks, st.tp, gpn);
     dpg.shard = group_shape(shard, st.tp, gpn);
     dpg.replicas = group_shape(ranks / shard, st.tp * shard, gpn);
+    dpg.ranks = ranks;
+    dpg.shard_ranks = shard;
+    // Experts: their gradients meet over the expert-data-parallel ranks (stride etp x ep), and
+    // ZeRO shards their states there (Megatron-Core's expert mesh).
+    const int edp = st.expert_dp();
+    edpg.all = edpg.shard = group_shape(edp, st.expert_tp() * st.ep, gpn);
+    edpg.ranks = edpg.shard_ranks = edp;
   }
   DpCost dp[3];
   double opt[3] = {0, 0, 0};
@@ -365,15 +392,21 @@ void Estimator::evaluate(const Strategy &st, Estimate &e, bool messages) const n
     const StageCost &c = stages[i];
     const double fwd_mb = c.fwd, bwd_mb = c.bwd;
     dp[i] = dp_cost(sink, st, dpg, c.params, el, c.layers, m, fwd_mb, bwd_mb);
+    if (c.expert_params > 0) {
+      const DpCost x = dp_cost(sink, st, edpg, c.expert_params, el, c.layers, m, fwd_mb, bwd_mb);
+      dp[i].total += x.total;
+      dp[i].hidden += x.hidden;
+    }
     dp[i].hidden = ov * std::max(0.0, dp[i].hidden);
     // Adam over the local shard, memory-bound (read 16 B, write 16 B per parameter); FP8 casts
     // each weight matrix once per iteration (read 2, write FP8 and its transpose: 4 B).
-    const double p_opt = c.params / (st.zero >= 1 ? st.shard_ranks() : 1.0);
+    const double p_opt = c.params / (st.zero >= 1 ? st.shard_ranks() : 1.0) +
+                         c.expert_params / (st.zero >= 1 ? st.expert_dp() : 1.0);
     opt[i] = eager ? P.mem_n_s(std::ceil(p_opt / constants::kAdamWElementsPerLaunch),
                                constants::kAdamWBytesPerParam * p_opt)
                    : P.mem_s(32 * p_opt);
     if (md.fp8)
-      opt[i] += P.mem_s(4 * c.matrix_params);
+      opt[i] += P.mem_s(4 * (c.matrix_params + c.expert_params));
   }
 
   // --- Schedule (step 4): 1F1B, the slowest stage sets the pace ---
@@ -401,6 +434,8 @@ void Estimator::evaluate(const Strategy &st, Estimate &e, bool messages) const n
     stage_comm(stages[slow], true);
     sink.record = true;
     dp_cost(sink, st, dpg, c.params, el, c.layers, m, c.fwd, c.bwd);
+    if (c.expert_params > 0)
+      dp_cost(sink, st, edpg, c.expert_params, el, c.layers, m, c.fwd, c.bwd);
   } else {
     stage_comm(stages[slow], false); // the per-parallelism totals of the slowest stage
   }
@@ -455,6 +490,7 @@ void Estimator::evaluate(const Strategy &st, Estimate &e, bool messages) const n
   const IterationFlops fl =
       iteration_flops(m_ops, md, B, Vp, full, st.recompute == Recompute::selective, frac);
   e.params = m_params;
+  e.active_params = m_active_params;
   e.params_per_gpu = 0;
   for (int i = 0; i < n_stages; ++i)
     e.params_per_gpu = std::max(e.params_per_gpu, stages[i].params);

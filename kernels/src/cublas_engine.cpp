@@ -179,7 +179,7 @@ public:
     if (m_lt)
       lib += ", cuBLASLt " + std::to_string(cublasLtGetVersion()) + " (FP8 E4M3 GEMMs)";
 #ifdef SCALEFIT_HAVE_CUDNN
-    lib += ", " + attention().version();
+    lib += ", " + detail::CudnnAttention::version(); // no handle: attention() makes it
 #endif
     return lib;
   }

@@ -174,7 +174,7 @@ std::string CudnnAttention::unavailable(Precision precision, std::int64_t head_d
   return "";
 }
 
-std::string CudnnAttention::version() const {
+std::string CudnnAttention::version() {
   const std::size_t v = cudnnGetVersion(); // 90190 = 9.19.0
   return "cuDNN " + std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." +
          std::to_string(v % 100) + " (frontend " + std::to_string(CUDNN_FRONTEND_MAJOR_VERSION) +

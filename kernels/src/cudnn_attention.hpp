@@ -31,7 +31,9 @@ struct AttentionBuffers {
 /// One cuDNN handle on a stream and the SDPA graphs of the last shape built.
 class CudnnAttention {
 public:
-  /// Creates the cuDNN handle bound to `stream`. \throws RuntimeError when cuDNN fails.
+  /// Creates the cuDNN handle bound to `stream`. \throws RuntimeError when cuDNN fails. The
+  /// cublas engine makes one only when an attention kernel runs fused, so a cuDNN that cannot
+  /// create a handle fails fused attention alone, never GEMM-only runs.
   explicit CudnnAttention(cudaStream_t stream);
   ~CudnnAttention();
   CudnnAttention(const CudnnAttention &) = delete;
@@ -41,8 +43,9 @@ public:
   /// most 256), else the reason.
   static std::string unavailable(Precision precision, std::int64_t head_dim);
 
-  /// "cuDNN 9.x.y (frontend a.b.c)".
-  std::string version() const;
+  /// "cuDNN 9.x.y (frontend a.b.c)": the loaded library's version (cudnnGetVersion), without a
+  /// handle, so that naming the library creates none (only attention does).
+  static std::string version();
 
   /// Builds (or reuses) the forward graph for shape (kind attention, m = n = s, k = d, causal)
   /// and, for a backward shape, the backward graph; sizes the workspace. scale = 1/sqrt(d).

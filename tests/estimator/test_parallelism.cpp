@@ -227,3 +227,36 @@ TEST(Parallelism, Fp8GemmFitPricesFp8Gemms) {
   EXPECT_GT(fit->terms[0].seconds, spec->terms[0].seconds);
   EXPECT_DOUBLE_EQ(fit->terms[1].seconds, spec->terms[1].seconds); // attention stays bf16
 }
+
+// Mixture of experts (issue 16's first part): parameters total and active, expert parallelism's
+// all-to-all, expert states sharded over EP and reduced over the expert-data-parallel ranks.
+TEST(Parallelism, MixtureOfExpertsParametersAndExpertParallelism) {
+  const ModelConfig mix = load_model(test_paths::model_path("mixtral-8x7b"));
+  EXPECT_DOUBLE_EQ(parameter_count(mix), 46702792704.0); // HF safetensors total
+  EXPECT_NEAR(active_parameter_count(mix), 12.9e9, 0.05e9); // "12.9B active"
+  const ModelConfig qwen = load_model(test_paths::model_path("qwen3-30b-a3b"));
+  EXPECT_NEAR(active_parameter_count(qwen), 3.3e9, 0.06e9); // "3.3B activated" (rounded)
+  const Estimator est(mix, load_system(test_paths::system_path("dgx-h100")));
+  Strategy s;
+  s.tp = 1, s.dp = 8, s.zero = 1, s.global_batch = 64;
+  const auto no_ep = run(est, s);
+  s.ep = 8;
+  const auto ep8 = run(est, s);
+  const Message *a2a = find(*ep8, Parallelism::ep, Op::alltoall);
+  ASSERT_NE(a2a, nullptr);
+  EXPECT_DOUBLE_EQ(a2a->bytes, 2 * 4096.0 * 4096 * 2); // k T h bf16
+  EXPECT_DOUBLE_EQ(a2a->count, ep8->micro_batches * 32.0 * 4); // dispatch+combine, fwd+bwd
+  EXPECT_EQ(find(*no_ep, Parallelism::ep, Op::alltoall), nullptr);
+  // experts sharded over 8 EP ranks: an eighth of their weights and gradients per GPU; their
+  // Adam state was already sharded 8 ways by ZeRO-1 over DP and is now unsharded over the
+  // expert-data-parallel group of 8 / 8 = 1 rank: the same bytes
+  EXPECT_LT(ep8->memory_bytes.weights, 0.2 * no_ep->memory_bytes.weights);
+  EXPECT_NEAR(ep8->memory_bytes.optimizer, no_ep->memory_bytes.optimizer,
+              0.01 * no_ep->memory_bytes.optimizer);
+  EXPECT_GT(ep8->comm_ep_s, 0);
+  s.ep = 3; // 8 experts
+  EXPECT_EQ(est.check(s, 0), Reject::experts);
+  const Estimator dense = make("llama3-8b");
+  s.ep = 2;
+  EXPECT_EQ(dense.check(s, 0), Reject::experts);
+}

@@ -42,6 +42,7 @@ TEST(PublishedRuns, EverySourceWithinItsRecordedError) {
       {"nemo-long-sequence-llama2-7b-h100.jsonl", 0.14, 0.20, 0, 9},
       {"fms-fsdp-llama2-a100.jsonl", 0.26, 0.46, 0, 3},
       {"fsdp-memory.jsonl", 0, 0, 0.05, 0},
+      {"megatron-bridge-25.09-25.11-moe.jsonl", 0.36, 0.70, 0, 8},
   };
   int goal_met = 0;
   for (const Bound &b : bounds) {
@@ -83,10 +84,19 @@ TEST(PublishedRuns, DenseRunsAreExpressible) {
     for (const RunComparison &c : compare_published(runs, SCALEFIT_SOURCE_ROOT))
       EXPECT_TRUE(c.skipped.empty()) << c.run->id << ": " << c.skipped;
   }
+  // MoE runs (issue 16, in progress): Qwen3 MoE is estimated; DeepSeek's multi-head latent
+  // attention and gpt-oss's sliding-window layers are not expressible yet and say so.
   const auto moe = load_published_runs(runs_path("megatron-bridge-25.09-25.11-moe.jsonl"),
                                        SCALEFIT_SOURCE_ROOT);
-  for (const PublishedRun &r : moe)
-    EXPECT_FALSE(r.not_expressible.empty()) << r.id;
+  int estimated = 0;
+  for (const RunComparison &c : compare_published(moe, SCALEFIT_SOURCE_ROOT)) {
+    const bool known = c.run->id.find("deepseek") != std::string::npos ||
+                       c.run->id.find("gpt-oss") != std::string::npos;
+    if (known)
+      EXPECT_FALSE(c.skipped.empty()) << c.run->id;
+    estimated += c.skipped.empty();
+  }
+  EXPECT_GE(estimated, 8);
 }
 
 TEST(PublishedRuns, MalformedRecordsNameFileLineAndField) {

@@ -11,6 +11,8 @@
 
 #include <map>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace scalefit::bench {
 
@@ -29,5 +31,11 @@ struct ResumeState {
 /// \throws InputError (field "--out" or "--resume") when the rules forbid the run, when the
 ///   file is unreadable or malformed, or when neither it nor its directory can be written.
 ResumeState prepare_output(const std::string &path, bool resume, const ContextRecord &ctx);
+
+/// The context record's `not_run` field: one {"op", "placement", "why"} object for each of
+/// `ops` x `placements` that `backend` does not run (collective.hpp: not_run_reason; the table
+/// prints N/A for them); an empty array when it runs them all.
+nlohmann::json not_run_entries(std::string_view backend, const std::vector<Op> &ops,
+                               const std::vector<Placement> &placements);
 
 } // namespace scalefit::bench

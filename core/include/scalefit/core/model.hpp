@@ -75,12 +75,30 @@ struct ModelConfig {
   /// GEMM inputs of the linear layers in FP8 (Transformer Engine's recipe: E4M3 per-tensor
   /// scaling; `dtype` is then bf16 and everything else stays bf16). Set by dtype "fp8".
   bool fp8 = false;
+  int head_dim_override = 0;             ///< d when not h / a (Qwen3: 128 with h 2048, a 32)
+  bool qk_norm = false;                  ///< RMSNorm of d on q and k per layer (Qwen3)
+  // Mixture of experts (Shazeer et al. 2017; Fedus et al. 2022; Megatron-Core MoE).
+  int experts = 0;          ///< E routed experts per MoE layer; 0 = a dense model
+  int top_k = 0;            ///< k experts per token
+  int moe_ffn = 0;          ///< f_e, each expert's MLP inner size (gated as `mlp`)
+  int shared_experts = 0;   ///< shared experts (each of moe_ffn) every token passes through
+  int moe_layer_freq = 1;   ///< every n-th block is an MoE block
+  int first_dense_layers = 0; ///< dense blocks before the first MoE block (DeepSeek: 3)
   /// MLP inner size [elements]: ffn, or 4h when unset.
   int ffn_size() const { return ffn > 0 ? ffn : 4 * hidden; }
   /// Key/value heads g: kv_heads, or heads when unset.
   int kv_heads_count() const { return kv_heads > 0 ? kv_heads : heads; }
-  /// Head dimension d = h / a.
-  int head_dim() const { return hidden / heads; }
+  /// Head dimension d: head_dim_override, or h / a.
+  int head_dim() const { return head_dim_override > 0 ? head_dim_override : hidden / heads; }
+  /// True for a mixture of experts.
+  bool moe() const { return experts > 0; }
+  /// MoE blocks among the `layers` (every moe_layer_freq-th after first_dense_layers).
+  int moe_layers() const {
+    if (!moe() || layers <= first_dense_layers)
+      return 0;
+    const int f = moe_layer_freq > 0 ? moe_layer_freq : 1;
+    return (layers - first_dense_layers + f - 1) / f;
+  }
 };
 
 /// Per-field overrides from a command line: a value of 0 (or an empty string / nullopt) keeps
@@ -90,6 +108,8 @@ struct ModelOverrides {
   std::string dtype;                    ///< "fp16", "bf16", "fp32", "fp8" (parse_dtype names too)
   std::string attention;                ///< "fused" or "unfused"
   int kv_heads = 0;                     ///< see ModelConfig::kv_heads
+  int head_dim = 0;                     ///< see ModelConfig::head_dim_override
+  int experts = 0, top_k = 0, moe_ffn = 0, shared_experts = -1; ///< MoE (shared: -1 keeps)
   std::string mlp, norm, position;      ///< see Mlp, Norm, Position
   std::optional<bool> bias;             ///< linear-layer biases
   /// True when all five of layers, hidden, heads, sequence, vocabulary are set (a model from
@@ -102,7 +122,8 @@ struct ModelOverrides {
 void apply_overrides(ModelConfig &m, const ModelOverrides &o);
 
 /// Loads a model YAML (fields: name, layers, hidden, heads, sequence, vocabulary, and optional
-/// ffn, kv_heads, mlp, norm, position, bias, qkv_bias, dropout, dtype (fp16|bf16|fp32|fp8),
+/// ffn, kv_heads, head_dim, mlp, norm, position, bias, qkv_bias, dropout, experts, top_k, moe_ffn,
+/// shared_experts, moe_layer_freq, first_dense_layers, dtype (fp16|bf16|fp32|fp8),
 /// global_batch, attention: fused|unfused, tied_embeddings: bool).
 /// \throws InputError naming the file, line and field of a missing or bad value.
 ModelConfig load_model(const std::string &path);

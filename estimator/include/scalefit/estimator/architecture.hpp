@@ -44,7 +44,7 @@ struct ElementwiseOp {
 };
 
 /// Maximum element-wise kernels of one block.
-inline constexpr int kMaxElementwise = 8;
+inline constexpr int kMaxElementwise = 9;
 
 /// Activation bytes one block keeps for backward, per token, by region (Korthikanti et al. 2022,
 /// Sec. 4.1 derivation generalized to GQA, gated MLPs, no-dropout models and FP8; docs/estimator.md
@@ -59,6 +59,20 @@ struct BlockActivations {
   double flash_stats = 0; ///< [B/token] fused attention's fp32 log-sum-exp per head (4 a)
 };
 
+/// A mixture-of-experts MLP (Megatron-Core MoE layer): a router GEMM h x E and top-k, E experts
+/// of gated (or not) MLPs of inner size f_e, shared experts every token passes through. Sizes per
+/// MoE block.
+struct MoeOps {
+  double fraction = 0;    ///< MoE blocks / blocks (0: dense model)
+  double experts = 0;     ///< E
+  double top_k = 0;       ///< k
+  double f_e = 0;         ///< expert inner size
+  double up_n = 0;        ///< expert MLP up width (2 f_e gated)
+  double f_shared = 0;    ///< shared experts' inner size in all (shared_experts x f_e)
+  double expert_params = 0; ///< E experts' weights
+  double router_params = 0; ///< h E
+};
+
 /// The operations of one transformer block and of the model's ends, layout-free.
 struct ModelOps {
   std::array<LinearOp, 4> linear{};                   ///< QKV, projection, MLP up, MLP down
@@ -71,17 +85,24 @@ struct ModelOps {
   double block_params_split = 0;     ///< parameters of a block divided by TP (weights, biases)
   double block_params_replicated = 0; ///< parameters of a block every TP rank holds (norms,
                                       ///< row-parallel biases)
-  double block_matrix_params = 0;     ///< weight-matrix parameters of a block (FP8 copies)
+  double block_matrix_params = 0;     ///< weight-matrix parameters of a block (FP8 copies),
+                                      ///< experts excluded
+  /// Expert parameters of an average block (MoE fraction x E experts): sharded over EP x ETP.
+  double block_expert_params = 0;
+  MoeOps moe;                         ///< the MoE MLP (moe.fraction 0 for dense models)
   double norm_params = 0;             ///< one norm's parameters (h or 2h)
   double embedding_params = 0;        ///< V h (+ s h learned positions)
   double head_params = 0;             ///< V h when untied, else 0
   double vocabulary = 0;              ///< V as configured (unpadded)
 };
 
-/// Builds the operations of `m` (validated). Sources per field in architecture.cpp.
+/// Builds the operations of `m` (validated). Sources per field in architecture.cpp. For an MoE
+/// model the block's MLP fields describe its dense blocks and `moe` its MoE blocks; the
+/// parameter, FLOP and activation fields are of an average block (MoE fraction weighted).
 ModelOps describe_model(const ModelConfig &m);
 
-/// Parameters of the model, as its published count has them (unpadded vocabulary): l blocks
+/// Parameters of the model, as its published count has them (unpadded vocabulary; all experts):
+/// l blocks
 /// (QKV h (h + 2 g d), projection h^2, MLP 2 h f or 3 h f gated, biases when configured, two
 /// norms of h (RMSNorm) or 2h (LayerNorm)), final norm, embedding V h, learned positions s h,
 /// untied LM head V h. For GPT (g = a, f = 4h, biases, LayerNorm, tied) this is Narayanan et al.
@@ -118,4 +139,10 @@ IterationFlops iteration_flops(const ModelOps &o, const ModelConfig &m, double b
                                double vocab, bool full, bool selective,
                                double recompute_layers_fraction = 1.0) noexcept;
 
+} // namespace scalefit::estimator
+
+namespace scalefit::estimator {
+/// Parameters a token passes through (MoE: k of the E experts, the shared ones, the router;
+/// equals parameter_count for dense models).
+double active_parameter_count(const ModelConfig &m);
 } // namespace scalefit::estimator

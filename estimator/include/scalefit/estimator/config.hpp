@@ -118,6 +118,13 @@ struct Strategy {
   int tp = 1;                            ///< tensor-parallel degree t
   int pp = 1;                            ///< pipeline-parallel degree p
   int cp = 1;                            ///< context-parallel degree (ring attention over s)
+  /// Expert-parallel degree: the E experts of an MoE block sharded over ep ranks carved from the
+  /// tp x cp x dp ranks (Megatron-Core's expert mesh etp x ep x edp); 1 for dense models.
+  int ep = 1;
+  int etp = 0;        ///< expert tensor-parallel degree; 0 = tp (Megatron-Core's default)
+  /// Tokens the busiest expert rank receives over the balanced share (router load imbalance);
+  /// 1 = balanced (auxiliary-loss or loss-free balancing as trained), settable.
+  double moe_imbalance = 1.0;
   int zero = 0;                          ///< ZeRO stage 0..3 (3 = FSDP full shard)
   /// Ranks one shard group spans (hybrid sharding, HSDP / DeepSpeed's hpZ): model states are
   /// sharded over zero_shard ranks and replicated across the dp*cp/zero_shard groups; 0 = the
@@ -164,6 +171,10 @@ struct Strategy {
   }
   /// Ranks of one shard group: zero_shard, or dp * cp.
   int shard_ranks() const { return zero_shard > 0 ? zero_shard : dp * cp; }
+  /// Expert tensor-parallel degree in use.
+  int expert_tp() const { return etp > 0 ? etp : tp; }
+  /// Expert-data-parallel degree: tp cp dp / (etp ep), the ranks holding the same experts.
+  int expert_dp() const { return static_cast<int>(std::int64_t{tp} * cp * dp / (std::int64_t{expert_tp()} * ep)); }
 };
 
 /// Loads a system YAML (name, gpus_per_node, device{...}, communication{intra, inter}); see

@@ -63,8 +63,8 @@ double cheng_speedup(double r_cp, double r_cm, double eff);
 // ---- The per-layout estimate ---------------------------------------------------------------
 
 /// Which parallelism emits a message.
-enum class Parallelism { tp, pp, dp, zero, cp };
-/// "TP", "PP", "DP", "ZeRO", "CP".
+enum class Parallelism { tp, pp, dp, zero, cp, ep };
+/// "TP", "PP", "DP", "ZeRO", "CP", "EP".
 const char *parallelism_name(Parallelism p);
 
 /// One kind of communication message of an iteration, priced.
@@ -105,6 +105,7 @@ enum class Reject {
   zero,       ///< ZeRO stage outside 0..3, or a shard group that does not divide dp*cp
   memory,     ///< does not fit in device memory
   context,    ///< sequence % (2 cp) != 0 (causal load balancing pairs 2 cp chunks)
+  experts,    ///< experts % ep != 0, tp cp dp % (etp ep) != 0, or ep > 1 on a dense model
 };
 /// Short reason ("heads % tp", "memory", ...).
 const char *reject_name(Reject r);
@@ -138,6 +139,8 @@ struct Estimate {
   std::array<Message, kMaxMessages> messages{};       ///< the message list
   int n_messages = 0;                                 ///< used entries of messages
   double comm_cp_s = 0;                               ///< T_cm of context parallelism [s]
+  double comm_ep_s = 0;                               ///< T_cm of expert parallelism [s]
+  double active_params = 0;                           ///< parameters a token passes through
   /// T_cp by term: layer GEMMs, attention, memory-bound (layers), logits GEMMs, cross-entropy,
   /// optimizer, embedding; each says what priced it. They sum to time_s.compute (the slowest
   /// stage's).
@@ -213,6 +216,7 @@ private:
   std::shared_ptr<const CommModel> m_comm;
   double m_el = 2; // bytes per element
   double m_params = 0;
+  double m_active_params = 0;
 };
 
 /// Weak scaling of a layout from its g GPUs to n GPUs by growing the DP degree (same micro-batch
