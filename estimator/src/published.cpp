@@ -165,7 +165,7 @@ std::vector<PublishedRun> load_published_runs(const std::string &path, const std
       if (fsdp != "hybrid_shard")
         s.zero_shard = 0;
     }
-    if (s.zero_shard == s.dp * s.cp)
+    if (std::int64_t{s.zero_shard} == std::int64_t{s.dp} * s.cp)
       s.zero_shard = 0;
     if (j.contains("pp_layers") && j["pp_layers"].is_array() && !j["pp_layers"].empty()) {
       const json &pl = j["pp_layers"];
@@ -197,7 +197,11 @@ std::vector<PublishedRun> load_published_runs(const std::string &path, const std
     s.etp = field<int>(j, "etp", 0, path, line);
     // Unstated expert TP: Megatron-Core's default is tp, which a layout with tp ep > tp cp dp
     // cannot use; such a recipe must set etp 1.
-    if (s.etp == 0 && s.ep > 1 &&
+    for (auto [v, name] : {std::pair{s.tp, "tp"}, {s.pp, "pp"}, {s.dp, "dp"}, {s.cp, "cp"},
+                           {s.interleave, "vp"}, {s.micro_batch, "micro_batch"}})
+      if (v < 1)
+        throw InputError("expected an integer >= 1", path, line, name);
+    if (s.etp == 0 && s.ep > 1 && s.gpus() <= kMaxGpus &&
         (std::int64_t{s.tp} * s.cp * s.dp) % (std::int64_t{s.tp} * s.ep) != 0)
       s.etp = 1;
     if (mj.contains("kv_lora_rank") || mj.contains("q_lora_rank"))
