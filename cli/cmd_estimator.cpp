@@ -254,7 +254,7 @@ struct SearchCmd {
   std::string system, fit;
   ModelArgs model;
   StrategyArgs strat;
-  int gpus = 0, global_batch = 0, top = 10, max_tp = 0, max_cp = 8;
+  int gpus = 0, global_batch = 0, top = 10, max_tp = 0, max_cp = 8, max_ep = 64;
   bool json = false;
   void run() {
     const est::ModelConfig m = model.build();
@@ -265,6 +265,7 @@ struct SearchCmd {
     space.global_batch = global_batch > 0 ? global_batch : m.global_batch;
     space.max_tp = max_tp;
     space.max_cp = max_cp;
+    space.max_ep = max_ep;
     const est::SearchResult r = est::search(e, space, top);
     if (json)
       print(dump_json(est::search_json(e, r), 2) + "\n");
@@ -434,6 +435,9 @@ void add_estimator_commands(CLI::App &app) {
       ->check(CLI::Range(1, 1 << 30));
   cs->add_option("--top", srch->top, "how many layouts to print")->check(CLI::Range(1, 1 << 20));
   cs->add_option("--max-cp", srch->max_cp, "largest CP degree to try (powers of 2; 1 = none)")
+      ->check(CLI::Range(1, 1 << 16));
+  cs->add_option("--max-ep", srch->max_ep,
+                 "MoE models: largest expert-parallel degree to try (powers of 2)")
       ->check(CLI::Range(1, 1 << 16));
   cs->add_option("--max-tp", srch->max_tp, "largest TP degree to try (0 = any)")
       ->check(CLI::Range(0, est::kMaxGpus));

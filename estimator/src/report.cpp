@@ -13,6 +13,8 @@ std::string strategy_label(const Strategy &s) {
   std::string extra;
   if (s.cp > 1)
     extra += fmt::format(" cp={}", s.cp);
+  if (s.ep > 1)
+    extra += fmt::format(" ep={}", s.ep);
   if (s.first_stage_layers || s.last_stage_layers)
     extra += fmt::format(" pp-layers={}/../{}", s.first_stage_layers, s.last_stage_layers);
   if (s.zero_shard > 0)
@@ -28,6 +30,8 @@ nlohmann::json strategy_json(const Strategy &s) {
           {"tp", s.tp},
           {"pp", s.pp},
           {"cp", s.cp},
+          {"ep", s.ep},
+          {"etp", s.expert_tp()},
           {"first_stage_layers", s.first_stage_layers},
           {"last_stage_layers", s.last_stage_layers},
           {"zero_shard", s.shard_ranks()},
@@ -60,7 +64,9 @@ nlohmann::json estimate_json(const Estimator &est, const Strategy &s, const Esti
                  {"overlap", e.time_s.overlap},
                  {"bubble", e.time_s.bubble}};
   j["communication_s"] = {
-      {"tp", e.comm_tp_s}, {"cp", e.comm_cp_s}, {"pp", e.comm_pp_s}, {"dp", e.comm_dp_s}};
+      {"tp", e.comm_tp_s}, {"cp", e.comm_cp_s}, {"ep", e.comm_ep_s},
+      {"pp", e.comm_pp_s}, {"dp", e.comm_dp_s}};
+  j["active_params"] = e.active_params;
   j["memory_gib"] = {{"weights", e.memory_bytes.weights / kGiB},
                      {"gradients", e.memory_bytes.gradients / kGiB},
                      {"optimizer", e.memory_bytes.optimizer / kGiB},
@@ -146,8 +152,9 @@ std::string estimate_table(const Estimator &est, const Strategy &s, const Estima
   fmt::format_to(out, "time per iteration [s] (Lu et al.: T_cp + T_cm - T_ol + T_sd)\n");
   fmt::format_to(out,
                  "  compute        {:10.4f}\n  communication  {:10.4f}   (TP {:.4f}, CP {:.4f}, "
-                 "PP {:.4f}, DP/ZeRO {:.4f})\n",
-                 t.compute, t.communication, e.comm_tp_s, e.comm_cp_s, e.comm_pp_s, e.comm_dp_s);
+                 "EP {:.4f}, PP {:.4f}, DP/ZeRO {:.4f})\n",
+                 t.compute, t.communication, e.comm_tp_s, e.comm_cp_s, e.comm_ep_s, e.comm_pp_s,
+                 e.comm_dp_s);
   fmt::format_to(
       out, "  overlap       -{:10.4f}\n  bubble         {:10.4f}\n  iteration      {:10.4f}\n\n",
       t.overlap, t.bubble, t.iteration);

@@ -24,6 +24,7 @@ SearchResult search(const Estimator &est, const SearchSpace &space, int top_k) {
   Strategy s = space.base;
   s.global_batch = space.global_batch;
   const int n_all = space.gpus;
+  const bool moe = est.model().moe();
   for (int cp = 1; cp <= std::max(1, space.max_cp); cp *= 2) {
   if (n_all % cp != 0)
     break;
@@ -49,6 +50,11 @@ SearchResult search(const Estimator &est, const SearchSpace &space, int top_k) {
               s.recompute = rc;
               for (int spi = 0; spi < (tp > 1 && space.try_sp ? 2 : 1); ++spi) {
                 s.sp = spi == 1;
+                // MoE: expert-parallel degrees 1, 2, 4 ... dividing the experts (dense: 1)
+                for (int ep = 1; ep <= (moe ? space.max_ep : 1); ep *= 2) {
+                s.ep = ep;
+                if (moe && est.model().experts % ep != 0)
+                  break;
                 ++r.enumerated;
                 Reject why = est.check(s, n_all);
                 if (why == Reject::none) {
@@ -74,6 +80,7 @@ SearchResult search(const Estimator &est, const SearchSpace &space, int top_k) {
                 r.top.insert(pos, Ranked{s, e});
                 if (static_cast<int>(r.top.size()) > top_k)
                   r.top.pop_back();
+                }
               }
             }
           }

@@ -260,3 +260,21 @@ TEST(Parallelism, MixtureOfExpertsParametersAndExpertParallelism) {
   s.ep = 2;
   EXPECT_EQ(dense.check(s, 0), Reject::experts);
 }
+
+TEST(Parallelism, SearchEnumeratesExpertParallelism) {
+  const Estimator est = make("mixtral-8x7b");
+  SearchSpace space;
+  space.gpus = 16;
+  space.global_batch = 64;
+  space.micro_batches = {1};
+  space.max_interleave = 1;
+  space.max_cp = 1;
+  const SearchResult r = search(est, space, 50);
+  ASSERT_FALSE(r.top.empty());
+  bool seen = false;
+  for (const Ranked &x : r.top)
+    seen |= x.strategy.ep > 1;
+  EXPECT_TRUE(seen); // experts sharded: the layouts that fit in 80 GB use EP
+  space.max_ep = 1;
+  EXPECT_LT(search(est, space, 50).enumerated, r.enumerated);
+}

@@ -23,6 +23,7 @@ struct SearchSpace {
   bool try_sp = true; ///< also try SP where tp > 1
   int max_tp = 0;     ///< 0 = no limit; else tp <= max_tp
   int max_cp = 8;     ///< cp from 1 to this (powers of two dividing N; 1 = no context parallelism)
+  int max_ep = 64;    ///< MoE models: ep from 1 to this (powers of two dividing the experts)
   Strategy base;      ///< options copied into every candidate (bucket, fp32 grads, overlap)
 };
 
