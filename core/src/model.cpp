@@ -62,55 +62,41 @@ std::optional<Attention> parse_attention(std::string_view name) {
   return std::nullopt;
 }
 
-const char *mlp_name(Mlp m) {
-  switch (m) {
-  case Mlp::gelu:
-    return "gelu";
-  case Mlp::relu2:
-    return "relu2";
-  case Mlp::swiglu:
-    return "swiglu";
-  case Mlp::geglu:
-    return "geglu";
-  }
+namespace {
+/// Name tables of the architecture enums: the first name of a value is the one printed; the
+/// others are accepted aliases.
+template <class E> struct Named {
+  std::string_view name;
+  E value;
+};
+constexpr Named<Mlp> kMlps[] = {{"gelu", Mlp::gelu},         {"relu2", Mlp::relu2},
+                                {"squared-relu", Mlp::relu2}, {"squared_relu", Mlp::relu2},
+                                {"swiglu", Mlp::swiglu},     {"geglu", Mlp::geglu}};
+constexpr Named<Norm> kNorms[] = {{"layernorm", Norm::layernorm}, {"rmsnorm", Norm::rmsnorm}};
+constexpr Named<Position> kPositions[] = {{"learned", Position::learned},
+                                          {"rope", Position::rope}};
+
+template <class E, std::size_t N> const char *name_of(const Named<E> (&table)[N], E v) {
+  for (const auto &n : table)
+    if (n.value == v)
+      return n.name.data(); // literals: NUL-terminated
   return "?";
 }
-
-std::optional<Mlp> parse_mlp(std::string_view n) {
-  if (n == "gelu")
-    return Mlp::gelu;
-  if (n == "relu2" || n == "squared-relu" || n == "squared_relu")
-    return Mlp::relu2;
-  if (n == "swiglu")
-    return Mlp::swiglu;
-  if (n == "geglu")
-    return Mlp::geglu;
+template <class E, std::size_t N>
+std::optional<E> parse_named(const Named<E> (&table)[N], std::string_view name) {
+  for (const auto &n : table)
+    if (n.name == name)
+      return n.value;
   return std::nullopt;
 }
+} // namespace
 
-const char *norm_name(Norm n) {
-  return n == Norm::layernorm ? "layernorm" : "rmsnorm";
-}
-
-std::optional<Norm> parse_norm(std::string_view n) {
-  if (n == "layernorm")
-    return Norm::layernorm;
-  if (n == "rmsnorm")
-    return Norm::rmsnorm;
-  return std::nullopt;
-}
-
-const char *position_name(Position p) {
-  return p == Position::learned ? "learned" : "rope";
-}
-
-std::optional<Position> parse_position(std::string_view n) {
-  if (n == "learned")
-    return Position::learned;
-  if (n == "rope")
-    return Position::rope;
-  return std::nullopt;
-}
+const char *mlp_name(Mlp m) { return name_of(kMlps, m); }
+std::optional<Mlp> parse_mlp(std::string_view n) { return parse_named(kMlps, n); }
+const char *norm_name(Norm n) { return name_of(kNorms, n); }
+std::optional<Norm> parse_norm(std::string_view n) { return parse_named(kNorms, n); }
+const char *position_name(Position p) { return name_of(kPositions, p); }
+std::optional<Position> parse_position(std::string_view n) { return parse_named(kPositions, n); }
 
 namespace {
 /// Applies a dtype name: fp8 means bf16 with FP8 GEMM inputs. False for an unknown or

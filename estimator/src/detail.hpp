@@ -21,6 +21,7 @@ struct LayerCost {
 struct StageCost {
   int index = 0;         ///< stage number (0 first, pp-1 last)
   double layers = 0;     ///< blocks
+  double recomputed = 0; ///< blocks fully recomputed in backward (full recompute)
   double fwd = 0;        ///< forward compute of a micro-batch, blocks and ends
   double bwd = 0;        ///< backward compute, with recomputation
   double extra_cp = 0;   ///< ends' compute (embedding, logits, loss) inside fwd+bwd

@@ -27,10 +27,7 @@ void Estimator::memory(const Strategy &st, const StageCost *stages, int n_stages
     const StageCost &c = stages[i];
     const bool last = c.index == st.pp - 1;
     const double psi = c.params;
-    const double rec =
-        full ? (st.recompute_layers > 0 ? std::min<double>(c.layers, double(st.recompute_layers) * v)
-                                        : c.layers)
-             : 0.0;
+    const double rec = c.recomputed;
     // 1F1B: stage i holds the activations of min(m, p - i) micro-batches; interleaving adds
     // (p - 1)/(p v) (Korthikanti et al. 2022, Sec. 4.2.3).
     const double in_flight = st.pp == 1 ? 1.0 : std::min<double>(m, p - c.index);

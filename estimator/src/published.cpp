@@ -12,6 +12,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <type_traits>
 
 namespace scalefit::estimator {
 namespace {
@@ -19,44 +20,32 @@ namespace {
 using nlohmann::json;
 
 /// A field of `j` as T, `fallback` when absent or null; InputError naming file, line and field.
+/// Numbers are checked before any conversion: doubles finite, ints whole and in [0, 2^24]
+/// (degrees, sizes, batches: a 1e20 must not reach an int).
 template <class T>
 T field(const json &j, const char *key, const T &fallback, const std::string &file, long line) {
   const auto it = j.find(key);
   if (it == j.end() || it->is_null())
     return fallback;
-  try {
-    return it->get<T>();
-  } catch (const json::exception &) {
-    throw InputError("bad value " + it->dump(), file, line, key);
+  if constexpr (std::is_same_v<T, int> || std::is_same_v<T, double>) {
+    if (!it->is_number() || !std::isfinite(it->get<double>()))
+      throw InputError("expected a finite number, got " + it->dump(), file, line, key);
+    const double v = it->get<double>();
+    if constexpr (std::is_same_v<T, int>) {
+      if (!(v >= 0 && v <= (1 << 24)) || v != std::floor(v))
+        throw InputError("expected an integer in [0, 16777216], got " + it->dump(), file, line,
+                         key);
+      return static_cast<int>(v);
+    } else {
+      return v;
+    }
+  } else {
+    try {
+      return it->get<T>();
+    } catch (const json::exception &) {
+      throw InputError("bad value " + it->dump(), file, line, key);
+    }
   }
-}
-
-/// An integer field in [0, 2^24] (degrees, sizes, batches): read as a number and range-checked
-/// before any conversion (a 1e20 must not reach an int).
-template <>
-int field<int>(const json &j, const char *key, const int &fallback, const std::string &file,
-               long line) {
-  const auto it = j.find(key);
-  if (it == j.end() || it->is_null())
-    return fallback;
-  if (!it->is_number())
-    throw InputError("expected an integer, got " + it->dump(), file, line, key);
-  const double v = it->get<double>();
-  if (!(v >= 0 && v <= (1 << 24)) || v != std::floor(v))
-    throw InputError("expected an integer in [0, 16777216], got " + it->dump(), file, line, key);
-  return static_cast<int>(v);
-}
-
-/// A finite double field.
-template <>
-double field<double>(const json &j, const char *key, const double &fallback,
-                     const std::string &file, long line) {
-  const auto it = j.find(key);
-  if (it == j.end() || it->is_null())
-    return fallback;
-  if (!it->is_number() || !std::isfinite(it->get<double>()))
-    throw InputError("expected a finite number, got " + it->dump(), file, line, key);
-  return it->get<double>();
 }
 
 } // namespace

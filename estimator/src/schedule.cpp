@@ -217,10 +217,12 @@ void Estimator::evaluate(const Strategy &st, Estimate &e, bool messages) const n
     StageCost c;
     c.index = index;
     c.layers = layers;
+    // --recompute-layers N recomputes N blocks of each of the stage's v chunks
     const double rec = full ? (st.recompute_layers > 0
                                    ? std::min<double>(layers, double(st.recompute_layers) * v)
                                    : layers)
                             : 0.0;
+    c.recomputed = rec;
     c.fwd = layers * lc.fwd();
     c.bwd = layers * (lc.bwd() + rec_sel) + rec * lc.fwd();
     if (first) { // vocab-parallel embedding (padded V / t rows) and learned positions
@@ -303,10 +305,7 @@ void Estimator::evaluate(const Strategy &st, Estimate &e, bool messages) const n
   const double u_ep = ep_bytes > 0 ? sink.one(Op::alltoall, g_ep, ep_bytes) : 0.0;
   auto stage_comm = [&](StageCost &c, bool record) {
     sink.record = record;
-    const double rec = full ? (st.recompute_layers > 0
-                                   ? std::min<double>(c.layers, double(st.recompute_layers) * v)
-                                   : c.layers)
-                            : 0.0;
+    const double rec = c.recomputed;
     double tp = 0, cpc = 0, cph = 0, ppc = 0;
     const bool first = c.index == 0, last = c.index == p - 1;
     const double ends = (first ? 1.0 : 0.0) + (last ? 1.0 : 0.0);
@@ -451,14 +450,11 @@ void Estimator::evaluate(const Strategy &st, Estimate &e, bool messages) const n
   e.micro_batches = m;
   e.slowest_stage = c.index;
   e.stage_layers[0] = Lf;
-  e.stage_layers[1] = p > 2 ? Lm : (p == 2 ? 0 : 0);
+  e.stage_layers[1] = p > 2 ? Lm : 0;
   e.stage_layers[2] = p > 1 ? Ll : 0;
 
   // --- Compute terms of the slowest stage ---
-  const double rec = full ? (st.recompute_layers > 0
-                                 ? std::min<double>(c.layers, double(st.recompute_layers) * v)
-                                 : c.layers)
-                          : 0.0;
+  const double rec = c.recomputed;
   const bool first = c.index == 0, last = c.index == p - 1;
   const double nL = c.layers;
   e.terms[0] = {"layer GEMMs", m * (nL * (lc.gemm_fwd + lc.gemm_bwd) + rec * lc.gemm_fwd),
@@ -493,7 +489,7 @@ void Estimator::evaluate(const Strategy &st, Estimate &e, bool messages) const n
   e.active_params = m_active_params;
   e.params_per_gpu = 0;
   for (int i = 0; i < n_stages; ++i)
-    e.params_per_gpu = std::max(e.params_per_gpu, stages[i].params);
+    e.params_per_gpu = std::max(e.params_per_gpu, stages[i].params + stages[i].expert_params);
   e.vocab_padded = Vp;
   e.model_flops = fl.megatron;
   e.model_flops_causal = fl.causal;

@@ -128,7 +128,8 @@ struct Estimate {
   double vocab_padded = 0;   ///< vocabulary the logits run at (Megatron pads to 128 t)
   bool fits_memory = false;  ///< total <= device memory
   double params = 0;         ///< parameters of the model
-  double params_per_gpu = 0; ///< parameters held by the largest stage's TP rank
+  double params_per_gpu = 0; ///< parameters one GPU of the largest stage holds (its TP shard
+                             ///< of the dense weights + its EP x ETP shard of the experts)
   double model_flops = 0;    ///< FLOPs of the iteration without recomputation
   double hardware_flops = 0; ///< FLOPs executed, with recomputation
   double tflops_per_gpu = 0; ///< hardware FLOPs / (GPUs * iteration) [TFLOP/s]

@@ -27,24 +27,26 @@ public:
   /// section adds its dispatch floor and memory-bound efficiency.
   void use(const fitting::ComputeSection &compute);
 
-  /// One GEMM C[m x n] = A[m x k] B[k x n], `batch` of them; `fp8` prices it at the FP8 peak
-  /// (Transformer Engine's recipe: a measured fp8 fit, else the FP8 spec table).
+  /// One GEMM C[m x n] = A[m x k] B[k x n] [elements], `batch` of them [s]; `fp8` prices it at
+  /// the FP8 peak (Transformer Engine's recipe: a measured fp8 fit, else gemm_efficiency_fp8, else
+  /// gemm_efficiency x fp8_relative_efficiency), ignored on a device without an FP8 peak.
+  /// Spec-table prices are scaled by the device's sustained_efficiency.
   double gemm_s(double m, double n, double k, double batch, bool fp8 = false) const noexcept;
-  /// A batched GEMM (unfused attention's scores and context).
+  /// A batched GEMM (unfused attention's scores and context) [s]; shapes as gemm_s.
   double bgemm_s(double m, double n, double k, double batch) const noexcept;
-  /// One memory-bound kernel moving `bytes` [B].
+  /// One memory-bound kernel moving `bytes` [B] read + written [s].
   double mem_s(double bytes) const noexcept;
-  /// `n` memory-bound kernels moving `bytes` in all, priced as n of bytes / n each.
+  /// `n` memory-bound kernels moving `bytes` [B] in all, priced as n of bytes / n each [s].
   double mem_n_s(double n, double bytes) const noexcept;
-  /// One fused attention kernel of `flops` FLOPs over sequences of `seq` tokens, forward or
-  /// backward: the attention fit, else (when `table`) the system's fused_attention_efficiency
+  /// One fused attention kernel of `flops` FLOPs (causal half counted) over sequences of `seq`
+  /// tokens, forward or backward [s]: the attention fit, else (when `table`) the system's fused_attention_efficiency
   /// table at `seq`, else constants::kFusedAttentionEfficiency of the 16-bit peak.
   double attention_s(double flops, double seq, bool backward, bool table = true) const noexcept;
   /// Label of what prices fused attention with or without the table.
   const std::string &fused_source(bool table) const {
     return table ? src_fused : src_fused_rule;
   }
-  /// A kernel of `gpu_s` seconds on the GPU with the dispatch floor and launch gap.
+  /// A kernel of `gpu_s` [s] on the GPU with the dispatch floor and launch gap [s].
   double kernel_s(double gpu_s) const noexcept;
 
   /// Peak matrix rate of the model's dtype [FLOP/s].
@@ -55,7 +57,7 @@ public:
   bool calibrated() const { return m_framework.present; }
   /// The calibrated constants (present == false when none).
   const fitting::FrameworkConstants &framework() const { return m_framework; }
-  /// True when a fit prices `kind` (gemm, batched_gemm, memory, attention_fused; fp8 gemm).
+  /// True when a measured fit prices the model dtype's GEMMs (not the spec table).
   bool has_gemm_fit() const { return m_fit_gemm.has_value(); }
 
   /// Labels of what prices each kind of operation.
