@@ -112,6 +112,20 @@ public:
                                     in_place ? MPI_DATATYPE_NULL : mpi_datatype(t), r, as_int(n),
                                     mpi_datatype(t), m_comm));
   }
+  void alltoallv(const void *s, void *r, const AlltoallvLayout &l, DType t) override {
+    // MPI_Alltoallv takes int counts and displacements: converted per call into scratch vectors
+    // (size() entries, negligible next to the exchange); as_int refuses what does not fit.
+    m_ints.resize(4 * static_cast<std::size_t>(m_size));
+    int *sc = m_ints.data(), *sd = sc + m_size, *rc = sd + m_size, *rd = rc + m_size;
+    for (std::size_t p = 0; p < static_cast<std::size_t>(m_size); ++p) {
+      sc[p] = as_int(l.send_counts[p]);
+      sd[p] = as_int(l.send_displs[p]);
+      rc[p] = as_int(l.recv_counts[p]);
+      rd[p] = as_int(l.recv_displs[p]);
+    }
+    SCALEFIT_MPI_CHECK(MPI_Alltoallv(s, sc, sd, mpi_datatype(t), r, rc, rd, mpi_datatype(t),
+                                     m_comm));
+  }
   void sendrecv(const void *s, void *r, std::size_t n, DType t, int to, int from) override {
     if (s == r)
       SCALEFIT_MPI_CHECK(MPI_Sendrecv_replace(r, as_int(n), mpi_datatype(t), to, 0, from, 0, m_comm,
@@ -133,6 +147,7 @@ public:
 private:
   MPI_Comm m_comm;
   int m_rank = 0, m_size = 1;
+  std::vector<int> m_ints; // alltoallv counts and displacements as MPI takes them
 };
 
 std::string cpu_model() {

@@ -132,6 +132,21 @@ public:
     }
     SCALEFIT_NCCL_CHECK(ncclGroupEnd());
   }
+  void alltoallv(const void *s, void *r, const AlltoallvLayout &l, DType t) override {
+    // Grouped point-to-point with every peer, as nccl-tests' alltoallv; a zero count is skipped
+    // on both sides (the peer's matching count is zero too).
+    SCALEFIT_NCCL_CHECK(ncclGroupStart());
+    for (int p = 0; p < m_size; ++p) {
+      const auto q = static_cast<std::size_t>(p);
+      if (l.send_counts[q] > 0)
+        SCALEFIT_NCCL_CHECK(ncclSend(at(s, l.send_displs[q], t), l.send_counts[q], nccl_type(t),
+                                     p, m_comm, m_stream));
+      if (l.recv_counts[q] > 0)
+        SCALEFIT_NCCL_CHECK(ncclRecv(const_cast<char *>(at(r, l.recv_displs[q], t)),
+                                     l.recv_counts[q], nccl_type(t), p, m_comm, m_stream));
+    }
+    SCALEFIT_NCCL_CHECK(ncclGroupEnd());
+  }
   void sendrecv(const void *s, void *r, std::size_t n, DType t, int to, int from) override {
     SCALEFIT_NCCL_CHECK(ncclGroupStart());
     SCALEFIT_NCCL_CHECK(ncclSend(s, n, nccl_type(t), to, m_comm, m_stream));

@@ -32,6 +32,10 @@ public:
   }
   void broadcast(const void *s, void *r, std::size_t n, DType t, int) override { copy(s, r, n, t); }
   void alltoall(const void *s, void *r, std::size_t n, DType t) override { copy(s, r, n, t); }
+  void alltoallv(const void *s, void *r, const AlltoallvLayout &l, DType t) override {
+    copy(static_cast<const char *>(s) + l.send_displs[0] * dtype_size(t),
+         static_cast<char *>(r) + l.recv_displs[0] * dtype_size(t), l.recv_counts[0], t);
+  }
   void sendrecv(const void *s, void *r, std::size_t n, DType t, int, int) override {
     copy(s, r, n, t);
   }

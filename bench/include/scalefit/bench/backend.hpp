@@ -17,8 +17,17 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace scalefit::bench {
+
+/// One rank's side of an AllToAllv (MPI_Alltoallv's arguments; nccl-tests 2.19's alltoallv):
+/// `send_counts[p]` elements from `send + send_displs[p]` go to peer p, and `recv_counts[p]`
+/// elements from peer p land at `recv + recv_displs[p]` [elements of the op's type]. Each vector
+/// holds Comm::size() entries; recv_counts[p] on this rank equals send_counts[me] on rank p.
+struct AlltoallvLayout {
+  std::vector<std::size_t> send_counts, send_displs, recv_counts, recv_displs;
+};
 
 /// A communicator of one group instance. Buffers are the backend's (Backend::alloc); counts in
 /// elements of `dtype`; argument order and in-place conventions are NCCL's (in-place when the
@@ -41,6 +50,10 @@ public:
   virtual void broadcast(const void *send, void *recv, std::size_t count, DType t, int root) = 0;
   /// `count` elements to each peer; send and recv hold size() * count.
   virtual void alltoall(const void *send, void *recv, std::size_t count, DType t) = 0;
+  /// AllToAllv with per-peer counts and displacements (see AlltoallvLayout); out of place only
+  /// (NCCL and nccl-tests define no in-place alltoallv).
+  virtual void alltoallv(const void *send, void *recv, const AlltoallvLayout &layout,
+                         DType t) = 0;
   /// Sends `count` elements to rank `to` and receives `count` from rank `from`, concurrently.
   virtual void sendrecv(const void *send, void *recv, std::size_t count, DType t, int to,
                         int from) = 0;
