@@ -10,6 +10,7 @@
 #include <cmath>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 namespace scalefit {
 namespace {
@@ -145,6 +146,47 @@ void validate_model(const ModelConfig &m, const std::string &origin) {
     need(m.moe_layer_freq, "moe_layer_freq", 1 << 16);
     require_int_in(m.first_dense_layers, 0, m.layers, "first_dense_layers", origin);
   }
+  if (m.capacity_factor != 0) {
+    if (!(m.capacity_factor > 0) || !(m.capacity_factor <= 1024))
+      throw InputError("expected a capacity factor > 0 (up to 1024) or none", origin, 0,
+                       "capacity_factor");
+    if (m.experts == 0)
+      throw InputError("a capacity factor needs experts (a mixture of experts)", origin, 0,
+                       "capacity_factor");
+  }
+  if (m.pad_to_capacity && m.capacity_factor == 0)
+    throw InputError("padding to capacity needs a capacity_factor (Megatron: "
+                     "--moe-pad-expert-input-to-capacity needs --moe-expert-capacity-factor)",
+                     origin, 0, "pad_to_capacity");
+  // Multi-head latent attention: kv_lora_rank turns it on and needs the per-head sizes.
+  require_int_in(m.q_lora_rank, 0, 1 << 20, "q_lora_rank", origin);
+  require_int_in(m.qk_rope_head_dim, 0, 1 << 16, "qk_rope_head_dim", origin);
+  require_int_in(m.qk_nope_head_dim, 0, 1 << 16, "qk_nope_head_dim", origin);
+  require_int_in(m.v_head_dim, 0, 1 << 16, "v_head_dim", origin);
+  if (m.kv_lora_rank != 0) {
+    need(m.kv_lora_rank, "kv_lora_rank", 1 << 20);
+    for (auto [v, field] : {std::pair{m.qk_nope_head_dim, "qk_nope_head_dim"},
+                            {m.qk_rope_head_dim, "qk_rope_head_dim"}, {m.v_head_dim, "v_head_dim"}})
+      if (v == 0)
+        throw InputError("multi-head latent attention (kv_lora_rank) needs its per-head size",
+                         origin, 0, field);
+    if (m.kv_heads != 0 && m.kv_heads != m.heads)
+      throw InputError("multi-head latent attention has one key and value per head: kv_heads "
+                       "must equal heads or be left out",
+                       origin, 0, "kv_heads");
+    if (m.head_dim_override != 0)
+      throw InputError("multi-head latent attention sets its head sizes with qk_nope_head_dim, "
+                       "qk_rope_head_dim and v_head_dim, not head_dim",
+                       origin, 0, "head_dim");
+  } else {
+    for (auto [v, field] : {std::pair{m.q_lora_rank, "q_lora_rank"},
+                            {m.qk_nope_head_dim, "qk_nope_head_dim"},
+                            {m.qk_rope_head_dim, "qk_rope_head_dim"}, {m.v_head_dim, "v_head_dim"}})
+      if (v != 0)
+        throw InputError(std::string(field) +
+                             " is a multi-head latent attention size: give kv_lora_rank too",
+                         origin, 0, field);
+  }
   if (m.kv_heads != 0) {
     need(m.kv_heads, "kv_heads", 1 << 16);
     if (m.heads % m.kv_heads != 0)
@@ -181,6 +223,20 @@ void apply_overrides(ModelConfig &m, const ModelOverrides &o) {
     m.moe_ffn = o.moe_ffn;
   if (o.shared_experts >= 0)
     m.shared_experts = o.shared_experts;
+  if (o.capacity_factor >= 0)
+    m.capacity_factor = o.capacity_factor;
+  if (o.pad_to_capacity)
+    m.pad_to_capacity = *o.pad_to_capacity;
+  if (o.q_lora_rank >= 0)
+    m.q_lora_rank = o.q_lora_rank;
+  if (o.kv_lora_rank)
+    m.kv_lora_rank = o.kv_lora_rank;
+  if (o.qk_rope_head_dim)
+    m.qk_rope_head_dim = o.qk_rope_head_dim;
+  if (o.qk_nope_head_dim)
+    m.qk_nope_head_dim = o.qk_nope_head_dim;
+  if (o.v_head_dim)
+    m.v_head_dim = o.v_head_dim;
   if (!o.dtype.empty() && !set_dtype(m, o.dtype))
     throw InputError("unknown dtype '" + o.dtype + "' (expected fp16, bf16, fp32 or fp8)", "", 0,
                      "--dtype");
@@ -240,6 +296,23 @@ ModelConfig load_model(const std::string &path) {
   m.first_dense_layers = positive_int(root, "first_dense_layers", path, false);
   if (root["moe_layer_freq"])
     m.moe_layer_freq = positive_int(root, "moe_layer_freq", path, true);
+  if (const YAML::Node cf = root["capacity_factor"]) {
+    // a number > 0, or none / null for dropless (Megatron's default)
+    const bool none = cf.IsNull() || (cf.IsScalar() && (cf.Scalar() == "none" || cf.Scalar() == "None"));
+    if (!none) {
+      const double v = get<double>(root, "capacity_factor", path, 0.0);
+      if (!(v > 0) || !std::isfinite(v))
+        throw InputError("expected a number > 0 or none, got '" + scalar_text(cf) + "'", path,
+                         line_of(cf), "capacity_factor");
+      m.capacity_factor = v;
+    }
+  }
+  m.pad_to_capacity = get<bool>(root, "pad_to_capacity", path, false);
+  m.q_lora_rank = positive_int(root, "q_lora_rank", path, false);
+  m.kv_lora_rank = positive_int(root, "kv_lora_rank", path, false);
+  m.qk_rope_head_dim = positive_int(root, "qk_rope_head_dim", path, false);
+  m.qk_nope_head_dim = positive_int(root, "qk_nope_head_dim", path, false);
+  m.v_head_dim = positive_int(root, "v_head_dim", path, false);
   auto named = [&](const char *key, const char *fallback, auto parse, auto &out,
                    const char *expected) {
     const std::string v = get<std::string>(root, key, path, fallback);
@@ -265,7 +338,15 @@ ModelConfig load_model(const std::string &path) {
   m.tied_embeddings = get<bool>(root, "tied_embeddings", path, true);
   if (m.hidden % m.heads != 0)
     throw InputError("heads must divide hidden", path, line_of(root["heads"]), "heads");
-  validate_model(m, path);  // the ranges
+  try {
+    validate_model(m, path); // the ranges and the fields that go together
+  } catch (const InputError &e) {
+    // name the line of the offending field when the file has it
+    const YAML::Node at = e.field().empty() ? YAML::Node() : root[e.field()];
+    if (e.line() == 0 && at)
+      throw InputError(e.message(), path, line_of(at), e.field());
+    throw;
+  }
   return m;
 }
 

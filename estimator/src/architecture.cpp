@@ -28,18 +28,28 @@ BlockActivations block_activations(const ModelConfig &m, bool fp8) {
   // output (f, or 2f for the gate and up halves of a gated MLP) for the activation's backward,
   // and the activation's output (f) as MLP down's input.
   const double gate = mlp_gated(m.mlp) ? 2 : 1;
-  const double attn_inner = kEl * (q + 2 * kv) + kEl * q + (fp8 ? 1.0 * q : 0.0);
+  double attn_inner = kEl * (q + 2 * kv) + kEl * q + (fp8 ? 1.0 * q : 0.0);
+  if (m.mla()) {
+    // MLA (Megatron-Core MLASelfAttention): the latents live on the rank's own tokens (the down
+    // projections are replicated), each kept as its RMSNorm's input and, normed, as the up
+    // projection's input (TE's LayerNormColumnParallelLinear); per head the attention core
+    // keeps q and k (nope + rope each) and v, the projection the core's output (a v_dim).
+    const double dq = m.qk_nope_head_dim + m.qk_rope_head_dim, dv = m.v_head_dim;
+    b.hidden += (kEl + lin_in) * (double(m.q_lora_rank) + m.kv_lora_rank);
+    attn_inner = kEl * (2 * a * dq + a * dv) + kEl * a * dv + (fp8 ? a * dv : 0.0);
+  }
   const double dense_mlp = kEl * gate * f + lin_in * f;
   b.inner = attn_inner + dense_mlp;
   if (m.moe()) {
     // An MoE block's MLP keeps, per token, for each of its k routes: the permuted input (the
-    // expert GEMM's input, h), the expert up output (gate f_e) and the down input (f_e); the
-    // shared experts as a dense MLP of shared x f_e; the router's fp32 logits (4 E).
+    // expert GEMM's input, h), the expert up output (gate f_e) and the down input (f_e) (scaled
+    // per layout by the expert load: routed); the shared experts as a dense MLP of shared x f_e;
+    // the router's fp32 logits (4 E).
     const double fe = m.moe_ffn, k = m.top_k, fs = double(m.shared_experts) * m.moe_ffn;
-    const double moe_mlp = k * (lin_in * h + kEl * gate * fe + lin_in * fe) +
-                           (fs > 0 ? kEl * gate * fs + lin_in * fs : 0.0) + 4.0 * m.experts;
+    const double moe_mlp = (fs > 0 ? kEl * gate * fs + lin_in * fs : 0.0) + 4.0 * m.experts;
     const double phi = double(m.moe_layers()) / m.layers;
     b.inner = attn_inner + (1 - phi) * dense_mlp + phi * moe_mlp;
+    b.routed = phi * k * (lin_in * h + kEl * gate * fe + lin_in * fe);
   }
   // Unfused attention (Megatron 2022): softmax output (2 a s), dropout mask (a s) and dropout
   // output (2 a s) per token; without dropout only the softmax output.
@@ -58,19 +68,51 @@ ModelOps describe_model(const ModelConfig &m) {
   o.q_heads = a;
   o.kv_heads = g;
   o.head_dim = d;
+  o.v_head_dim = d;
   o.vocabulary = m.vocabulary;
   // Linear layers (Megatron-Core: linear_qkv column, linear_proj row, linear_fc1 column with the
   // gate and up halves fused as h x 2f, linear_fc2 row).
-  o.linear[0] = {"QKV", q + 2 * kv, h, TpSplit::column, true};
-  o.linear[1] = {"attention projection", h, q, TpSplit::row, false};
-  o.linear[2] = {gated ? "MLP gate+up" : "MLP up", (gated ? 2 : 1) * f, h, TpSplit::column, true};
-  o.linear[3] = {"MLP down", h, f, TpSplit::row, false};
+  int nl = 0;
+  double attn_out = q; // the projection's input width
+  if (m.mla()) {
+    // Multi-head latent attention (DeepSeek-V2 Sec. 2.1, Appendix C; Megatron-Core
+    // multi_latent_attention.py): the down projections are whole on every TP rank, the up
+    // projections column-parallel over the heads, the output projection row-parallel.
+    MlaOps &x = o.mla;
+    x.q_lora = m.q_lora_rank;
+    x.kv_lora = m.kv_lora_rank;
+    x.rope = m.qk_rope_head_dim;
+    x.nope = m.qk_nope_head_dim;
+    x.v_dim = m.v_head_dim;
+    const double dq = x.nope + x.rope;
+    o.kv_heads = a;
+    o.head_dim = dq;
+    o.v_head_dim = x.v_dim;
+    if (x.q_lora > 0) {
+      o.linear[nl++] = {"MLA q down", x.q_lora, h, TpSplit::replicated, true};
+      o.linear[nl++] = {"MLA q up", a * dq, x.q_lora, TpSplit::column, true};
+    } else {
+      o.linear[nl++] = {"MLA q", a * dq, h, TpSplit::column, true};
+    }
+    o.linear[nl++] = {"MLA kv down (+ RoPE key)", x.kv_lora + x.rope, h, TpSplit::replicated, true};
+    o.linear[nl++] = {"MLA kv up", a * (x.nope + x.v_dim), x.kv_lora, TpSplit::column, true};
+    attn_out = a * x.v_dim;
+  } else {
+    o.linear[nl++] = {"QKV", q + 2 * kv, h, TpSplit::column, true};
+  }
+  o.linear[nl++] = {"attention projection", h, attn_out, TpSplit::row, false};
+  o.linear[nl++] = {gated ? "MLP gate+up" : "MLP up", (gated ? 2 : 1) * f, h, TpSplit::column,
+                    true, true};
+  o.linear[nl++] = {"MLP down", h, f, TpSplit::row, false, true};
+  o.n_linear = nl;
   // An MoE model's average block: its MLP linears count for the dense blocks' share only.
   const double phi = m.moe() ? double(m.moe_layers()) / m.layers : 0.0;
-  for (int i = 0; i < 4; ++i) {
-    const double share = i >= 2 ? 1 - phi : 1.0;
-    o.linear_flops_per_token += share * 2 * o.linear[i].n * o.linear[i].k;
-    o.block_matrix_params += share * o.linear[i].n * o.linear[i].k;
+  for (int i = 0; i < nl; ++i) {
+    const LinearOp &l = o.linear[i];
+    const double share = l.mlp ? 1 - phi : 1.0;
+    o.linear_flops_per_token += share * 2 * l.n * l.k;
+    (l.split == TpSplit::replicated ? o.block_matrix_params_replicated : o.block_matrix_params) +=
+        share * l.n * l.k;
   }
   if (m.moe()) {
     MoeOps &e = o.moe;
@@ -82,10 +124,13 @@ ModelOps describe_model(const ModelConfig &m) {
     e.f_shared = double(m.shared_experts) * m.moe_ffn;
     e.expert_params = e.experts * (e.up_n + e.f_e) * h;
     e.router_params = h * e.experts;
+    e.capacity_factor = m.capacity_factor;
+    e.pad = m.pad_to_capacity;
     const double shared = (e.up_n + e.f_e) * h * m.shared_experts;
     // FLOPs per token: k routed experts and the shared ones, as Megatron's
     // num_floating_point_operations counts MoE blocks (the router GEMM, 2 h E, is left out
-    // there and here; its time is priced).
+    // there and here; its time is priced). A capacity factor changes the rows the experts run
+    // (priced per layout), not the model FLOPs.
     o.linear_flops_per_token += phi * 2 * (e.top_k * (e.up_n + e.f_e) * h + shared);
     o.block_matrix_params += phi * shared;
     o.block_expert_params = phi * e.expert_params;
@@ -117,17 +162,37 @@ ModelOps describe_model(const ModelConfig &m) {
                           phi * (8 * k * h + act_f + 12 * o.moe.experts),
                           phi * (8 * k * h + act_b + 12 * o.moe.experts), Region::inner};
   }
-  // RoPE on q and k (Megatron-Core's fused rotary kernel): read and write h + g d each way.
-  if (m.position == Position::rope)
+  if (m.mla()) {
+    // MLA: the RMSNorms of the two latents on the rank's tokens (norm bytes as above), and the
+    // assembly of each head's key [k^C; k^R] and contiguous value from the kv up output (read
+    // a (nope + v) and the shared rope key, write a (nope + rope) and a v; backward the same).
+    const MlaOps &x = o.mla;
+    const double lat = x.q_lora + x.kv_lora;
+    o.elementwise[i++] = {"MLA latent norms", 4 * lat, 6 * lat, Region::hidden};
+    const double kv_bytes = 2 * (a * (x.nope + x.v_dim) + x.rope) + 2 * a * (x.nope + x.rope + x.v_dim);
+    o.elementwise[i++] = {"MLA key/value assembly", kv_bytes, kv_bytes, Region::inner};
+    // RoPE on each query head's rope part and on the one shared key (fused MLA RoPE kernel)
+    if (m.position == Position::rope)
+      o.elementwise[i++] = {"RoPE", 4 * (a * x.rope + x.rope), 4 * (a * x.rope + x.rope),
+                            Region::inner};
+  } else if (m.position == Position::rope) {
+    // RoPE on q and k (Megatron-Core's fused rotary kernel): read and write h + g d each way.
     o.elementwise[i++] = {"RoPE", 4 * (q + kv), 4 * (q + kv), Region::inner};
+  }
   if (m.fp8) {
     // Transformer Engine, FP8 per-tensor scaling: each linear input is cast to FP8 with its
     // transpose for the weight gradient (read 2, write 1 + 1) unless a norm in front writes it
     // (LayerNormLinear: only the transpose's extra byte); backward casts each output gradient
-    // with its transpose (4 B per element of n).
+    // with its transpose (4 B per element of n). Replicated layers work on the hidden region.
     double fwd_hidden = 0, fwd_inner = 0, bwd_hidden = 0, bwd_inner = 0;
-    for (const LinearOp &l : o.linear) {
+    for (int j = 0; j < nl; ++j) {
+      const LinearOp &l = o.linear[j];
       const double in = l.input_from_norm ? 1 * l.k : 4 * l.k;
+      if (l.split == TpSplit::replicated) {
+        fwd_hidden += in;
+        bwd_hidden += 4 * l.n;
+        continue;
+      }
       (l.split == TpSplit::column ? fwd_hidden : fwd_inner) += in;
       (l.split == TpSplit::column ? bwd_inner : bwd_hidden) += 4 * l.n;
     }
@@ -141,13 +206,14 @@ ModelOps describe_model(const ModelConfig &m) {
   // added after its reduction and every rank keeps it (Megatron's RowParallelLinear).
   const double norm = m.norm == Norm::layernorm ? 2 * h : h;
   o.norm_params = norm;
-  const double qkv_bias = (m.bias || m.qkv_bias) ? q + 2 * kv : 0.0;
+  const double qkv_bias = (m.bias || m.qkv_bias) && !m.mla() ? q + 2 * kv : 0.0;
   const double up_bias = m.bias ? (1 - phi) * (gated ? 2 : 1) * f : 0.0;
   o.block_params_split = o.block_matrix_params + qkv_bias + up_bias;
-  // QK-norm (Qwen3): a norm of d on q and on k per layer, replicated
+  // QK-norm (Qwen3): a norm of d on q and on k per layer, replicated; MLA's latent RMSNorms
   const double qk_norm = m.qk_norm ? 2 * d : 0.0;
-  o.block_params_replicated = 2 * norm + qk_norm + (m.bias ? (2 - phi) * h : 0.0) +
-                              phi * o.moe.router_params;
+  const double mla_norms = o.mla.q_lora + o.mla.kv_lora;
+  o.block_params_replicated = 2 * norm + qk_norm + mla_norms + o.block_matrix_params_replicated +
+                              (m.bias ? (2 - phi) * h : 0.0) + phi * o.moe.router_params;
   o.embedding_params = m.vocabulary * h + (m.position == Position::learned ? m.sequence * h : 0.0);
   o.head_params = m.tied_embeddings ? 0.0 : m.vocabulary * h;
   return o;
@@ -182,8 +248,8 @@ IterationFlops iteration_flops(const ModelOps &o, const ModelConfig &m, double b
                                double vocab, bool full, bool selective,
                                double recompute_layers_fraction) noexcept {
   const double s = m.sequence, h = m.hidden, l = m.layers;
-  const double q = o.q_heads * o.head_dim; // query projection size (= h)
-  const double attn_fwd = 4 * s * q;       // QK^T and AV per token, non-causal
+  // QK^T (2 s a d per token) and AV (2 s a d_v), non-causal: 4 s h for multi-head attention
+  const double attn_fwd = 2 * s * o.q_heads * (o.head_dim + o.v_head_dim);
   const double block_fwd = o.linear_flops_per_token + attn_fwd;
   const double logits_fwd = 2 * h * vocab;
   const double tokens = batch * s;

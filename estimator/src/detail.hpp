@@ -11,8 +11,8 @@ struct LayerCost {
   double gemm_fwd = 0, gemm_bwd = 0; ///< the four linear layers
   double attn_fwd = 0, attn_bwd = 0; ///< attention core (fused kernel or unfused GEMMs+softmax)
   double mem_fwd = 0, mem_bwd = 0;   ///< element-wise kernels
-  double lin_fwd[4] = {0, 0, 0, 0};  ///< each linear layer's forward GEMM
-  double lin_bwd[4] = {0, 0, 0, 0};  ///< each linear layer's data + weight gradient GEMMs
+  double lin_fwd[kMaxLinear] = {};  ///< each linear layer's forward GEMM
+  double lin_bwd[kMaxLinear] = {};  ///< each linear layer's data + weight gradient GEMMs
   double fwd() const { return gemm_fwd + attn_fwd + mem_fwd; }
   double bwd() const { return gemm_bwd + attn_bwd + mem_bwd; }
 };
@@ -45,5 +45,6 @@ bool stage_layers(int layers, const Strategy &s, int &first, int &middle, int &l
 namespace scalefit::estimator {
 /// activation_bytes_per_layer with the model's operations already described (no allocation).
 double activation_bytes_per_layer(const ModelOps &o, const ModelConfig &m, int micro_batch,
-                                  int tp, bool sp, Recompute recompute, int cp) noexcept;
+                                  int tp, bool sp, Recompute recompute, int cp,
+                                  double moe_imbalance = 1.0) noexcept;
 } // namespace scalefit::estimator

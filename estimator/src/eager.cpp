@@ -13,7 +13,8 @@ Estimator::EagerCosts Estimator::eager_costs(double micro_batch) const noexcept 
   // A gated MLP's element-wise kernel moves 6 B per inner element where GeLU moves 4
   // (architecture.cpp): the same byte counts at 1.5x the elements.
   const double th = T * h, tf = T * f * (mlp_gated(md.mlp) ? 1.5 : 1.0);
-  const double w_block = m_ops.block_matrix_params; // matrix parameters of one block
+  // matrix parameters of one block
+  const double w_block = m_ops.block_matrix_params + m_ops.block_matrix_params_replicated;
   EagerCosts e;
   // forward: the elementwise kernels, GELU, four weight casts
   e.layer_fwd = m_price.mem_n_s(c::kEagerFwdKernels - 1, c::kEagerFwdBytesPerTh * th) +

@@ -17,7 +17,8 @@ namespace scalefit::estimator {
 double layer_flops_per_sample(const ModelConfig &m) {
   const ModelOps o = describe_model(m);
   const double s = m.sequence;
-  return 3 * m.layers * s * (o.linear_flops_per_token + 4 * s * o.q_heads * o.head_dim);
+  return 3 * m.layers * s *
+         (o.linear_flops_per_token + 2 * s * o.q_heads * (o.head_dim + o.v_head_dim));
 }
 
 double iteration_flops(const ModelConfig &m, double batch, Recompute recompute) {
@@ -37,7 +38,8 @@ ModelStateBytes model_state_bytes(double psi, int zero, int dp, bool fp32_grads,
 }
 
 double activation_bytes_per_layer(const ModelOps &o, const ModelConfig &m, int micro_batch,
-                                  int tp, bool sp, Recompute recompute, int cp) noexcept {
+                                  int tp, bool sp, Recompute recompute, int cp,
+                                  double moe_imbalance) noexcept {
   const BlockActivations &act = m.fp8 ? o.act_fp8 : o.act;
   const double s = m.sequence, t = tp;
   const double T = double(micro_batch) * s / cp; // tokens on the rank
@@ -47,12 +49,14 @@ double activation_bytes_per_layer(const ModelOps &o, const ModelConfig &m, int m
   const double core = m.attention == Attention::fused
                           ? act.flash_stats * T / t / scale // fp32 stats, not scaled by dtype
                           : (recompute == Recompute::selective ? 0.0 : act.core_per_s * s * T / t);
-  return scale * (act.hidden * T / (sp ? t : 1.0) + act.inner * T / t + core);
+  const double inner = act.inner + act.routed * o.moe.load(moe_imbalance);
+  return scale * (act.hidden * T / (sp ? t : 1.0) + inner * T / t + core);
 }
 
 double activation_bytes_per_layer(const ModelConfig &m, int micro_batch, int tp, bool sp,
-                                  Recompute recompute, int cp) {
-  return activation_bytes_per_layer(describe_model(m), m, micro_batch, tp, sp, recompute, cp);
+                                  Recompute recompute, int cp, double moe_imbalance) {
+  return activation_bytes_per_layer(describe_model(m), m, micro_batch, tp, sp, recompute, cp,
+                                    moe_imbalance);
 }
 
 double cheng_speedup(double r_cp, double r_cm, double eff) {

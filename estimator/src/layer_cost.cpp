@@ -18,14 +18,17 @@ LayerCost Estimator::layer_cost(const Strategy &st, double T) const noexcept {
   LayerCost c;
   // Linear layers: forward (T, n', k'); backward the data gradient (T, k', n') and the weight
   // gradient (k', n', T) at their own shapes (a weight gradient's k is the token count).
+  // A replicated layer (MLA's down projections) is whole on every rank and runs on the rank's
+  // own tokens: T / t with SP, all T without (each TP rank repeats it).
   const double phi = o.moe.fraction; // share of MoE blocks; their MLP is priced below
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < o.n_linear; ++i) {
     const LinearOp &l = o.linear[i];
     const double n = l.split == TpSplit::column ? l.n / t : l.n;
     const double kk = l.split == TpSplit::row ? l.k / t : l.k;
-    const double share = i >= 2 ? 1 - phi : 1.0;
-    c.lin_fwd[i] = share * P.gemm_s(T, n, kk, 1, fp8);
-    c.lin_bwd[i] = share * (P.gemm_s(T, kk, n, 1, fp8) + P.gemm_s(kk, n, T, 1, fp8));
+    const double rows = l.split == TpSplit::replicated && sp ? T / t : T;
+    const double share = l.mlp ? 1 - phi : 1.0;
+    c.lin_fwd[i] = share * P.gemm_s(rows, n, kk, 1, fp8);
+    c.lin_bwd[i] = share * (P.gemm_s(rows, kk, n, 1, fp8) + P.gemm_s(kk, n, rows, 1, fp8));
     c.gemm_fwd += c.lin_fwd[i];
     c.gemm_bwd += c.lin_bwd[i];
   }
@@ -38,7 +41,8 @@ LayerCost Estimator::layer_cost(const Strategy &st, double T) const noexcept {
     const double T_tok = st.tp > 1 ? T / t : T;
     const double et = st.expert_tp(), ep = st.ep;
     const double local = e.experts / ep;
-    const double rows = e.top_k * T_tok * et * st.moe_imbalance / local; // per local expert
+    // per local expert; a capacity factor caps (or, padded, fixes) the busiest rank's rows
+    const double rows = e.top_k * T_tok * et * e.load(st.moe_imbalance) / local;
     const double h = m_model.hidden;
     double f = P.gemm_s(T_tok, e.experts, h, 1);
     double b = P.gemm_s(T_tok, h, e.experts, 1) + P.gemm_s(h, e.experts, T_tok, 1);
@@ -56,7 +60,9 @@ LayerCost Estimator::layer_cost(const Strategy &st, double T) const noexcept {
   }
   // Attention core over the rank's a/t query heads and T = b s / cp query tokens against all s
   // keys (ring attention passes the other ranks' keys by, cp.cpp messages).
-  const double heads = o.q_heads / t, d = o.head_dim;
+  // Multi-head latent attention: queries and keys of d = nope + rope, values of d_v; the
+  // FLOPs are 2 T s (d + d_v) per head (QK^T and AV), priced at the kernel's head dimension d.
+  const double heads = o.q_heads / t, d = o.head_dim, dv_ratio = 0.5 * (1 + o.v_head_dim / d);
   if (m_model.attention == Attention::fused) {
     // One kernel each way, causal half of 4 T s d (a/t) FLOPs forward, 2.5x backward (Dao et
     // al. 2022). Megatron's ring splits it into cp chunk pairs of s / cp keys each (load-balanced:
@@ -64,7 +70,7 @@ LayerCost Estimator::layer_cost(const Strategy &st, double T) const noexcept {
     // for (FlashAttention's multiples of 32).
     const double d_kernel =
         std::ceil(d / constants::kFlashHeadDimStep) * constants::kFlashHeadDimStep;
-    const double fl = constants::kCausalFraction * 4 * T * s * heads * d_kernel;
+    const double fl = constants::kCausalFraction * 4 * T * s * heads * d_kernel * dv_ratio;
     const bool table = st.framework == Framework::megatron;
     const double seq = s / cp;
     c.attn_fwd = P.attention_s(fl, seq, false, table);
@@ -72,7 +78,8 @@ LayerCost Estimator::layer_cost(const Strategy &st, double T) const noexcept {
   } else {
     // Megatron 2022: scores and context batched GEMMs; softmax (and dropout) through HBM.
     const double S = b * heads * (s / cp) * s; // score elements
-    const double g_attn = 2 * P.bgemm_s(s / cp, s, d, b * heads);
+    // scores (s/cp x s x d) and context (s/cp x d_v x s), the latter priced at the scores' shape
+    const double g_attn = 2 * dv_ratio * P.bgemm_s(s / cp, s, d, b * heads);
     const double drop = m_model.dropout ? 1.0 : 0.0;
     c.attn_fwd = g_attn + P.mem_s(k * 4 * S) + drop * P.mem_s(k * 5 * S);
     c.attn_bwd = 2 * g_attn + P.mem_s(k * 6 * S) + drop * P.mem_s(k * 5 * S);

@@ -16,8 +16,9 @@ void Estimator::memory(const Strategy &st, const StageCost *stages, int n_stages
   const int m = e.micro_batches;
   const bool sp = st.sp && st.tp > 1;
   const bool full = st.recompute == Recompute::full;
-  const double act_none = activation_bytes_per_layer(m_ops, md, st.micro_batch, st.tp, sp,
-                                                     full ? Recompute::none : st.recompute, st.cp);
+  const double act_none =
+      activation_bytes_per_layer(m_ops, md, st.micro_batch, st.tp, sp,
+                                 full ? Recompute::none : st.recompute, st.cp, st.moe_imbalance);
   const double act_full =
       activation_bytes_per_layer(m_ops, md, st.micro_batch, st.tp, sp, Recompute::full, st.cp);
   const int shard = st.zero >= 1 ? st.shard_ranks() : 1;
@@ -34,11 +35,13 @@ void Estimator::memory(const Strategy &st, const StageCost *stages, int n_stages
     const double ilv = st.interleave > 1 ? 1.0 + (p - 1) / (p * v) : 1.0;
     double act = (rec * act_full + (c.layers - rec) * act_none) * in_flight * ilv;
     if (rec > 0) // one block's activations live during its recomputation
-      act += activation_bytes_per_layer(m_ops, md, st.micro_batch, st.tp, sp, Recompute::none, st.cp);
+      act += activation_bytes_per_layer(m_ops, md, st.micro_batch, st.tp, sp, Recompute::none,
+                                        st.cp, st.moe_imbalance);
     double weights = 0, grads = 0, optim = 0, total = 0;
     if (st.framework == Framework::pytorch) {
       // PyTorch: fp32 weights (4), gradients (4) and AdamW moments (8) per parameter.
-      const double mm = c.layers * m_ops.block_matrix_params / t +
+      const double mm = c.layers * (m_ops.block_matrix_params / t +
+                                    m_ops.block_matrix_params_replicated) +
                         (md.tied_embeddings ? 0.0 : Vp * h / t);
       const double logits_live =
           last ? (st.fused_ce ? 2.0 : constants::kEagerXentLiveBytesPerLogit) * logits : 0.0;
@@ -46,7 +49,7 @@ void Estimator::memory(const Strategy &st, const StageCost *stages, int n_stages
           // each block's fp32 input (autocast keeps the residual stream in fp32; bf16 when pure)
           full ? (st.pure_bf16 ? 2.0 : 4.0) * T * h * c.layers / (sp ? t : 1.0) +
                      activation_bytes_per_layer(m_ops, md, st.micro_batch, st.tp, sp, Recompute::none,
-                                                st.cp)
+                                                st.cp, st.moe_imbalance)
                : act;
       if (st.zero == 0) {
         // Autocast: the peak is at the loss backward (weights, moments, bf16 weight copies saved

@@ -238,7 +238,7 @@ void Estimator::evaluate(const Strategy &st, Estimate &e, bool messages) const n
     c.fwd += c.extra_cp / 3; // the ends' split between the passes matters only to overlap
     c.bwd += c.extra_cp * 2 / 3;
     c.params += layers * (o.block_params_split / t + o.block_params_replicated);
-    c.matrix_params = layers * o.block_matrix_params / t;
+    c.matrix_params = layers * (o.block_matrix_params / t + o.block_matrix_params_replicated);
     c.expert_params = layers * o.block_expert_params / (double(st.ep) * st.expert_tp());
     return c;
   };
@@ -258,7 +258,9 @@ void Estimator::evaluate(const Strategy &st, Estimate &e, bool messages) const n
   const CommGroup g_cp = group_shape(st.cp, st.tp, gpn);
   const CommGroup g_pp = group_shape(2, st.tp * st.cp * st.dp, gpn);
   const double tp_bytes = T * h * el;
-  const double kv_bytes = T * 2 * std::max(1.0, o.kv_heads / t) * o.head_dim * el;
+  // (MLA: the per-head keys of nope + rope and values of v_dim, as Megatron-Core's ring
+  // attention passes them; not the latents)
+  const double kv_bytes = T * std::max(1.0, o.kv_heads / t) * (o.head_dim + o.v_head_dim) * el;
   const double pp_bytes = T * h * el / (st.pp_scatter_gather && st.tp > 1 ? t : 1.0);
   // Ring attention (Megatron-Core's p2p context parallelism; Liu et al. 2023): cp - 1 exchanges
   // of the K,V chunk forward and of K,V and their gradients backward, each behind one chunk of
@@ -280,9 +282,12 @@ void Estimator::evaluate(const Strategy &st, Estimate &e, bool messages) const n
   // recomputed block (its forward again).
   double tp_hide_block = 0, tp_hide_rec = 0;
   if (st.overlap_tp && st.tp > 1) {
-    for (int i = 0; i < 4; ++i) {
+    for (int i = 0; i < m_ops.n_linear; ++i) {
       // backward of a column-parallel layer: ReduceScatter of the data gradient and (SP) the
-      // input re-gather; of a row-parallel layer: the AllGather of the output gradient
+      // input re-gather; of a row-parallel layer: the AllGather of the output gradient; a
+      // replicated layer (MLA's down projections) has no TP collective of its own
+      if (m_ops.linear[i].split == TpSplit::replicated)
+        continue;
       const bool column = m_ops.linear[i].split == TpSplit::column;
       const double bwd_units = column && sp ? 2.0 : 1.0;
       tp_hide_block +=
@@ -298,9 +303,10 @@ void Estimator::evaluate(const Strategy &st, Estimate &e, bool messages) const n
   const double u_ar = st.tp > 1 && !sp ? sink.one(Op::allreduce, g_tp, tp_bytes) : 0.0;
   const double u_pp = st.pp > 1 ? sink.one(Op::sendrecv, g_pp, pp_bytes) : 0.0;
   const CommGroup g_ep = group_shape(st.ep, st.expert_tp(), gpn);
+  // (the busiest rank's share: imbalance, capped by a capacity factor or padded to it)
   const double ep_bytes =
       md.moe() && st.ep > 1
-          ? o.moe.top_k * (st.tp > 1 ? T / t : T) * h * el * st.moe_imbalance
+          ? o.moe.top_k * (st.tp > 1 ? T / t : T) * h * el * o.moe.load(st.moe_imbalance)
           : 0.0;
   const double u_ep = ep_bytes > 0 ? sink.one(Op::alltoall, g_ep, ep_bytes) : 0.0;
   auto stage_comm = [&](StageCost &c, bool record) {

@@ -84,6 +84,21 @@ struct ModelConfig {
   int shared_experts = 0;   ///< shared experts (each of moe_ffn) every token passes through
   int moe_layer_freq = 1;   ///< every n-th block is an MoE block
   int first_dense_layers = 0; ///< dense blocks before the first MoE block (DeepSeek: 3)
+  /// Expert capacity factor (Megatron's --moe-expert-capacity-factor; Fedus et al. 2022, Sec.
+  /// 2.2): each expert takes at most capacity_factor * k T / E of the T tokens a router sees and
+  /// drops the rest; 0 = none (dropless, Megatron's default).
+  double capacity_factor = 0;
+  /// Pad every expert's input to its capacity (Megatron's --moe-pad-expert-input-to-capacity):
+  /// expert GEMMs and all-to-alls run at exactly capacity_factor times the balanced rows.
+  bool pad_to_capacity = false;
+  // Multi-head latent attention (DeepSeek-V2, arXiv 2405.04434, Sec. 2.1 and Appendix C;
+  // DeepSeek-V3): keys and values from a compressed latent of kv_lora_rank, queries from one of
+  // q_lora_rank (or straight from h), a decoupled RoPE key of qk_rope_head_dim shared by the heads.
+  int q_lora_rank = 0;      ///< d_c' query latent; 0 = no query compression (V2-Lite)
+  int kv_lora_rank = 0;     ///< d_c key/value latent; 0 = not MLA (multi-head / GQA attention)
+  int qk_rope_head_dim = 0; ///< d_h^R decoupled RoPE dimension of each query head and the key
+  int qk_nope_head_dim = 0; ///< d_h, the query/key dimension per head without RoPE
+  int v_head_dim = 0;       ///< value dimension per head
   /// MLP inner size [elements]: ffn, or 4h when unset.
   int ffn_size() const { return ffn > 0 ? ffn : 4 * hidden; }
   /// Key/value heads g: kv_heads, or heads when unset.
@@ -92,6 +107,8 @@ struct ModelConfig {
   int head_dim() const { return head_dim_override > 0 ? head_dim_override : hidden / heads; }
   /// True for a mixture of experts.
   bool moe() const { return experts > 0; }
+  /// True for multi-head latent attention (kv_lora_rank set).
+  bool mla() const { return kv_lora_rank > 0; }
   /// MoE blocks among the `layers` (every moe_layer_freq-th after first_dense_layers).
   int moe_layers() const {
     if (!moe() || layers <= first_dense_layers)
@@ -110,6 +127,12 @@ struct ModelOverrides {
   int kv_heads = 0;                     ///< see ModelConfig::kv_heads
   int head_dim = 0;                     ///< see ModelConfig::head_dim_override
   int experts = 0, top_k = 0, moe_ffn = 0, shared_experts = -1; ///< MoE (shared: -1 keeps)
+  double capacity_factor = -1;          ///< see ModelConfig; -1 keeps, 0 = dropless
+  std::optional<bool> pad_to_capacity;  ///< see ModelConfig
+  /// MLA (see ModelConfig); q_lora_rank -1 keeps (0 is a value: no query compression), the
+  /// others 0 keeps.
+  int q_lora_rank = -1, kv_lora_rank = 0, qk_rope_head_dim = 0, qk_nope_head_dim = 0,
+      v_head_dim = 0;
   std::string mlp, norm, position;      ///< see Mlp, Norm, Position
   std::optional<bool> bias;             ///< linear-layer biases
   /// True when all five of layers, hidden, heads, sequence, vocabulary are set (a model from
@@ -123,7 +146,9 @@ void apply_overrides(ModelConfig &m, const ModelOverrides &o);
 
 /// Loads a model YAML (fields: name, layers, hidden, heads, sequence, vocabulary, and optional
 /// ffn, kv_heads, head_dim, mlp, norm, position, bias, qkv_bias, dropout, experts, top_k, moe_ffn,
-/// shared_experts, moe_layer_freq, first_dense_layers, dtype (fp16|bf16|fp32|fp8),
+/// shared_experts, moe_layer_freq, first_dense_layers, capacity_factor (a number > 0 or none),
+/// pad_to_capacity, q_lora_rank, kv_lora_rank, qk_rope_head_dim, qk_nope_head_dim, v_head_dim,
+/// dtype (fp16|bf16|fp32|fp8),
 /// global_batch, attention: fused|unfused, tied_embeddings: bool).
 /// \throws InputError naming the file, line and field of a missing or bad value.
 ModelConfig load_model(const std::string &path);

@@ -18,17 +18,24 @@ namespace scalefit::estimator {
 
 /// How tensor parallelism divides a linear layer (Megatron-LM, Shoeybi et al. 2019, Sec. 3):
 /// column-parallel layers split n (QKV, MLP up/gate), row-parallel layers split k (attention
-/// output projection, MLP down).
-enum class TpSplit { column, row };
+/// output projection, MLP down); replicated layers are whole on every TP rank and run on the
+/// rank's own tokens (MLA's down projections: Megatron-Core's TELinear with parallel_mode
+/// "duplicated", T / t tokens with sequence parallelism, all T without).
+enum class TpSplit { column, row, replicated };
 
 /// One linear layer of a transformer block: W is k x n before tensor parallelism.
 struct LinearOp {
-  const char *what = ""; ///< "QKV", "attention projection", "MLP up", "MLP down"
+  const char *what = ""; ///< "QKV", "attention projection", "MLP up", "MLP down", ...
   double n = 0;          ///< output features [elements]
   double k = 0;          ///< input features [elements]
   TpSplit split = TpSplit::column;
   bool input_from_norm = false; ///< its input is a norm's output (TE fuses norm and FP8 cast)
+  bool mlp = false; ///< the dense MLP's (an MoE model's MoE blocks replace it: weighted 1 - phi)
 };
+
+/// Maximum linear layers of one block (MLA: q down, q up, kv down, kv up, projection, MLP up
+/// and down).
+inline constexpr int kMaxLinear = 8;
 
 /// Where an element-wise kernel's tensors live: the hidden region (s b h, divided by t only with
 /// sequence parallelism) or the TP-split region (heads, MLP inner: divided by t).
@@ -44,7 +51,7 @@ struct ElementwiseOp {
 };
 
 /// Maximum element-wise kernels of one block.
-inline constexpr int kMaxElementwise = 9;
+inline constexpr int kMaxElementwise = 12;
 
 /// Activation bytes one block keeps for backward, per token, by region (Korthikanti et al. 2022,
 /// Sec. 4.1 derivation generalized to GQA, gated MLPs, no-dropout models and FP8; docs/estimator.md
@@ -57,6 +64,10 @@ struct BlockActivations {
   double core_per_s = 0;  ///< [B/token per sequence token] unfused attention's s x s tensors
                           ///< (softmax, dropout mask and output): 5 a (2 a without dropout)
   double flash_stats = 0; ///< [B/token] fused attention's fp32 log-sum-exp per head (4 a)
+  /// [B/token, divided by t] MoE blocks' routed-token activations (permuted input, expert up
+  /// output, down input for each of k routes), MoE-fraction weighted; times the layout's expert
+  /// load (MoeOps::load: imbalance, capacity, padding).
+  double routed = 0;
 };
 
 /// A mixture-of-experts MLP (Megatron-Core MoE layer): a router GEMM h x E and top-k, E experts
@@ -71,22 +82,52 @@ struct MoeOps {
   double f_shared = 0;    ///< shared experts' inner size in all (shared_experts x f_e)
   double expert_params = 0; ///< E experts' weights
   double router_params = 0; ///< h E
+  double capacity_factor = 0; ///< ModelConfig::capacity_factor (0: dropless)
+  bool pad = false;           ///< ModelConfig::pad_to_capacity
+  /// Tokens the busiest expert rank processes over the balanced share k T / E per expert, for a
+  /// router load `imbalance` (Strategy::moe_imbalance): dropless takes all of them (imbalance);
+  /// a capacity factor c drops those above c (min(imbalance, c)); padding to capacity runs
+  /// exactly c (Megatron-Core's token dispatcher: capacity = ceil(c k T / E), moe_utils.py
+  /// get_capacity; the rounding up is left out).
+  double load(double imbalance) const noexcept {
+    if (capacity_factor <= 0)
+      return imbalance;
+    if (pad)
+      return capacity_factor;
+    return imbalance < capacity_factor ? imbalance : capacity_factor;
+  }
+};
+
+/// Multi-head latent attention sizes (DeepSeek-V2 Sec. 2.1.2-2.1.3): per token a query latent
+/// c^Q = W^DQ h (q_lora wide; none when q_lora is 0, q = W^Q h), a key/value latent
+/// c^KV = W^DKV h (kv_lora wide) and the shared RoPE key k^R = W^KR h (rope wide), both latents
+/// RMS-normed; per head q = [q^C; q^R] (nope + rope), k = [k^C; k^R], v (v_dim); output
+/// projection from a v_dim to h.
+struct MlaOps {
+  double q_lora = 0, kv_lora = 0, rope = 0, nope = 0, v_dim = 0; ///< 0 when not MLA
 };
 
 /// The operations of one transformer block and of the model's ends, layout-free.
 struct ModelOps {
-  std::array<LinearOp, 4> linear{};                   ///< QKV, projection, MLP up, MLP down
+  /// QKV (MLA: q down, q up or q, kv down, kv up), projection, MLP up, MLP down, in order: the
+  /// attention's first, its projection second to last before the MLP's two.
+  std::array<LinearOp, kMaxLinear> linear{};
+  int n_linear = 0;                                   ///< used entries
   std::array<ElementwiseOp, kMaxElementwise> elementwise{}; ///< norms, residuals, activation, RoPE
   int n_elementwise = 0;                              ///< used entries
-  double q_heads = 0, kv_heads = 0, head_dim = 0;     ///< a, g, d
+  double q_heads = 0, kv_heads = 0;                   ///< a, g
+  double head_dim = 0;   ///< d of queries and keys (MLA: nope + rope)
+  double v_head_dim = 0; ///< d of values (= head_dim except MLA)
+  MlaOps mla;            ///< MLA sizes (all 0 otherwise)
   BlockActivations act;                               ///< bf16 activations kept per block
   BlockActivations act_fp8;                           ///< the same with FP8 linear inputs
-  double linear_flops_per_token = 0; ///< 2 * sum(n k) of the four linear layers (forward)
+  double linear_flops_per_token = 0; ///< 2 * sum(n k) of the linear layers (forward)
   double block_params_split = 0;     ///< parameters of a block divided by TP (weights, biases)
   double block_params_replicated = 0; ///< parameters of a block every TP rank holds (norms,
-                                      ///< row-parallel biases)
-  double block_matrix_params = 0;     ///< weight-matrix parameters of a block (FP8 copies),
-                                      ///< experts excluded
+                                      ///< row-parallel biases, MLA down projections)
+  double block_matrix_params = 0;     ///< weight-matrix parameters of a block divided by TP
+                                      ///< (FP8 copies), experts excluded
+  double block_matrix_params_replicated = 0; ///< weight matrices every TP rank holds whole
   /// Expert parameters of an average block (MoE fraction x E experts): sharded over EP x ETP.
   double block_expert_params = 0;
   MoeOps moe;                         ///< the MoE MLP (moe.fraction 0 for dense models)

@@ -51,9 +51,10 @@ ModelStateBytes model_state_bytes(double psi, int zero, int dp, bool fp32_grads,
 /// (m.attention, FlashAttention) stores no s x s matrix: the 5as/h term is replaced by the
 /// softmax statistics, 4 a s b / t bytes (one fp32 log-sum-exp per row and head). Context
 /// parallelism divides the tokens: s becomes s / cp (the s x s term s^2 / cp). FP8 (m.fp8)
-/// stores the inputs of linear layers in 1 byte.
+/// stores the inputs of linear layers in 1 byte. An MoE block's routed-token activations scale
+/// with the expert load (MoeOps::load of `moe_imbalance`: capacity factor, padding).
 double activation_bytes_per_layer(const ModelConfig &m, int micro_batch, int tp, bool sp,
-                                  Recompute recompute, int cp = 1);
+                                  Recompute recompute, int cp = 1, double moe_imbalance = 1.0);
 
 /// Speedup from g to n GPUs given the compute and communication shares r_cp, r_cm of the
 /// iteration at g GPUs and the network efficiency eff(g->n) = t_comm(g)/t_comm(n)
