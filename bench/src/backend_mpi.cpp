@@ -217,6 +217,21 @@ void Backend::release_host(void *p) {
   std::free(p);
 }
 
+std::string nccl_alloc_name(const NcclSettings &s) {
+  return s.nccl_mem_alloc ? "ncclMemAlloc" : "cudaMalloc";
+}
+
+std::string nccl_registration_name(int registration) {
+  switch (registration) {
+  case 1:
+    return "local (ncclCommRegister)";
+  case 2:
+    return "symmetric (ncclCommWindowRegister)";
+  default:
+    return "none";
+  }
+}
+
 std::unique_ptr<Backend> make_mpi_backend() {
   return std::make_unique<MpiBackend>();
 }

@@ -9,6 +9,7 @@
 // its cudaMemset before returning.
 #include "scalefit/bench/backend.hpp"
 #include "scalefit/bench/check.hpp"
+#include "scalefit/bench/poll.hpp"
 
 #include <cuda_runtime.h>
 #include <nccl.h>
@@ -17,6 +18,8 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace scalefit::bench {
 namespace {
@@ -79,9 +82,8 @@ bool have_nccl_alltoall() {
 
 class NcclComm final : public Comm {
 public:
-  NcclComm(ncclComm_t comm, int graph_iters, bool events_timer, bool native_alltoall)
-      : m_comm(comm), m_graph_iters(graph_iters), m_events_timer(events_timer),
-        m_native_alltoall(native_alltoall) {
+  NcclComm(ncclComm_t comm, const NcclSettings &settings, bool native_alltoall)
+      : m_comm(comm), m_settings(settings), m_native_alltoall(native_alltoall) {
     SCALEFIT_NCCL_CHECK(ncclCommUserRank(comm, &m_rank));
     SCALEFIT_NCCL_CHECK(ncclCommCount(comm, &m_size));
     SCALEFIT_CUDA_CHECK(cudaStreamCreateWithFlags(&m_stream, cudaStreamNonBlocking));
@@ -90,6 +92,7 @@ public:
   }
   ~NcclComm() override {
     drop_graph();
+    deregister_quietly();
     cudaEventDestroy(m_start);
     cudaEventDestroy(m_stop);
     cudaStreamDestroy(m_stream);
@@ -155,52 +158,129 @@ public:
   }
   double time_batch_us(int batch, const std::function<void()> &op,
                        std::uint64_t point_id) override {
-    const bool graph = m_graph_iters > 0 && point_id != 0;
+    const bool graph = m_settings.graph_launches > 0 && point_id != 0;
     if (graph && (m_graph_exec == nullptr || m_graph_point != point_id || m_graph_batch != batch)) {
       drop_graph();
-      SCALEFIT_CUDA_CHECK(cudaStreamBeginCapture(m_stream, cudaStreamCaptureModeThreadLocal));
-      for (int i = 0; i < batch; ++i)
-        op();
-      SCALEFIT_CUDA_CHECK(cudaStreamEndCapture(m_stream, &m_graph));
-      SCALEFIT_CUDA_CHECK(cudaGraphInstantiate(&m_graph_exec, m_graph, 0));
+      capture(batch, op);
+      // Upload, then one untimed launch: the first launch of a graph pays its setup.
+      SCALEFIT_CUDA_CHECK(cudaGraphUpload(m_graph_exec, m_stream));
+      SCALEFIT_CUDA_CHECK(cudaGraphLaunch(m_graph_exec, m_stream));
+      wait_stream();
       m_graph_point = point_id;
       m_graph_batch = batch;
     }
+    const int launches = graph ? m_settings.graph_launches : 1;
     auto issue = [&] {
       if (graph)
-        SCALEFIT_CUDA_CHECK(cudaGraphLaunch(m_graph_exec, m_stream));
+        for (int l = 0; l < launches; ++l)
+          SCALEFIT_CUDA_CHECK(cudaGraphLaunch(m_graph_exec, m_stream));
       else
         for (int i = 0; i < batch; ++i)
           op();
     };
-    if (!m_events_timer) {
+    if (!m_settings.events_timer) {
       // nccl-tests' timer: host clock from before the first issue to after the stream is idle.
       const auto t0 = std::chrono::steady_clock::now();
       issue();
-      SCALEFIT_CUDA_CHECK(cudaStreamSynchronize(m_stream));
+      wait_stream();
       return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0)
-          .count();
+                 .count() /
+             launches;
     }
     SCALEFIT_CUDA_CHECK(cudaEventRecord(m_start, m_stream));
     issue();
     SCALEFIT_CUDA_CHECK(cudaEventRecord(m_stop, m_stream));
-    SCALEFIT_CUDA_CHECK(cudaEventSynchronize(m_stop));
+    wait_polling([this] { return query(cudaEventQuery(m_stop)); },
+                 [this] { return async_error(); });
     float ms = 0;
     SCALEFIT_CUDA_CHECK(cudaEventElapsedTime(&ms, m_start, m_stop));
-    return static_cast<double>(ms) * 1e3;
+    return static_cast<double>(ms) * 1e3 / launches;
   }
-  void synchronize() override { SCALEFIT_CUDA_CHECK(cudaStreamSynchronize(m_stream)); }
+  void run_once(const std::function<void()> &op) override {
+    if (m_settings.graph_launches <= 0) {
+      op();
+      wait_stream();
+      return;
+    }
+    // The check goes through a graph of the one operation, as the timed samples do.
+    drop_graph();
+    capture(1, op);
+    SCALEFIT_CUDA_CHECK(cudaGraphLaunch(m_graph_exec, m_stream));
+    wait_stream();
+    drop_graph();
+  }
+  int graph_launches() const override {
+    return m_settings.graph_launches > 0 ? m_settings.graph_launches : 1;
+  }
+  void end_point() override { drop_graph(); }
+  void register_buffers(void *send, std::size_t send_bytes, void *recv,
+                        std::size_t recv_bytes) override {
+    deregister_buffers();
+    const std::pair<void *, std::size_t> bufs[2] = {{send, send_bytes}, {recv, recv_bytes}};
+    for (const auto &[p, n] : bufs) {
+      if (m_settings.registration == 1) {
+        void *h = nullptr;
+        SCALEFIT_NCCL_CHECK(ncclCommRegister(m_comm, p, n, &h));
+        m_registered.push_back(h);
+      } else if (m_settings.registration == 2) {
+        ncclWindow_t w = nullptr;
+        // Collective over the communicator: every member registers its block alike.
+        SCALEFIT_NCCL_CHECK(ncclCommWindowRegister(m_comm, p, n, &w, NCCL_WIN_COLL_SYMMETRIC));
+        m_windows.push_back(w);
+      }
+    }
+  }
+  void deregister_buffers() override {
+    drop_graph();
+    for (void *h : m_registered)
+      SCALEFIT_NCCL_CHECK(ncclCommDeregister(m_comm, h));
+    for (ncclWindow_t w : m_windows)
+      SCALEFIT_NCCL_CHECK(ncclCommWindowDeregister(m_comm, w));
+    m_registered.clear();
+    m_windows.clear();
+  }
+  void synchronize() override { wait_stream(); }
   void copy_in(void *d, const void *s, std::size_t b) override {
     SCALEFIT_CUDA_CHECK(cudaMemcpyAsync(d, s, b, cudaMemcpyHostToDevice, m_stream));
-    SCALEFIT_CUDA_CHECK(cudaStreamSynchronize(m_stream));
+    wait_stream();
   }
   void copy_out(void *d, const void *s, std::size_t b) override {
     SCALEFIT_CUDA_CHECK(cudaMemcpyAsync(d, s, b, cudaMemcpyDeviceToHost, m_stream));
-    SCALEFIT_CUDA_CHECK(cudaStreamSynchronize(m_stream));
+    wait_stream();
   }
   void abort() override { ncclCommAbort(m_comm); }
 
 private:
+  /// WorkState of a cudaStreamQuery / cudaEventQuery result; throws on an error.
+  static WorkState query(cudaError_t rc) {
+    if (rc == cudaErrorNotReady)
+      return WorkState::pending;
+    SCALEFIT_CUDA_CHECK(rc);
+    return WorkState::done;
+  }
+  /// "" while the communicator is healthy, else NCCL's error and last message.
+  std::string async_error() const {
+    ncclResult_t r = ncclSuccess;
+    if (ncclCommGetAsyncError(m_comm, &r) != ncclSuccess)
+      return "ncclCommGetAsyncError failed";
+    if (r == ncclSuccess || r == ncclInProgress)
+      return "";
+    const char *last = ncclGetLastError(m_comm);
+    return std::string(ncclGetErrorString(r)) + (last && *last ? std::string(": ") + last : "");
+  }
+  /// Waits for the stream, polling ncclCommGetAsyncError (nccl-tests' testStreamSynchronize).
+  void wait_stream() {
+    wait_polling([this] { return query(cudaStreamQuery(m_stream)); },
+                 [this] { return async_error(); });
+  }
+  /// Captures `batch` issues of `op` on the stream into m_graph / m_graph_exec.
+  void capture(int batch, const std::function<void()> &op) {
+    SCALEFIT_CUDA_CHECK(cudaStreamBeginCapture(m_stream, cudaStreamCaptureModeThreadLocal));
+    for (int i = 0; i < batch; ++i)
+      op();
+    SCALEFIT_CUDA_CHECK(cudaStreamEndCapture(m_stream, &m_graph));
+    SCALEFIT_CUDA_CHECK(cudaGraphInstantiate(&m_graph_exec, m_graph, 0));
+  }
   void drop_graph() {
     if (m_graph_exec)
       cudaGraphExecDestroy(m_graph_exec);
@@ -208,10 +288,20 @@ private:
       cudaGraphDestroy(m_graph);
     m_graph_exec = nullptr;
     m_graph = nullptr;
+    m_graph_point = 0;
+  }
+  /// The destructor's deregistration: errors are not thrown from there.
+  void deregister_quietly() noexcept {
+    for (void *h : m_registered)
+      ncclCommDeregister(m_comm, h);
+    for (ncclWindow_t w : m_windows)
+      ncclCommWindowDeregister(m_comm, w);
+    m_registered.clear();
+    m_windows.clear();
   }
   ncclComm_t m_comm;
-  int m_graph_iters = 0;
-  bool m_events_timer = false, m_native_alltoall = false;
+  NcclSettings m_settings;
+  bool m_native_alltoall = false;
   int m_rank = 0, m_size = 1;
   cudaStream_t m_stream = nullptr;
   cudaEvent_t m_start = nullptr, m_stop = nullptr;
@@ -219,13 +309,20 @@ private:
   cudaGraphExec_t m_graph_exec = nullptr;
   std::uint64_t m_graph_point = 0;
   int m_graph_batch = 0;
+  std::vector<void *> m_registered;  // -R 1 handles
+  std::vector<ncclWindow_t> m_windows; // -R 2 windows
 };
 
 class NcclBackend final : public Backend {
 public:
-  NcclBackend(int local_rank, int graph_iters, bool events_timer)
-      : m_graph_iters(graph_iters), m_events_timer(events_timer),
-        m_native_alltoall(have_nccl_alltoall()) {
+  NcclBackend(int local_rank, const NcclSettings &settings)
+      : m_settings(settings), m_native_alltoall(have_nccl_alltoall()) {
+    int version = 0;
+    if (settings.registration == 2 &&
+        (ncclGetVersion(&version) != ncclSuccess || version < 22700))
+      throw InputError("-R 2 (symmetric registration, ncclCommWindowRegister) needs NCCL >= "
+                       "2.27; this NCCL is " + std::to_string(version),
+                       "", 0, "-R");
     int ndev = 0;
     SCALEFIT_CUDA_CHECK(cudaGetDeviceCount(&ndev));
     m_ndev = ndev;
@@ -269,18 +366,27 @@ public:
         ncclCommSplit(m_world, color >= 0 ? color : NCCL_SPLIT_NOCOLOR, key, &sub, nullptr));
     if (color < 0 || sub == nullptr)
       return nullptr;
-    return std::make_unique<NcclComm>(sub, m_graph_iters, m_events_timer, m_native_alltoall);
+    return std::make_unique<NcclComm>(sub, m_settings, m_native_alltoall);
   }
   void *alloc(std::size_t bytes) override {
     void *p = nullptr;
-    SCALEFIT_CUDA_CHECK(cudaMalloc(&p, bytes > 0 ? bytes : 1));
+    const std::size_t n = bytes > 0 ? bytes : 1;
+    if (m_settings.nccl_mem_alloc)
+      SCALEFIT_NCCL_CHECK(ncclMemAlloc(&p, n));
+    else
+      SCALEFIT_CUDA_CHECK(cudaMalloc(&p, n));
     // cudaMemset runs on the legacy default stream, which the communicators' non-blocking
     // streams do not wait for: finish it here.
-    SCALEFIT_CUDA_CHECK(cudaMemset(p, 0, bytes > 0 ? bytes : 1));
+    SCALEFIT_CUDA_CHECK(cudaMemset(p, 0, n));
     SCALEFIT_CUDA_CHECK(cudaDeviceSynchronize());
     return p;
   }
-  void release(void *p) override { cudaFree(p); }
+  void release(void *p) override {
+    if (m_settings.nccl_mem_alloc)
+      ncclMemFree(p);
+    else
+      cudaFree(p);
+  }
   void *alloc_host(std::size_t bytes) override {
     void *p = nullptr;
     SCALEFIT_CUDA_CHECK(cudaMallocHost(&p, bytes > 0 ? bytes : 1));
@@ -307,7 +413,11 @@ public:
   std::string alltoall_impl() const override {
     return m_native_alltoall ? "ncclAlltoAll" : "grouped ncclSend/ncclRecv";
   }
-  std::string timer_name() const override { return m_events_timer ? "events" : "host"; }
+  std::string timer_name() const override { return m_settings.events_timer ? "events" : "host"; }
+  std::string buffer_alloc_name() const override { return nccl_alloc_name(m_settings); }
+  std::string registration_name() const override {
+    return nccl_registration_name(m_settings.registration);
+  }
   std::string device_name() const override { return m_device_name; }
   std::map<std::string, std::string> versions() const override {
     std::map<std::string, std::string> v = make_mpi_backend()->versions();
@@ -323,8 +433,8 @@ public:
   }
 
 private:
-  int m_graph_iters = 0;
-  bool m_events_timer = false, m_native_alltoall = false;
+  NcclSettings m_settings;
+  bool m_native_alltoall = false;
   int m_device = 0, m_ndev = 1;
   std::uint64_t m_l2_bytes = 0;
   double m_mem_gbps = 0;
@@ -357,8 +467,8 @@ std::string gpu_identity(int local_rank) {
   return id;
 }
 
-std::unique_ptr<Backend> make_nccl_backend(int local_rank, int graph_iters, bool events_timer) {
-  return std::make_unique<NcclBackend>(local_rank, graph_iters, events_timer);
+std::unique_ptr<Backend> make_nccl_backend(int local_rank, const NcclSettings &settings) {
+  return std::make_unique<NcclBackend>(local_rank, settings);
 }
 
 } // namespace scalefit::bench

@@ -15,7 +15,7 @@ std::string gpu_identity(int) {
   return "";
 }
 
-std::unique_ptr<Backend> make_nccl_backend(int, int, bool) {
+std::unique_ptr<Backend> make_nccl_backend(int, const NcclSettings &) {
   throw InputError("--backend nccl: scalefit-bench was not built with NCCL (configure with "
                    "-DSCALEFIT_ENABLE_CUDA=ON and NCCL_HOME); use --backend mpi",
                    "", 0, "--backend");

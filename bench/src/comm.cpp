@@ -67,8 +67,15 @@ void validate_for_backend(const CommOptions &o, const std::string &backend_name,
       throw InputError("reduction " + std::string(redop_name(o.redop)) +
                            " is not supported by the mpi backend (avg needs --backend nccl)",
                        "", 0, "-o");
-    if (o.graph_iters > 0)
+    if (o.graph_launches > 0)
       throw InputError("CUDA graphs need --backend nccl", "", 0, "-G");
+    if (o.registration != 0)
+      throw InputError("buffer registration (-R) is an NCCL feature: it needs --backend nccl", "",
+                       0, "-R");
+    if (o.alloc_given)
+      throw InputError("--alloc chooses how GPU buffers are allocated: it needs --backend nccl "
+                       "(the mpi backend uses host memory)",
+                       "", 0, "--alloc");
     if (o.events_timer)
       throw InputError("CUDA events need --backend nccl (the mpi backend times with the host "
                        "clock, MPI_Wtime)",
@@ -160,6 +167,8 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
   for (DType t : dtypes)
     ctx.extra["dtypes"].push_back(dtype_name(t));
   ctx.extra["tool"] = "scalefit-bench comm";
+  if (auto a2av = alltoallv_context(o.ops, o.alltoallv_matrix); !a2av.is_null())
+    ctx.extra["alltoallv"] = std::move(a2av);
   // (op, placement) combinations the backend does not run (N/A in the table), and why.
   if (const nlohmann::json nr = not_run_entries(backend_name, o.ops, o.placements); !nr.empty())
     ctx.extra["not_run"] = nr;
@@ -189,9 +198,13 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
   }
 
   // --- Backend instance, memory, and the run's description -----------------------------------
+  NcclSettings nccl_settings;
+  nccl_settings.graph_launches = o.graph_launches;
+  nccl_settings.events_timer = o.events_timer;
+  nccl_settings.nccl_mem_alloc = o.nccl_mem_alloc;
+  nccl_settings.registration = o.registration;
   std::unique_ptr<Backend> backend = backend_name == "nccl"
-                                         ? make_nccl_backend(local_rank, o.graph_iters,
-                                                             o.events_timer)
+                                         ? make_nccl_backend(local_rank, nccl_settings)
                                          : make_mpi_backend();
   std::string cache_source;
   const std::uint64_t cache = backend->cache_bytes(&cache_source);
@@ -241,7 +254,17 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
   ctx.extra["buffers"] = {{"mode", o.hot ? "hot" : "rotate"},
                           {"cache_bytes", cache},
                           {"cache_source", cache_source},
-                          {"rotation_bytes", rotation_bytes}};
+                          {"rotation_bytes", rotation_bytes},
+                          {"alloc", backend->buffer_alloc_name()},
+                          {"registration", backend->registration_name()}};
+  // How samples are formed: adaptive (calibrated batches) or nccl-tests' batch of -n 20.
+  ctx.extra["sampling"] = {
+      {"mode", o.nccl_tests_mode ? "nccl-tests" : "adaptive"},
+      {"batch", o.batch},
+      {"warmup_iters", o.warmup_iters},
+      {"graph_launches", o.graph_launches},
+      {"communicator_warmup", "one operation at the largest and the smallest size of each "
+                              "communicator's sweep, before its points"}};
   ctx.extra["alltoall"] = backend->alltoall_impl();
   ctx.extra["stop_rule"] = {{"max_ci", o.max_ci},        {"confidence", 0.95},
                             {"max_noise", o.max_noise},  {"min_samples", o.min_samples},
@@ -288,13 +311,14 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
                           o.min_time_s, o.max_time_s, o.min_samples, o.max_samples,
                           o.budget_s > 0 ? fmt::format(", budget {:g} s", o.budget_s) : "")
                   .c_str(),
-        o.check ? 1 : 0, o.graph_iters);
-    std::printf("# buffers: %s; alltoall: %s\n",
+        o.check ? 1 : 0, o.graph_launches);
+    std::printf("# buffers: %s; %s, registration %s; alltoall: %s\n",
                 o.hot ? "hot (the same buffers every operation: --hot)"
                       : fmt::format("rotated by one message per operation through >= {} B (2 x "
                                     "{} B cache, {})",
                                     rotation_bytes, cache, cache_source)
                             .c_str(),
+                backend->buffer_alloc_name().c_str(), backend->registration_name().c_str(),
                 backend->alltoall_impl().c_str());
     std::printf("#\n# Using devices\n");
     for (int r = 0; r < nranks; ++r)
@@ -357,6 +381,7 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
       std::unique_ptr<Comm> comm = backend->make_comm(sub, me.color, me.key);
       watchdog.disarm();
       const int instances = count_instances(members);
+      bool warmed = false; // the communicator's one warm-up (first block with points)
       std::int64_t block_wrong = 0;
       bool block_above_memory = false;
       double busbw_sum = 0;
@@ -380,14 +405,41 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
         const auto [send_alloc, recv_alloc] =
             block_bytes(coll, points.back().count, dtype, shape.nranks, rotation_bytes);
         std::optional<Buffers> bufs;
-        if (comm)
+        if (comm) {
           bufs.emplace(*backend, send_alloc, recv_alloc);
+          comm->register_buffers(bufs->send, send_alloc, bufs->recv, recv_alloc);
+        }
+        if (!warmed) {
+          // A new communicator's first operations set up connections and buffers (NCCL's
+          // lazy connection setup, MPI's eager/rendezvous paths): warm it once at the largest
+          // and the smallest size, as nccl-tests warms before timing, so no point's warm-up
+          // inherits that cost and calibrates a batch of 1.
+          warmed = true;
+          watchdog.set_point(fmt::format("warming the {} communicator", shape.label()), comm.get());
+          watchdog.arm(120);
+          if (comm)
+            for (const SizePoint *wp : {&points.back(), &points.front()}) {
+              CollArgs w;
+              w.count = wp->count;
+              w.dtype = dtype;
+              w.redop = op_has_redop(op) ? o.redop : RedOp::sum;
+              w.root = op_has_root(op) ? o.root : -1;
+              w.rank = comm->rank();
+              w.nranks = shape.nranks;
+              for (int i = 0; i < std::max(1, o.warmup_iters); ++i)
+                coll.run(*comm, bufs->send, bufs->recv, w);
+              comm->synchronize();
+            }
+          SCALEFIT_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+          watchdog.disarm();
+        }
         for (const SizePoint &pt : points) {
           CollArgs a;
           a.count = pt.count;
           a.dtype = dtype;
           a.redop = op_has_redop(op) ? o.redop : RedOp::sum;
           a.root = op_has_root(op) ? o.root : -1;
+          a.matrix = o.alltoallv_matrix;
           a.rank = comm ? comm->rank() : 0;
           a.nranks = shape.nranks;
           std::string row = row_preamble(pt.bytes, pt.count, dtype_name(dtype),
@@ -411,6 +463,8 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
             m.redop = a.redop;
             m.root = a.root;
             m.placement = pl;
+            if (op == Op::alltoallv) // the count matrix: its own curve (part of the key)
+              m.method = alltoallv_matrix_name(a.matrix);
             m.bytes = pt.bytes;
             m.count = pt.count;
             const std::string key = m.key();
@@ -461,8 +515,9 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
             SamplingPlan plan;
             plan.warmup_iters = o.warmup_iters > 0
                                     ? o.warmup_iters
-                                    : (o.batch > 0 || o.graph_iters > 0 ? 0 : 1);
-            plan.batch = o.graph_iters > 0 ? o.graph_iters : o.batch;
+                                    : (o.batch > 0 || o.graph_launches > 0 ? 0 : 1);
+            plan.batch = o.batch;
+            plan.graph_launches = std::max(1, o.graph_launches);
             plan.batch_time_us = o.batch_time_us;
             plan.rule = StopRule{o.min_time_s,  o.max_time_s,    o.max_noise,
                                  o.min_samples, o.max_samples,   o.fixed_samples,
@@ -480,18 +535,30 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
             if (points_left > 0)
               --points_left;
             const double t_begin = MPI_Wtime();
-            const PointSamples t = time_point(cp, run, plan, point_id, watchdog);
-            const double t_timed = MPI_Wtime();
-            timing_s += t_timed - t_begin;
+            PointSamples t;
+            double t_timed = t_begin;
             std::int64_t wrong = 0;
-            if (o.check) {
-              watchdog.arm(1e-8 * static_cast<double>(send_alloc + recv_alloc)); // ~100 MB/s
-              const std::int64_t mine = comm ? check_point(*backend, *comm, coll, *bufs, a, pl) : 0;
-              SCALEFIT_MPI_CHECK(
-                  MPI_Allreduce(&mine, &wrong, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD));
-              watchdog.disarm();
-              block_wrong += wrong;
-              check_s += MPI_Wtime() - t_timed;
+            try {
+              t = time_point(cp, run, plan, point_id, watchdog);
+              t_timed = MPI_Wtime();
+              timing_s += t_timed - t_begin;
+              if (o.check) {
+                watchdog.arm(1e-8 * static_cast<double>(send_alloc + recv_alloc)); // ~100 MB/s
+                const std::int64_t mine =
+                    comm ? check_point(*backend, *comm, coll, *bufs, a, pl) : 0;
+                SCALEFIT_MPI_CHECK(
+                    MPI_Allreduce(&mine, &wrong, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD));
+                watchdog.disarm();
+                block_wrong += wrong;
+                check_s += MPI_Wtime() - t_timed;
+              }
+              if (comm)
+                comm->end_point(); // drop the point's graph while its buffers are registered
+            } catch (const RuntimeError &e) {
+              // A failed call or an asynchronous NCCL error (a dead link): name the point; main
+              // exits 3 with MPI_Abort so the other ranks do not wait on this one.
+              throw RuntimeError(fmt::format("{} (during {})", e.what(),
+                                             point_name(op, pt.bytes, dtype, pl, shape)));
             }
             nlohmann::json baseline;
             if (o.baseline && op == Op::allreduce && pl == Placement::out_of_place) {
@@ -535,6 +602,8 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
                                                                          : "precision";
               m.extra["time_cap_s"] = plan.rule.max_time_s;
               m.extra["rotation_positions"] = rot.steps;
+              if (o.graph_launches > 0)
+                m.extra["graph_launches"] = o.graph_launches;
               m.extra["outlier_samples"] = outlier_indices(t.mean_us);
               if (mem_gbps > 0 && m.algbw_gbps > mem_gbps) {
                 m.extra["above_memory_bandwidth"] = true;
@@ -558,6 +627,8 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
                              false);
           }
         }
+        if (comm)
+          comm->deregister_buffers(); // before `bufs` frees them
       }
       wrong_total += block_wrong;
       if (rank == 0) {

@@ -25,8 +25,14 @@ std::string_view group_kind_name(GroupKind k) {
 void add_comm_options(CLI::App &app, RawCommArgs &raw) {
   app.add_option("--ops", raw.ops,
                  "Operations: all, or a comma list of allreduce, allgather, "
-                 "reducescatter, reduce, broadcast, alltoall, sendrecv")
+                 "reducescatter, reduce, broadcast, alltoall, alltoallv, sendrecv")
       ->delimiter(',')
+      ->capture_default_str();
+  app.add_option("--alltoallv-matrix", raw.alltoallv_matrix,
+                 "alltoallv's count matrix: uniform (count elements to every peer, as alltoall) "
+                 "or skewed (MoE-like: Zipf shares 1/(q+1) of a rank's n*count elements by "
+                 "popularity rank q, rotated per rank so every rank sends and receives n*count; "
+                 "docs/measure.md)")
       ->capture_default_str();
   app.add_option("--backend", raw.backend,
                  "mpi (host buffers) or nccl (one GPU per rank); auto: nccl when built with it "
@@ -48,18 +54,27 @@ void add_comm_options(CLI::App &app, RawCommArgs &raw) {
   app.add_option("-o,--op", raw.redop, "Reduction: sum, prod, max, min, avg (nccl only)")
       ->capture_default_str();
   app.add_option("-r,--root", raw.root, "Root rank of reduce and broadcast")->capture_default_str();
-  app.add_option("-w,--warmup_iters", raw.warmup_iters, "Warm-up operations before each point")
-      ->capture_default_str();
+  app.add_option("-w,--warmup_iters", raw.warmup_iters,
+                 "Warm-up operations before each point (the first alone, the rest as one batch); "
+                 "every communicator is also warmed once at its sweep's largest and smallest size")
+      ->capture_default_str()
+      ->each([&raw](const std::string &) { raw.warmup_given = true; });
   app.add_option("-n,--iters", raw.fixed_samples,
                  "Timed samples per point, each a batch of --batch operations between two "
                  "synchronizations; 0: adaptive. Not nccl-tests' -n, which is the operations in "
-                 "its one timed batch per size (here --batch; -n 1 --batch 20 times as "
-                 "nccl-tests -n 20 does)")
+                 "its one timed batch per size (here --batch; --nccl-tests sets --batch 20 as "
+                 "nccl-tests' default -n 20)")
       ->capture_default_str();
   app.add_option("--batch", raw.batch,
                  "Operations per sample (what nccl-tests' -n counts); 0: calibrated from warm-up "
                  "to last --batch-time")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->each([&raw](const std::string &) { raw.batch_given = true; });
+  app.add_flag("--nccl-tests", raw.nccl_tests_mode,
+               "Time as nccl-tests does by default, for a side-by-side: every sample is a batch "
+               "of 20 operations (nccl-tests' -n 20) and the warm-up is 1 operation (its -w 1), "
+               "unless --batch or -w say otherwise; samples repeat by the stop rule and the "
+               "mean is reported");
   app.add_option("--batch-time", raw.batch_time_us, "Target duration of one sample [us]")
       ->capture_default_str();
   // nccl-tests takes -c 0/1; a bare -c means 1. No default_str: CLI11 would both show it and
@@ -68,8 +83,19 @@ void add_comm_options(CLI::App &app, RawCommArgs &raw) {
                  "Check results in a separate untimed run: 0 or 1 (default 0); a bare -c means 1")
       ->expected(0, 1)
       ->type_name("0|1");
-  app.add_option("-G,--cudagraph", raw.graph_iters,
-                 "Capture each sample's N operations as a CUDA graph (nccl; sets --batch N)")
+  app.add_option("-G,--cudagraph", raw.graph_launches,
+                 "nccl: capture each point's sample batch once as a CUDA graph, upload it, launch "
+                 "it once untimed, then time N launches per sample (nccl-tests' -G N: its -n "
+                 "operations captured, the graph launched N times); the -c check also runs "
+                 "through a graph")
+      ->capture_default_str();
+  app.add_option("--alloc", raw.alloc,
+                 "nccl buffers: nccl (ncclMemAlloc, the default, as nccl-tests 2.19) or cuda "
+                 "(cudaMalloc)");
+  app.add_option("-R,--local_register", raw.registration,
+                 "nccl buffer registration, as nccl-tests' -R: 0 none, 1 local "
+                 "(ncclCommRegister), 2 symmetric (ncclCommWindowRegister; NCCL >= 2.27, "
+                 "--alloc nccl)")
       ->capture_default_str();
   app.add_option("--min-time", raw.min_time_s, "Adaptive: minimum timed time per point [s]")
       ->capture_default_str();
@@ -145,12 +171,16 @@ CommOptions validate_comm_args(const RawCommArgs &raw) {
     if (!op)
       bad("--ops", "unknown operation '" + name +
                        "' (expected all, allreduce, allgather, "
-                       "reducescatter, reduce, broadcast, alltoall, sendrecv)");
+                       "reducescatter, reduce, broadcast, alltoall, alltoallv, sendrecv)");
     if (std::find(o.ops.begin(), o.ops.end(), *op) == o.ops.end())
       o.ops.push_back(*op);
   }
   if (o.ops.empty())
     bad("--ops", "no operation given");
+  if (const auto m = parse_alltoallv_matrix(raw.alltoallv_matrix))
+    o.alltoallv_matrix = *m;
+  else
+    bad("--alltoallv-matrix", "expected uniform or skewed, got '" + raw.alltoallv_matrix + "'");
   if (raw.backend != "auto" && raw.backend != "mpi" && raw.backend != "nccl")
     bad("--backend", "expected auto, mpi or nccl, got '" + raw.backend + "'");
   o.backend = raw.backend;
@@ -213,9 +243,26 @@ CommOptions validate_comm_args(const RawCommArgs &raw) {
       bad("-c", "expected 0 or 1, got '" + c + "'");
     o.check = c != "0";
   }
-  if (raw.graph_iters < 0)
+  if (raw.graph_launches < 0)
     bad("-G", "must be >= 0");
-  o.graph_iters = raw.graph_iters;
+  o.graph_launches = raw.graph_launches;
+  if (raw.registration < 0 || raw.registration > 2)
+    bad("-R", "expected 0 (none), 1 (local) or 2 (symmetric), got " +
+                  std::to_string(raw.registration));
+  o.registration = raw.registration;
+  if (!raw.alloc.empty() && raw.alloc != "nccl" && raw.alloc != "cuda")
+    bad("--alloc", "expected nccl (ncclMemAlloc) or cuda (cudaMalloc), got '" + raw.alloc + "'");
+  o.alloc_given = !raw.alloc.empty();
+  o.nccl_mem_alloc = raw.alloc != "cuda";
+  if (o.registration == 2 && !o.nccl_mem_alloc)
+    bad("-R", "symmetric registration (-R 2) needs ncclMemAlloc buffers: drop --alloc cuda");
+  o.nccl_tests_mode = raw.nccl_tests_mode;
+  if (o.nccl_tests_mode) {
+    if (!raw.batch_given)
+      o.batch = kNcclTestsIters;
+    if (!raw.warmup_given)
+      o.warmup_iters = kNcclTestsWarmup;
+  }
   for (const auto &[name, v] :
        {std::pair{"--min-time", raw.min_time_s}, std::pair{"--max-time", raw.max_time_s},
         std::pair{"--max-noise", raw.max_noise}, std::pair{"--max-ci", raw.max_ci},

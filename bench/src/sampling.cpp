@@ -79,11 +79,15 @@ PointSamples time_point(Comm *comm, const std::function<void()> &op, const Sampl
       watchdog.disarm();
     }
   }
-  t.batch = plan.batch > 0 ? plan.batch : calibrate_batch(op_us, plan.batch_time_us, kMaxBatch);
+  // With CUDA graphs a sample is `launches` launches of a graph of `batch` operations: the
+  // calibrated batch is sized so that the whole sample lasts about batch_time_us.
+  const int launches = std::max(1, plan.graph_launches); // alike on every rank
+  t.batch = plan.batch > 0 ? plan.batch
+                           : calibrate_batch(op_us, plan.batch_time_us / launches, kMaxBatch);
   t.warmup_op_us = op_us;
   const double start = MPI_Wtime();
   for (;;) {
-    watchdog.arm(2e-6 * t.batch * op_us);
+    watchdog.arm(2e-6 * t.batch * launches * op_us);
     SCALEFIT_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
     const double local = me ? comm->time_batch_us(t.batch, op, point_id) : 0.0;
     // The elapsed time rides along, so every rank gets the same max and stops alike.

@@ -68,7 +68,9 @@ std::size_t occurrences(const std::string &text, const std::string &what) {
 /// Points an op measures on n ranks for sizes 8, 32, 128, 512, 2048 (-b 8 -e 2K -f 4), derived
 /// from nccl-tests' count rule: count = size / (type size * (n for the divided ops, else 1)).
 std::size_t expected_points(Op op, std::size_t type_bytes, int n) {
-  const bool divided = op == Op::allgather || op == Op::reducescatter || op == Op::alltoall;
+  const bool divided = count_divided_by_ranks(op);
+  EXPECT_EQ(divided, op == Op::allgather || op == Op::reducescatter || op == Op::alltoall ||
+                         op == Op::alltoallv);
   std::set<std::size_t> eff;
   for (std::size_t s : {8, 32, 128, 512, 2048}) {
     const std::size_t per = type_bytes * (divided ? static_cast<std::size_t>(n) : 1);
@@ -160,12 +162,15 @@ TEST(Integration, TwoRanksEveryOpFloatAndDoubleChecked) {
   std::size_t want = 0;
   for (Op op : all_ops())
     for (std::size_t tb : {4u, 8u})
-      want += 2 * expected_points(op, tb, 2);
+      want += (op == Op::alltoallv ? 1 : 2) * expected_points(op, tb, 2); // no in-place a2av
   EXPECT_EQ(set.measurements.size(), want);
   std::map<std::string, int> placements;
   for (const auto &m : set.measurements) {
     EXPECT_EQ(m.group.label(), "world n=2 (1x2)");
-    ++placements[std::string(placement_name(m.placement))];
+    if (m.op != Op::alltoallv)
+      ++placements[std::string(placement_name(m.placement))];
+    else
+      EXPECT_EQ(m.placement, Placement::out_of_place);
   }
   EXPECT_EQ(placements["in-place"], placements["out-of-place"]);
 }
@@ -190,7 +195,8 @@ TEST(Integration, FourRanksTwoEmulatedNodesAllGroupShapes) {
   std::size_t want = 0;
   for (Op op : all_ops())
     for (std::size_t tb : {4u, 8u})
-      want += 2 * (expected_points(op, tb, 4) + 2 * expected_points(op, tb, 2));
+      want += (op == Op::alltoallv ? 1 : 2) *
+              (expected_points(op, tb, 4) + 2 * expected_points(op, tb, 2));
   EXPECT_EQ(set.measurements.size(), want);
   std::set<std::string> keys;
   for (const auto &m : set.measurements)
@@ -323,6 +329,73 @@ TEST(Integration, BadInputOneMessageExitTwoNoFile) {
   expect_usage_error(2, "--backend mpi -o avg --ops allreduce", "not supported by the mpi backend");
   expect_usage_error(4, "--backend mpi --emulate-nodes 3", "--emulate-nodes");
   expect_usage_error(2, "--backend mpi --ops reduce -r 2", "root 2 is not a rank");
+  expect_usage_error(2, "--backend mpi --ops alltoallv --alltoallv-matrix zipf",
+                     "--alltoallv-matrix");
+  // NCCL-only settings on host memory (issue 15): refused, naming the flag.
+  expect_usage_error(2, "--backend mpi -R 1", "buffer registration (-R)");
+  expect_usage_error(2, "--backend mpi --alloc cuda", "--alloc");
+  expect_usage_error(2, "--backend mpi -G 2", "CUDA graphs need --backend nccl");
+  expect_usage_error(2, "--backend mpi -R 4", "expected 0 (none), 1 (local) or 2 (symmetric)");
+}
+
+TEST(Integration, NcclTestsModeTimesBatchesOfTwentyAndSaysSo) {
+  TempDir d;
+  Result r;
+  const RecordSet set =
+      measure(2, "--backend mpi --ops allreduce -b 1K -e 4K -f 4 --nccl-tests -n 3", d, &r);
+  ASSERT_EQ(r.code, 0) << r.err;
+  ASSERT_EQ(set.measurements.size(), 2u);
+  for (const auto &m : set.measurements) {
+    EXPECT_EQ(m.iters_per_sample, 20) << m.key(); // nccl-tests' -n 20 operations per sample
+    EXPECT_EQ(m.samples_us.size(), 3u) << m.key();
+  }
+  const auto &ctx = set.contexts.at(0).extra;
+  EXPECT_EQ(ctx["sampling"]["mode"], "nccl-tests");
+  EXPECT_EQ(ctx["sampling"]["batch"], 20);
+  EXPECT_EQ(ctx["sampling"]["warmup_iters"], 1);
+  EXPECT_EQ(ctx["buffers"]["alloc"], "malloc (host)");
+  EXPECT_EQ(ctx["buffers"]["registration"], "none");
+}
+
+// AllToAllv checked (-c) on 1 to 4 ranks with both count matrices: every element right, the
+// matrix recorded as the method (its own curve) and in the context, sizes and busbw as
+// nccl-tests' alltoallv_perf (size = n * count * type size, busbw = algbw (n-1)/n), in place N/A.
+TEST(Integration, AlltoallvBothMatricesCheckedOnOneToFourRanks) {
+  for (const char *matrix : {"uniform", "skewed"})
+    for (int np : {1, 2, 3, 4}) {
+      TempDir d;
+      Result r;
+      const RecordSet set = measure(np,
+                                    std::string("--backend mpi --ops alltoallv -d float,int32 -c "
+                                                "-n 1 --batch 1 -w 1 -b 4 -e 64K -f 8 "
+                                                "--placement both --alltoallv-matrix ") +
+                                        matrix,
+                                    d, &r);
+      ASSERT_EQ(r.code, 0) << matrix << " np " << np;
+      expect_consistent(set);
+      ASSERT_EQ(set.contexts.size(), 1u);
+      const auto &cx = set.contexts[0].extra;
+      EXPECT_EQ(cx["alltoallv"]["matrix"], matrix) << cx.dump();
+      ASSERT_TRUE(cx.contains("not_run")) << cx.dump();
+      EXPECT_EQ(cx["not_run"][0]["op"], "alltoallv");
+      EXPECT_EQ(cx["not_run"][0]["placement"], "in-place");
+      EXPECT_NE(r.out.find("# Collective test starting: alltoallv (alltoallv_perf)"),
+                std::string::npos)
+          << r.out;
+      std::size_t want = 0; // sizes 4, 32, 256, 2K, 16K; float and int32 (4 B): count > 0
+      for (std::size_t s : {4u, 32u, 256u, 2048u, 16384u})
+        want += 2 * (s / (4u * static_cast<std::size_t>(np)) > 0);
+      ASSERT_GT(want, 0u);
+      EXPECT_EQ(set.measurements.size(), want) << matrix << " np " << np;
+      for (const auto &m : set.measurements) {
+        EXPECT_EQ(m.op, Op::alltoallv);
+        EXPECT_EQ(m.method, matrix);
+        EXPECT_NE(m.key().find(matrix), std::string::npos) << m.key();
+        EXPECT_EQ(m.placement, Placement::out_of_place);
+        EXPECT_EQ(m.bytes, m.count * 4u * static_cast<unsigned>(np));
+        EXPECT_NEAR(m.busbw_gbps, m.algbw_gbps * (np - 1.0) / np, 1e-9 * (1 + m.algbw_gbps));
+      }
+    }
 }
 
 TEST(Integration, UnwritableOutputAndForeignFile) {

@@ -161,7 +161,7 @@ std::string describe(const CommOptions &o) {
     s << dtype_name(t) << ",";
   s << "|" << o.all_dtypes << "|" << redop_name(o.redop) << "|" << o.root << "|"
     << o.warmup_iters << "|" << o.fixed_samples << "|" << o.batch << "|" << o.check << "|"
-    << o.graph_iters << "|" << o.min_time_s << "|" << o.max_time_s << "|" << o.max_ci << "|"
+    << o.graph_launches << "|" << o.min_time_s << "|" << o.max_time_s << "|" << o.max_ci << "|"
     << o.max_noise << "|" << statistic_name(o.statistic) << "|" << o.budget_s << "|";
   for (Placement p : o.placements)
     s << placement_name(p) << ",";

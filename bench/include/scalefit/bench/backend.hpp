@@ -59,14 +59,42 @@ public:
                         int from) = 0;
   /// Runs `op` `batch` times back to back and returns this rank's elapsed time for the batch
   /// [us], by the backend's timer (Timer): host = a host clock from before the first issue to
-  /// after the final stream synchronize (nccl-tests' definition; MPI_Wtime on mpi); events =
-  /// CUDA events recorded on the stream around the batch. `op` issues one operation (and
-  /// advances the caller's buffer rotation). `point_id` identifies the (op, size, placement) so
-  /// a backend may cache a captured CUDA graph (-G).
+  /// after the stream is idle (nccl-tests' definition; MPI_Wtime on mpi); events = CUDA events
+  /// recorded on the stream around the batch. `op` issues one operation (and advances the
+  /// caller's buffer rotation). `point_id` identifies the (op, size, placement); 0 = warm-up,
+  /// always eager. With CUDA graphs (-G N, graph_launches() = N) a timed batch (point_id != 0)
+  /// is captured once per point as a graph of `batch` operations, uploaded (cudaGraphUpload)
+  /// and launched once untimed; the sample then times N launches and returns their time / N,
+  /// i.e. still the time of `batch` operations (nccl-tests' cudaGraphLaunches: deltaSec / iters
+  /// / launches per operation).
+  /// \throws RuntimeError when a library call fails or the communicator reports an
+  /// asynchronous error while waiting (ncclCommGetAsyncError, polled: a dead link ends the wait).
   virtual double time_batch_us(int batch, const std::function<void()> &op,
                                std::uint64_t point_id) = 0;
-  /// Waits for every issued operation to finish (a no-op for MPI).
+  /// Waits for every issued operation to finish (a no-op for MPI); nccl polls the stream and
+  /// ncclCommGetAsyncError as nccl-tests' testStreamSynchronize does. \throws RuntimeError on an
+  /// asynchronous communicator error.
   virtual void synchronize() = 0;
+  /// Issues `op` once and waits for it: the `-c` run. With -G it goes through a CUDA graph
+  /// captured for this one operation, so the check covers the graph path that was timed
+  /// (nccl-tests' check under -G); otherwise op() then synchronize().
+  virtual void run_once(const std::function<void()> &op) {
+    op();
+    synchronize();
+  }
+  /// CUDA graph launches per sample (-G N on nccl); 1 when operations are issued eagerly.
+  virtual int graph_launches() const { return 1; }
+  /// The end of a point: drops what was cached for it (the captured graph of -G) while its
+  /// buffers are still allocated and registered (NCCL may hold registrations of a graph's
+  /// buffers). Called after the point's samples and check.
+  virtual void end_point() {}
+  /// Registers a block's buffers with the communication library before its points (nccl -R 1:
+  /// ncclCommRegister; -R 2: ncclCommWindowRegister with NCCL_WIN_COLL_SYMMETRIC, collective
+  /// over the communicator; nccl-tests' -R); a no-op without registration and on mpi.
+  /// deregister_buffers() undoes it before the buffers are freed. Sizes in bytes.
+  virtual void register_buffers(void * /*send*/, std::size_t /*send_bytes*/, void * /*recv*/,
+                                std::size_t /*recv_bytes*/) {}
+  virtual void deregister_buffers() {}
   /// Copies `bytes` of host memory into a buffer from Backend::alloc, in order with this
   /// communicator's operations (nccl: cudaMemcpyAsync on its stream, then a stream synchronize,
   /// so a collective issued next sees the data), and returns when the copy is complete.
@@ -131,6 +159,11 @@ public:
   virtual std::string alltoall_impl() const = 0;
   /// The timer's name and definition for the context record and the README ("host", "events").
   virtual std::string timer_name() const = 0;
+  /// Where the buffers come from, for the context record: "malloc (host)" on mpi;
+  /// "ncclMemAlloc" or "cudaMalloc" on nccl (NcclSettings).
+  virtual std::string buffer_alloc_name() const { return "malloc (host)"; }
+  /// Buffer registration with the library (-R) for the context record: "none" on mpi.
+  virtual std::string registration_name() const { return "none"; }
 };
 
 /// The MPI backend on MPI_COMM_WORLD's ranks.
@@ -147,12 +180,33 @@ int visible_gpu_count();
 /// CUDA_VISIBLE_DEVICES each rank has); "" when unknown, or in builds without NCCL.
 std::string gpu_identity(int local_rank);
 
+/// How the nccl backend issues, times and allocates (scalefit-bench comm's -G, --timer,
+/// --alloc, -R).
+struct NcclSettings {
+  /// -G N: CUDA graph launches per sample (0: eager). Each sample's batch is captured once per
+  /// point and launched N times (nccl-tests' -G / cudaGraphLaunches).
+  int graph_launches = 0;
+  bool events_timer = false; ///< --timer events: CUDA events instead of the host clock
+  /// --alloc: buffers from ncclMemAlloc (true, nccl-tests >= 2.19's default: cuMem memory NCCL
+  /// can register for NVLS and symmetric kernels) or cudaMalloc (false).
+  bool nccl_mem_alloc = true;
+  /// -R: 0 no registration, 1 local (ncclCommRegister), 2 symmetric (ncclCommWindowRegister,
+  /// NCCL >= 2.27, needs ncclMemAlloc buffers), as nccl-tests' -R.
+  int registration = 0;
+};
+
+/// Names of the allocation and registration settings for the context record and the banner:
+/// "ncclMemAlloc" / "cudaMalloc"; "none" / "local (ncclCommRegister)" / "symmetric
+/// (ncclCommWindowRegister)".
+std::string nccl_alloc_name(const NcclSettings &s);
+std::string nccl_registration_name(int registration);
+
 /// The NCCL backend: GPU `local_rank % visible GPUs`, a world communicator from an id broadcast
 /// over MPI (ncclCommInitRank); sub-communicators by ncclCommSplit. Collective over
-/// MPI_COMM_WORLD. `graph_iters` > 0 captures each sample's batch as a CUDA graph (-G).
-/// `events_timer`: time batches with CUDA events instead of the host clock (--timer events).
-/// \throws InputError when not built with NCCL; RuntimeError when a CUDA/NCCL call fails.
-std::unique_ptr<Backend> make_nccl_backend(int local_rank, int graph_iters, bool events_timer);
+/// MPI_COMM_WORLD. `settings`: graphs, timer, allocation and registration (NcclSettings).
+/// \throws InputError when not built with NCCL or when -R 2 meets an NCCL older than 2.27;
+/// RuntimeError when a CUDA/NCCL call fails.
+std::unique_ptr<Backend> make_nccl_backend(int local_rank, const NcclSettings &settings);
 
 /// MPI_Datatype of a type, or MPI_DATATYPE_NULL when MPI has none (half, bfloat16).
 MPI_Datatype mpi_datatype(DType t);

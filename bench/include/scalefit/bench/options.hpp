@@ -3,6 +3,7 @@
 /// (-b -e -f -i -d -o -r -w -n -c -G), and the message-size sweep they describe.
 #pragma once
 
+#include "scalefit/bench/alltoallv.hpp"
 #include "scalefit/core/collectives.hpp"
 #include "scalefit/core/timing.hpp"
 
@@ -34,7 +35,13 @@ struct CommOptions {
   int fixed_samples = 0;       ///< -n: timed samples per point (0: adaptive)
   int batch = 0;               ///< --batch: operations per sample (0: calibrated)
   bool check = false;          ///< -c 1: verify results in a separate untimed run
-  int graph_iters = 0;         ///< -G N: capture N operations as a CUDA graph (nccl)
+  /// -G N (nccl): each sample's batch captured once per point as a CUDA graph and launched N
+  /// times (nccl-tests' -G); 0: eager.
+  int graph_launches = 0;
+  bool nccl_tests_mode = false; ///< --nccl-tests: batch of nccl-tests' -n (20) ops, -w 1
+  bool nccl_mem_alloc = true;   ///< --alloc nccl (ncclMemAlloc, default) or cuda (cudaMalloc)
+  bool alloc_given = false;     ///< --alloc given (refused on mpi)
+  int registration = 0;         ///< -R 0|1|2: none, local, symmetric (nccl-tests' -R)
   double min_time_s = 0.01;    ///< --min-time: timed time before a precision stop [s]
   double max_time_s = 0.05;    ///< --max-time: stop a point after this long [s]
   bool max_time_given = false; ///< --max-time given explicitly (it then also caps --budget shares)
@@ -56,7 +63,14 @@ struct CommOptions {
   bool resume = false;          ///< --resume
   std::string system = "local"; ///< --system NAME
   bool baseline = false;        ///< --baseline: bare MPI_Allreduce loop beside allreduce
+  /// --alltoallv-matrix: alltoallv's count matrix (alltoallv.hpp)
+  AlltoallvMatrix alltoallv_matrix = AlltoallvMatrix::uniform;
 };
+
+/// nccl-tests' defaults (src/common.cu of nccl-tests 2.19: iters = 20, warmup_iters = 1): the
+/// operations in its one timed batch per size and its warm-up, which --nccl-tests adopts.
+inline constexpr int kNcclTestsIters = 20;
+inline constexpr int kNcclTestsWarmup = 1;
 
 /// The most sizes one sweep may hold (a larger -b/-e/-i sweep is refused before anything runs).
 inline constexpr std::size_t kMaxSweepSizes = 100000;
@@ -69,7 +83,10 @@ struct RawCommArgs {
   double step_factor = 2;
   std::vector<std::string> dtypes{"float"};
   std::string redop = "sum";
-  int root = 0, warmup_iters = 5, fixed_samples = 0, batch = 0, graph_iters = 0;
+  int root = 0, warmup_iters = 5, fixed_samples = 0, batch = 0, graph_launches = 0;
+  int registration = 0;
+  std::string alloc;              ///< --alloc: "" (backend default), "nccl" or "cuda"
+  bool nccl_tests_mode = false, warmup_given = false, batch_given = false;
   std::vector<std::string> check; ///< -c: empty (absent), "" (bare -c: 1), "0" or "1"
   double min_time_s = 0.01, max_time_s = 0.05, max_noise = 0.01, batch_time_us = 1000;
   double max_ci = 0.01, budget_s = 0, timeout_s = 300;
@@ -80,6 +97,7 @@ struct RawCommArgs {
   int emulate_nodes = 0;
   std::string out, system = "local", csv;
   bool resume = false, baseline = false;
+  std::string alltoallv_matrix = "uniform"; ///< --alltoallv-matrix
   bool step_factor_given = false, step_bytes_given = false;
 };
 
@@ -91,7 +109,8 @@ void add_comm_options(CLI::App &app, RawCommArgs &raw);
 /// \throws InputError naming the argument for: unknown op, dtype, redop, group kind or backend;
 ///   min > max; -f <= 1; -i 0; -f and -i together; negative counts or times; min-time > max-time;
 ///   max-noise <= 0; max-ci < 0 or >= 1; min-samples > max-samples; --emulate-nodes < 0;
-///   --resume without --out; unknown --stat/--placement/--timer; --budget or --timeout < 0;
+///   --resume without --out; unknown --alltoallv-matrix; unknown --stat/--placement/--timer/--alloc; -R not 0, 1 or 2;
+///   -R 2 with --alloc cuda; --budget or --timeout < 0;
 ///   non-finite numbers; a sweep of more than kMaxSweepSizes sizes.
 CommOptions validate_comm_args(const RawCommArgs &raw);
 

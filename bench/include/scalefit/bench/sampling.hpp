@@ -38,6 +38,9 @@ struct SamplingPlan {
   int warmup_iters = 5;        ///< -w: warm-up operations (the first alone, the rest as a batch)
   int batch = 0;               ///< --batch / -G: operations per sample (0: calibrated)
   double batch_time_us = 1000; ///< target duration of a calibrated sample [us]
+  /// CUDA graph launches per sample (-G; Comm::graph_launches): a calibrated batch is sized so
+  /// that `graph_launches` launches of it last batch_time_us. 1 when eager.
+  int graph_launches = 1;
   StopRule rule;               ///< when to stop (max_time_s: this point's cap)
 };
 
