@@ -32,7 +32,7 @@ void add_comm_options(CLI::App &app, RawCommArgs &raw) {
                  "alltoallv's count matrix: uniform (count elements to every peer, as alltoall) "
                  "or skewed (MoE-like: Zipf shares 1/(q+1) of a rank's n*count elements by "
                  "popularity rank q, rotated per rank so every rank sends and receives n*count; "
-                 "docs/measure.md)")
+                 "bench/README.md)")
       ->capture_default_str();
   app.add_option("--backend", raw.backend,
                  "mpi (host buffers) or nccl (one GPU per rank); auto: nccl when built with it "

@@ -21,7 +21,8 @@ std::string normalize(std::string_view s) {
 
 const std::vector<Op> &all_ops() {
   static const std::vector<Op> ops = {Op::allreduce, Op::allgather, Op::reducescatter, Op::reduce,
-                                      Op::broadcast, Op::alltoall,  Op::sendrecv};
+                                      Op::broadcast, Op::alltoall,  Op::alltoallv,
+                                      Op::sendrecv};
   return ops;
 }
 
@@ -33,6 +34,7 @@ std::string_view op_name(Op op) {
   case Op::reduce: return "reduce";
   case Op::broadcast: return "broadcast";
   case Op::alltoall: return "alltoall";
+  case Op::alltoallv: return "alltoallv";
   case Op::sendrecv: return "sendrecv";
   }
   return "?";
@@ -53,7 +55,8 @@ double busbw_factor(Op op, int nranks) {
   case Op::allreduce: return nranks > 0 ? 2.0 * (n - 1.0) / n : 0.0;
   case Op::allgather:
   case Op::reducescatter:
-  case Op::alltoall: return nranks > 0 ? (n - 1.0) / n : 0.0;
+  case Op::alltoall:
+  case Op::alltoallv: return nranks > 0 ? (n - 1.0) / n : 0.0;
   case Op::reduce:
   case Op::broadcast:
   case Op::sendrecv: return 1.0;
@@ -62,7 +65,8 @@ double busbw_factor(Op op, int nranks) {
 }
 
 bool count_divided_by_ranks(Op op) {
-  return op == Op::allgather || op == Op::reducescatter || op == Op::alltoall;
+  return op == Op::allgather || op == Op::reducescatter || op == Op::alltoall ||
+         op == Op::alltoallv;
 }
 
 std::size_t count_per_rank(Op op, std::size_t bytes, std::size_t type_bytes, int nranks) {

@@ -129,6 +129,7 @@ std::vector<std::vector<double>> simulate(Op op, const std::vector<std::vector<d
       o = sends[static_cast<std::size_t>(root)];
       break;
     case Op::alltoall:
+    case Op::alltoallv: // CollArgs' default matrix, uniform: alltoall's traffic
       for (int b = 0; b < n; ++b)
         for (std::size_t i = 0; i < c; ++i)
           o.push_back(sends[static_cast<std::size_t>(b)][static_cast<std::size_t>(me) * c + i]);

@@ -5,6 +5,7 @@
 /// (busbw_factor, count_per_rank). Adding an operation is one entry in all_collectives().
 #pragma once
 
+#include "scalefit/bench/alltoallv.hpp"
 #include "scalefit/bench/backend.hpp"
 #include "scalefit/bench/checkdata.hpp"
 #include "scalefit/core/collectives.hpp"
@@ -24,6 +25,9 @@ struct CollArgs {
   int root = 0;   ///< for reduce and broadcast
   int rank = 0;   ///< the calling rank in the communicator
   int nranks = 1; ///< ranks in the communicator
+  /// alltoallv's count matrix (--alltoallv-matrix); the layout is alltoallv_plan's, built once
+  /// per point.
+  AlltoallvMatrix matrix = AlltoallvMatrix::uniform;
 };
 
 /// One collective, as nccl-tests describes it.
@@ -57,7 +61,9 @@ const Collective &collective(Op op);
 /// NCCL defines in-place (send == recv) for AllReduce, Broadcast, Reduce, AllGather and
 /// ReduceScatter only: in-place AllToAll and SendRecv are undefined on nccl, neither timed nor
 /// checked (nccl-tests runs them but reports no errors: `reportErrors = in_place ? 0 : 1`). MPI
-/// defines both (MPI_IN_PLACE, MPI_Sendrecv_replace): the mpi backend runs every combination.
+/// defines both (MPI_IN_PLACE, MPI_Sendrecv_replace): the mpi backend runs them. In-place
+/// AllToAllv is run on neither backend (NCCL has no AllToAllv; nccl-tests checks it out of place
+/// only; MPI_IN_PLACE is left out to keep the backends alike).
 std::string not_run_reason(std::string_view backend, Op op, Placement p);
 
 } // namespace scalefit::bench

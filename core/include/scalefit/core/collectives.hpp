@@ -13,7 +13,18 @@
 namespace scalefit {
 
 /// A communication operation timed by scalefit-bench and priced by the estimator.
-enum class Op { allreduce, allgather, reducescatter, reduce, broadcast, alltoall, sendrecv };
+/// alltoallv is AllToAll with per-peer counts (MPI_Alltoallv; nccl-tests 2.19's alltoallv_perf):
+/// its count matrix (uniform or skewed) is the measurement's `method` (bench/alltoallv.hpp).
+enum class Op {
+  allreduce,
+  allgather,
+  reducescatter,
+  reduce,
+  broadcast,
+  alltoall,
+  alltoallv,
+  sendrecv
+};
 
 /// All operations, in the order `--ops all` runs them.
 const std::vector<Op> &all_ops();
@@ -22,21 +33,23 @@ const std::vector<Op> &all_ops();
 std::string_view op_name(Op op);
 
 /// Parses an operation name; accepts the canonical name, nccl-tests' binary stems ("all_reduce",
-/// "reduce_scatter", "alltoall", "sendrecv") and NCCL's names ("AllReduce", "ReduceScatter"),
-/// case-insensitively. \returns std::nullopt when unknown.
+/// "reduce_scatter", "alltoall", "alltoallv", "sendrecv") and NCCL's names ("AllReduce",
+/// "ReduceScatter", "AlltoAllv"), case-insensitively. \returns std::nullopt when unknown.
 std::optional<Op> parse_op(std::string_view name);
 
 /// nccl-tests' bus-bandwidth factor for `nranks` ranks: AllReduce 2(n-1)/n; AllGather,
-/// ReduceScatter, AllToAll (n-1)/n; Reduce, Broadcast, SendRecv 1 (nccl-tests doc/PERFORMANCE.md).
+/// ReduceScatter, AllToAll, AllToAllv (n-1)/n; Reduce, Broadcast, SendRecv 1 (nccl-tests
+/// doc/PERFORMANCE.md; alltoallv as src/alltoallv.cu's AlltoAllvGetBw).
 /// \param nranks >= 1 (n = 1 gives 0 for the (n-1)/n ops, as nccl-tests prints).
 double busbw_factor(Op op, int nranks);
 
-/// Whether the operation's per-rank buffer is size / (type size * n) (AllGather, ReduceScatter,
-/// AllToAll) rather than size / type size (the others), as in nccl-tests' getCollByteCount.
+/// Whether the operation's count is size / (type size * n) (AllGather, ReduceScatter, AllToAll,
+/// AllToAllv: the count column is per peer) rather than size / type size (the others), as in
+/// nccl-tests' getCollByteCount.
 bool count_divided_by_ranks(Op op);
 
 /// Elements each rank contributes for a message of `bytes` (nccl-tests convention: `bytes` is the
-/// whole array). AllGather/ReduceScatter/AllToAll: floor(bytes / (type_bytes * nranks));
+/// whole array). AllGather/ReduceScatter/AllToAll/AllToAllv: floor(bytes / (type_bytes * nranks));
 /// others: floor(bytes / type_bytes). 0 means the size is too small to measure and is skipped.
 std::size_t count_per_rank(Op op, std::size_t bytes, std::size_t type_bytes, int nranks);
 
