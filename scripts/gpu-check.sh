@@ -2,7 +2,9 @@
 # gpu-check.sh: what to run on a new GPU box. Builds scalefit with CUDA (or uses prebuilt
 # binaries), runs the `gpu` tests (nccl -c sweeps of every op, dtype and placement, with and
 # without -G; cuBLAS and fused attention with -c), then a short comm sweep next to nccl-tests
-# (when all_reduce_perf is on PATH) and a kernels run, and prints side-by-side tables:
+# (when all_reduce_perf is on PATH; scalefit in its --nccl-tests mode, samples of nccl-tests' 20
+# operations, and nccl-tests with -n 20 -w 1 stated) and a kernels run, and prints side-by-side
+# tables:
 #   size | scalefit time(us) algbw busbw | nccl-tests time(us) algbw busbw | time ratio
 # (out-of-place columns of both tools; ratio = scalefit time / nccl-tests time, 1.00 = equal).
 #
@@ -183,11 +185,12 @@ grep -q '^\[  FAILED  \]' "$out/test_gpu.txt" && status=1
 
 for op in ${ops//,/ }; do
   echo "== comm $op, 1 GPU, 8 B to $max_bytes (-c)"
+  # --nccl-tests: samples of 20 operations as nccl-tests' -n 20 (same sync tail per op), -w 1.
   "$MPIRUN" -np 1 "$bin/scalefit-bench" comm --backend nccl --ops "$op" -b 8 -e "$max_bytes" -f 2 \
-    -c >"$out/scalefit_$op.txt" 2>&1 || status=1
+    --nccl-tests -c >"$out/scalefit_$op.txt" 2>&1 || status=1
   nt=${nccl_bin[$op]:-}
   if [ -n "$nt" ] && command -v "$nt" >/dev/null 2>&1; then
-    "$nt" -b 8 -e "$max_bytes" -f 2 -g 1 -c 1 >"$out/nccl-tests_$op.txt" 2>&1 || status=1
+    "$nt" -b 8 -e "$max_bytes" -f 2 -g 1 -n 20 -w 1 -c 1 >"$out/nccl-tests_$op.txt" 2>&1 || status=1
     side_by_side "$out/scalefit_$op.txt" "$out/nccl-tests_$op.txt" | tee "$out/table_$op.txt"
   else
     echo "(nccl-tests' $nt not on PATH: scalefit alone)"

@@ -3,6 +3,7 @@
 #include "scalefit/bench/kernels_command.hpp"
 
 #include "scalefit/bench/comm.hpp"
+#include "scalefit/bench/sysinfo.hpp"
 #include "scalefit/core/csv.hpp"
 #include "scalefit/core/error.hpp"
 #include "scalefit/core/records.hpp"
@@ -263,6 +264,18 @@ int run_kernels(const KernelsOptions &o, const std::string &command_line) {
           attention_note = "fused attention unavailable (" + why + "): running it unfused";
         }
       }
+      // Refuse, before allocating, a shape whose operands cannot fit: unfused attention's
+      // s x s scores grow with s^2 (32 matrices of 64k x 64k in bf16 are 256 GiB).
+      std::uint64_t available = engine->free_memory_bytes();
+      std::string where = "the GPU's free memory (cudaMemGetInfo)";
+      if (available == 0 && engine->name() == "cpu") {
+        available = bench::mem_available_bytes();
+        where = "the host's MemAvailable";
+      }
+      if (const std::string why = memory_refusal(shapes, o.precision, available, where);
+          !why.empty())
+        throw InputError(why, "", 0,
+                         !o.sweep && attention == Attention::unfused ? "--attention" : "--micro-batch");
       if (!o.out.empty())
         writer = std::make_unique<JsonlWriter>(o.out);
       if (!o.csv.empty())

@@ -279,6 +279,15 @@ public:
     return from_device_format(hc, p);
   }
 
+  std::uint64_t free_memory_bytes() const override {
+    std::size_t free_b = 0, total_b = 0;
+    if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) {
+      cudaGetLastError();
+      return 0;
+    }
+    return free_b;
+  }
+
 private:
   /// Attention (fused, or the unfused softmax and batched GEMMs) runs in the engine's precision,
   /// in bf16 on an fp8 engine (Transformer Engine's recipe keeps attention in bf16).

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <limits>
+#include <cstdio>
 #include <random>
 
 namespace scalefit::kernels {
@@ -86,6 +88,58 @@ std::string fp8_refusal(std::string_view device, int sm) {
   return "--dtype fp8 needs FP8 tensor cores (compute capability 8.9 or newer: Ada, Hopper, "
          "Blackwell); " +
          std::string(device) + " is sm_" + std::to_string(sm) + " (use -d bf16)";
+}
+
+std::uint64_t kernel_device_bytes(const KernelShape &s, Precision p) {
+  const long double es = static_cast<long double>(precision_bytes(kernel_precision(p, s)));
+  const long double m = static_cast<long double>(s.m), n = static_cast<long double>(s.n),
+                    k = static_cast<long double>(s.k), b = static_cast<long double>(s.batch);
+  long double bytes = 0;
+  switch (s.kind) {
+  case KernelKind::gemm:
+    bytes = (m * k + k * n + m * n) * b * es;
+    break;
+  case KernelKind::softmax:
+    bytes = m * n * b * es;
+    break;
+  case KernelKind::attention: // q k v out dout (+ dq dk dv backward) and fp32 statistics
+    bytes = (s.pass == Pass::bwd ? 8 : 5) * b * m * k * es + b * m * 4;
+    break;
+  }
+  const auto cap = static_cast<long double>(std::numeric_limits<std::uint64_t>::max());
+  return bytes >= cap ? std::numeric_limits<std::uint64_t>::max()
+                      : static_cast<std::uint64_t>(bytes);
+}
+
+std::string memory_refusal(const std::vector<KernelShape> &shapes, Precision p,
+                           std::uint64_t available_bytes, std::string_view where) {
+  if (available_bytes == 0)
+    return "";
+  const KernelShape *worst = nullptr;
+  std::uint64_t worst_bytes = 0;
+  for (const KernelShape &s : shapes)
+    if (const std::uint64_t b = kernel_device_bytes(s, p); b > worst_bytes) {
+      worst_bytes = b;
+      worst = &s;
+    }
+  if (worst == nullptr || worst_bytes <= available_bytes)
+    return "";
+  const bool unfused_attention = worst->name.rfind("attn_", 0) == 0 ||
+                                 worst->name.rfind("softmax", 0) == 0;
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "%s needs %.2f GiB of operands (batch %lld of m=%lld n=%lld k=%lld in %s), more "
+                "than %s (%.2f GiB); %s",
+                worst->name.c_str(), static_cast<double>(worst_bytes) / (1ull << 30),
+                static_cast<long long>(worst->batch), static_cast<long long>(worst->m),
+                static_cast<long long>(worst->n), static_cast<long long>(worst->k),
+                std::string(precision_name(kernel_precision(p, *worst))).c_str(),
+                std::string(where).c_str(), static_cast<double>(available_bytes) / (1ull << 30),
+                unfused_attention
+                    ? "unfused attention materializes the s x s scores: use --attention fused, a "
+                      "shorter --seq, a smaller --micro-batch or a larger --tp"
+                    : "use a smaller --micro-batch, a larger --tp or --scale");
+  return buf;
 }
 
 float fp8_scale(double amax) {

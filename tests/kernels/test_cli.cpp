@@ -159,6 +159,11 @@ TEST(Cli, BadInputExitsTwoWithMessage) {
       {"--engine cpu --layers 2 --hidden 64 --heads 4 --seq 32", "missing --vocab"},
       {std::string(kTiny) + " --scale 2", "--scale"},
       {"--engine cpu --model /nonexistent/model.yaml", "/nonexistent/model.yaml"},
+      // Unfused attention of a 1M-token sequence: 12 s x s score matrices (48 TiB in fp32)
+      // refused before anything is allocated, naming the kernel and the memory.
+      {"--engine cpu --layers 1 --hidden 768 --heads 12 --seq 1048576 --vocab 50257 "
+       "--attention unfused",
+       "unfused attention materializes the s x s scores"},
   };
   for (const Case &c : cases) {
     const Result r = run_kernels(c.args, d);

@@ -70,6 +70,13 @@ TEST(GpuComm, CheckEveryOpDtypePlacementOneRankGraphs) {
   comm_check(1, "-G 4");
 }
 
+TEST(GpuComm, CheckWithRegistrationCudaMallocAndNcclTestsMode) {
+  SCALEFIT_REQUIRE_GPU();
+  comm_check(1, "-R 1");                        // ncclCommRegister on ncclMemAlloc buffers
+  comm_check(1, "--alloc cuda");                // cudaMalloc buffers
+  comm_check(1, "--nccl-tests -G 2 --alloc cuda -R 1"); // graphs of 20 ops on registered memory
+}
+
 TEST(GpuComm, CheckEveryVisibleGpu) {
   SCALEFIT_REQUIRE_GPU();
   const int n = scalefit::kernels::visible_gpus();
@@ -77,6 +84,7 @@ TEST(GpuComm, CheckEveryVisibleGpu) {
     GTEST_SKIP() << "one GPU visible: the multi-GPU sweep needs two or more";
   comm_check(n, "");
   comm_check(n, "-G 4");
+  comm_check(n, "-R 2"); // symmetric windows (ncclCommWindowRegister, NCCL >= 2.27)
 }
 
 TEST(GpuKernels, AutoPicksCublas) {

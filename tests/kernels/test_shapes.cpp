@@ -2,6 +2,7 @@
 // layer (+ 2bshV logits), split over t GPUs; backward GEMMs have twice the forward FLOPs.
 #include "scalefit/core/error.hpp"
 #include "scalefit/core/model.hpp"
+#include "scalefit/kernels/engine.hpp"
 #include "scalefit/kernels/shapes.hpp"
 
 #include <gtest/gtest.h>
@@ -130,4 +131,35 @@ TEST(Shapes, ScaleShrinksDimensionsKeepsBatch) {
   }
   EXPECT_THROW(scale_shapes(shapes, 0.0), InputError);
   EXPECT_THROW(scale_shapes(shapes, 1.5), InputError);
+}
+
+TEST(DeviceBytes, OperandsOfEachKindAndTheRefusalNamesTheLargest) {
+  using namespace scalefit::kernels;
+  KernelShape g;
+  g.name = "qkv.fwd";
+  g.m = 1024, g.n = 3072, g.k = 1024, g.batch = 1;
+  EXPECT_EQ(kernel_device_bytes(g, Precision::bf16), (1024ull * 1024 + 1024 * 3072 + 1024 * 3072) * 2);
+  KernelShape sm;
+  sm.name = "softmax.fwd";
+  sm.kind = KernelKind::softmax;
+  sm.m = sm.n = 4096, sm.batch = 32;
+  EXPECT_EQ(kernel_device_bytes(sm, Precision::fp32), 4096ull * 4096 * 32 * 4);
+  KernelShape at;
+  at.name = "attention.bwd";
+  at.kind = KernelKind::attention;
+  at.pass = Pass::bwd;
+  at.m = at.n = 2048, at.k = 128, at.batch = 16;
+  EXPECT_EQ(kernel_device_bytes(at, Precision::bf16), 8ull * 16 * 2048 * 128 * 2 + 16ull * 2048 * 4);
+  // Nothing saturates silently into a small number.
+  KernelShape huge = sm;
+  huge.m = huge.n = std::int64_t{1} << 40;
+  EXPECT_EQ(kernel_device_bytes(huge, Precision::fp32), UINT64_MAX);
+
+  const std::vector<KernelShape> shapes = {g, sm};
+  EXPECT_EQ(memory_refusal(shapes, Precision::fp32, 0, "x"), "");  // unknown: no refusal
+  EXPECT_EQ(memory_refusal(shapes, Precision::fp32, 1ull << 32, "x"), ""); // 2 GiB fit in 4
+  const std::string why = memory_refusal(shapes, Precision::fp32, 1ull << 30, "GPU 0 free memory");
+  EXPECT_NE(why.find("softmax.fwd"), std::string::npos) << why; // 2 GiB, the larger
+  EXPECT_NE(why.find("GPU 0 free memory (1.00 GiB)"), std::string::npos) << why;
+  EXPECT_NE(why.find("--attention fused"), std::string::npos) << why;
 }

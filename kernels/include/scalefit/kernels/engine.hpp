@@ -42,6 +42,21 @@ std::size_t precision_bytes(Precision p);
 /// such as a logits GEMM of odd vocabulary. Records carry this precision as their dtype.
 Precision kernel_precision(Precision p, const KernelShape &shape);
 
+/// Device memory the engines allocate to time `shape` on an engine of precision `p` [B]: the
+/// operands in kernel_precision(p, shape). GEMM: A (m x k), B (k x n) and C (m x n), each
+/// `batch` times (the unfused attention's score GEMM: b a/t matrices of s x s). Softmax: its
+/// batch x m x n matrix, in place. Fused attention: q, k, v, out, dout (and backward dq, dk, dv)
+/// of batch x s x d each plus fp32 log-sum-exp statistics (batch x s); the cuBLAS workspace and
+/// cuDNN's own scratch are extra. Saturates at UINT64_MAX instead of wrapping.
+std::uint64_t kernel_device_bytes(const KernelShape &shape, Precision p);
+
+/// "" when every shape's operands (kernel_device_bytes) fit in `available_bytes` of the device
+/// they run on; else the refusal for the largest, naming it, its bytes and dimensions, `where`
+/// ("GPU 0 free memory", "the host's MemAvailable") and what to change (fused attention, a
+/// shorter --seq, a smaller --micro-batch or a larger --tp). available_bytes 0 (unknown): "".
+std::string memory_refusal(const std::vector<KernelShape> &shapes, Precision p,
+                           std::uint64_t available_bytes, std::string_view where);
+
 /// Whether a GPU of compute capability `sm` = 10 major + minor (80 for 8.0, 89, 90, 100) has FP8
 /// tensor cores: 8.9 (Ada) and newer.
 bool fp8_supported(int sm);
@@ -84,6 +99,9 @@ public:
   /// dq | dk | dv (backward). \throws InputError when the spans are too short.
   virtual std::vector<double> evaluate(const KernelShape &shape, std::span<const double> a,
                                        std::span<const double> b) = 0;
+  /// Free memory of the device the engine allocates on [B] (cudaMemGetInfo on cublas); 0 when
+  /// unknown or host memory (the caller then asks the host: MemAvailable).
+  virtual std::uint64_t free_memory_bytes() const { return 0; }
   /// Whether this engine can run fused attention (KernelKind::attention) of head size
   /// `head_dim` in its precision. \returns "" when it can, else the reason (for messages).
   virtual std::string fused_attention_unavailable(std::int64_t head_dim) const = 0;
