@@ -63,6 +63,27 @@ struct ModelArgs {
         ->check(CLI::Range(1, 1 << 22));
     c->add_option("--shared-experts", o.shared_experts, "override: shared experts")
         ->check(CLI::Range(0, 1 << 10));
+    c->add_option("--capacity-factor", o.capacity_factor,
+                  "override: expert capacity factor (Megatron --moe-expert-capacity-factor; 0 = "
+                  "dropless)")
+        ->check(CLI::Range(0.0, 1024.0));
+    c->add_flag("--pad-to-capacity", pad_to_capacity,
+                "pad every expert's input to its capacity (Megatron "
+                "--moe-pad-expert-input-to-capacity)");
+    c->add_option("--q-lora-rank", o.q_lora_rank,
+                  "override: MLA query latent rank (0 = no query compression)")
+        ->check(CLI::Range(0, 1 << 20));
+    c->add_option("--kv-lora-rank", o.kv_lora_rank,
+                  "override: MLA key/value latent rank (multi-head latent attention, DeepSeek)")
+        ->check(CLI::Range(1, 1 << 20));
+    c->add_option("--qk-nope-head-dim", o.qk_nope_head_dim,
+                  "override: MLA query/key head dimension without RoPE")
+        ->check(CLI::Range(1, 1 << 16));
+    c->add_option("--qk-rope-head-dim", o.qk_rope_head_dim,
+                  "override: MLA decoupled RoPE head dimension")
+        ->check(CLI::Range(1, 1 << 16));
+    c->add_option("--v-head-dim", o.v_head_dim, "override: MLA value head dimension")
+        ->check(CLI::Range(1, 1 << 16));
     c->add_option("--attention", o.attention,
                   "override: fused (flash, the default) or unfused (Megatron 2022: s x s scores "
                   "stored)");
@@ -70,9 +91,12 @@ struct ModelArgs {
   }
   bool untied = false;
   bool no_bias = false;
+  bool pad_to_capacity = false;
   est::ModelConfig build() {
     if (no_bias)
       o.bias = false;
+    if (pad_to_capacity)
+      o.pad_to_capacity = true;
     est::ModelConfig m = build_model(path, o);
     if (untied)
       m.tied_embeddings = false;

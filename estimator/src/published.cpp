@@ -91,6 +91,12 @@ std::vector<PublishedRun> load_published_runs(const std::string &path, const std
     m.moe_ffn = field<int>(mj, "moe_ffn", 0, path, line);
     m.shared_experts = field<int>(mj, "shared_experts", 0, path, line);
     m.first_dense_layers = field<int>(mj, "first_dense_layers", 0, path, line);
+    // Multi-head latent attention (DeepSeek): the Hugging Face config's names
+    m.q_lora_rank = field<int>(mj, "q_lora_rank", 0, path, line);
+    m.kv_lora_rank = field<int>(mj, "kv_lora_rank", 0, path, line);
+    m.qk_nope_head_dim = field<int>(mj, "qk_nope_head_dim", 0, path, line);
+    m.qk_rope_head_dim = field<int>(mj, "qk_rope_head_dim", 0, path, line);
+    m.v_head_dim = field<int>(mj, "v_head_dim", 0, path, line);
     m.dtype = DType::bfloat16;
     m.attention = Attention::fused;
     const std::string act = field<std::string>(mj, "activation", "gelu", path, line);
@@ -193,9 +199,7 @@ std::vector<PublishedRun> load_published_runs(const std::string &path, const std
     if (s.etp == 0 && s.ep > 1 && s.gpus() <= kMaxGpus &&
         (std::int64_t{s.tp} * s.cp * s.dp) % (std::int64_t{s.tp} * s.ep) != 0)
       s.etp = 1;
-    if (mj.contains("kv_lora_rank") || mj.contains("q_lora_rank"))
-      r.not_expressible = "multi-head latent attention (DeepSeek MLA, issue 16)";
-    else if (mj.contains("sliding_window"))
+    if (mj.contains("sliding_window"))
       r.not_expressible = "sliding-window attention layers (gpt-oss)";
     if (r.system.empty() || !std::filesystem::exists(std::filesystem::path(root) / r.system))
       r.not_expressible = "no system file " + r.system;

@@ -84,8 +84,9 @@ TEST(PublishedRuns, DenseRunsAreExpressible) {
     for (const RunComparison &c : compare_published(runs, SCALEFIT_SOURCE_ROOT))
       EXPECT_TRUE(c.skipped.empty()) << c.run->id << ": " << c.skipped;
   }
-  // MoE runs (issue 16, in progress): Qwen3 MoE is estimated; DeepSeek's multi-head latent
-  // attention and gpt-oss's sliding-window layers are not expressible yet and say so.
+  // MoE runs (issue 16): Qwen3 MoE is estimated; DeepSeek-V3's (multi-head latent attention is
+  // modeled) give no split of their 61 blocks over their uneven pipeline stages, and gpt-oss's
+  // sliding-window layers are not expressible yet: each says so.
   const auto moe = load_published_runs(runs_path("megatron-bridge-25.09-25.11-moe.jsonl"),
                                        SCALEFIT_SOURCE_ROOT);
   int estimated = 0;
