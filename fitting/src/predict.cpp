@@ -18,7 +18,11 @@ int score(const CommQuery &q, DType dtype, Placement placement, const std::strin
           const std::string &method = "") {
   int s = 0;
   if (q.method.empty())
-    s += method.empty() ? 24 : method == "osu_latency" ? 16 : method == "osu_bw" ? 8 : 0;
+    // alltoallv's uniform matrix is the plain op (alltoall's traffic); skewed needs --method.
+    s += method.empty() || method == "uniform" ? 24
+         : method == "osu_latency"            ? 16
+         : method == "osu_bw"                 ? 8
+                                              : 0;
   if (q.dtype && *q.dtype == dtype)
     s += 4;
   if (placement == Placement::out_of_place)

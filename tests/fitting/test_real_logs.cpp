@@ -85,6 +85,36 @@ TEST(RealLogs, FourteenLogsMeetTheQualityBounds) {
   EXPECT_LE(sum_loo / n, 5.0);
 }
 
+// An alltoallv_perf log (constructed, tests/data/nccl-tests) fits like alltoall: one curve per
+// placement, op alltoallv with the matrix as the method, kept through the fit file's YAML.
+TEST(RealLogs, AlltoallvLogFitsAndRoundTripsThroughTheFitFile) {
+  const ingest::IngestResult r = ingest::read_nccl_tests(
+      std::string(SCALEFIT_TEST_DATA_DIR) + "/nccl-tests/synthetic_current_alltoallv_8gpu.txt");
+  RecordSet rs;
+  rs.contexts.push_back(r.context);
+  rs.measurements = r.measurements;
+  rs.context_of.assign(r.measurements.size(), 0);
+  const FitFile f = fit_records({rs}, {"alltoallv.txt"});
+  ASSERT_EQ(f.entries.size(), 2u) << (f.unfitted.empty() ? "" : f.unfitted.front().reason);
+  for (const FitEntry &e : f.entries) {
+    EXPECT_EQ(e.op, Op::alltoallv);
+    EXPECT_EQ(e.method, "nccl-tests");
+    EXPECT_NE(e.id.find("alltoallv:world:8"), std::string::npos) << e.id;
+    EXPECT_EQ(e.points + static_cast<int>(e.excluded.size()), 6);
+    EXPECT_LE(e.quality.mape_pct, 8.0) << e.id;
+    EXPECT_DOUBLE_EQ(e.busbw_factor(), 7.0 / 8.0);
+    bool extrapolated = false;
+    const double t = entry_time_us(e, 16777168, extrapolated);
+    EXPECT_NEAR(t, e.placement == Placement::out_of_place ? 360.2 : 361.0, 0.1 * 360.2);
+    EXPECT_FALSE(extrapolated);
+  }
+  const FitFile back = parse_fit_file(to_yaml(f), "alltoallv.yaml");
+  ASSERT_EQ(back.entries.size(), 2u);
+  EXPECT_EQ(back.entries[0].op, Op::alltoallv);
+  EXPECT_EQ(back.entries[0].method, "nccl-tests");
+  EXPECT_EQ(back.entries[0].id, f.entries[0].id);
+}
+
 TEST(RealLogs, H100ScalingSeriesFromTwoAndFourNodes) {
   std::vector<RecordSet> sets;
   std::vector<std::string> files;

@@ -73,6 +73,33 @@ TEST(NcclTestsSynthetic, CurrentFormatWithPerIterationColumns) {
   EXPECT_DOUBLE_EQ(ip->extra.at("i_p99_us").get<double>(), 381.25);
 }
 
+// alltoallv_perf (nccl-tests 2.19): its columns are alltoall_perf's; size is the largest rank's
+// volume under nccl-tests' own matrix (16 B per-peer rounding makes it 48 B short of n * count *
+// 4 here), count the per-peer count; in-place #wrong is N/A (no in-place check).
+TEST(NcclTestsSynthetic, AlltoallvPerfIsReadAsAlltoallvWithItsCountColumn) {
+  const auto r = read_nccl_tests(data("synthetic_current_alltoallv_8gpu.txt"));
+  EXPECT_TRUE(r.warnings.empty()) << (r.warnings.empty() ? "" : r.warnings.front());
+  ASSERT_EQ(r.measurements.size(), 12u); // 6 rows x 2 placements
+  EXPECT_EQ(r.context.nranks, 8);
+  for (const auto &m : r.measurements) {
+    EXPECT_EQ(m.op, Op::alltoallv);
+    EXPECT_EQ(m.method, "nccl-tests"); // nccl-tests' own matrix: a curve of its own
+    EXPECT_EQ(m.dtype, DType::float32);
+  }
+  const auto *m = find(r, 16777168, Placement::out_of_place);
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->count, 524288u); // the log's count column, not floor(size / 32) = 524286
+  EXPECT_DOUBLE_EQ(m->time_us, 360.20);
+  EXPECT_DOUBLE_EQ(m->busbw_gbps, 40.76);
+  EXPECT_EQ(m->wrong, 0);
+  EXPECT_NEAR(m->busbw_gbps, m->algbw_gbps * busbw_factor(Op::alltoallv, 8), 0.01);
+  const auto *ip = find(r, 16777168, Placement::in_place);
+  ASSERT_NE(ip, nullptr);
+  EXPECT_FALSE(ip->wrong.has_value()); // N/A
+  EXPECT_NE(m->key(), find(r, 16777168, Placement::in_place)->key());
+  EXPECT_NE(m->key().find("nccl-tests"), std::string::npos) << m->key();
+}
+
 TEST(NcclTestsSynthetic, CutOffRunKeepsMeasuredRowsAndWarns) {
   const std::string f = data("synthetic_cutoff_allreduce.txt");
   const auto r = read_nccl_tests(f);

@@ -129,7 +129,10 @@ Op decide_op(const Section &s, const IngestOptions &opt, Diagnostics &diag) {
   const long line = s.header_line;
   const std::optional<Op> file_op = s.op_banner ? s.op_banner : s.op_cmd;
   const auto cands = ops_from_columns(s);
-  const bool fits = file_op && std::find(cands.begin(), cands.end(), *file_op) != cands.end();
+  // alltoallv_perf's columns are alltoall_perf's (no redop, root -1, count per peer).
+  const bool fits = file_op && (std::find(cands.begin(), cands.end(), *file_op) != cands.end() ||
+                                (*file_op == Op::alltoallv &&
+                                 std::find(cands.begin(), cands.end(), Op::alltoall) != cands.end()));
   if (file_op) {
     if (!fits)
       diag.warn(line, "op",
