@@ -139,6 +139,20 @@ std::string estimate_table(const Estimator &est, const Strategy &s, const Estima
                  est.model().kv_heads_count(), mlp_name(est.model().mlp),
                  norm_name(est.model().norm), position_name(est.model().position),
                  est.model().bias ? ", biases" : "", est.model().fp8 ? ", FP8 GEMMs" : "");
+  const ModelConfig &md = est.model();
+  if (md.mla())
+    fmt::format_to(out,
+                   "attention: multi-head latent, kv latent {}, q latent {}, head dims {} + {} "
+                   "(RoPE), v {}\n",
+                   md.kv_lora_rank, md.q_lora_rank > 0 ? std::to_string(md.q_lora_rank) : "none",
+                   md.qk_nope_head_dim, md.qk_rope_head_dim, md.v_head_dim);
+  if (md.moe())
+    fmt::format_to(out,
+                   "experts: {} routed (top {}) + {} shared of {}, {} of {} blocks; capacity {}{}\n",
+                   md.experts, md.top_k, md.shared_experts, md.moe_ffn, md.moe_layers(), md.layers,
+                   md.capacity_factor > 0 ? fmt::format("factor {:g}", md.capacity_factor)
+                                          : std::string("dropless"),
+                   md.pad_to_capacity ? ", padded" : "");
   if (s.pp > 1)
     fmt::format_to(out, "pipeline: blocks per stage {} (first), {} (middle), {} (last); slowest "
                         "stage {}\n",
