@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <utility>
 #include <vector>
@@ -82,8 +83,10 @@ bool have_nccl_alltoall() {
 
 class NcclComm final : public Comm {
 public:
-  NcclComm(ncclComm_t comm, const NcclSettings &settings, bool native_alltoall)
-      : m_comm(comm), m_settings(settings), m_native_alltoall(native_alltoall) {
+  NcclComm(ncclComm_t comm, const NcclSettings &settings, bool native_alltoall,
+           std::string name, bool profiled)
+      : m_comm(comm), m_settings(settings), m_native_alltoall(native_alltoall),
+        m_name(std::move(name)), m_profiled(profiled) {
     SCALEFIT_NCCL_CHECK(ncclCommUserRank(comm, &m_rank));
     SCALEFIT_NCCL_CHECK(ncclCommCount(comm, &m_size));
     SCALEFIT_CUDA_CHECK(cudaStreamCreateWithFlags(&m_stream, cudaStreamNonBlocking));
@@ -240,6 +243,13 @@ public:
     m_windows.clear();
   }
   void synchronize() override { wait_stream(); }
+  void reset_choice() override {
+    if (m_profiled)
+      reset_collectives(m_name);
+  }
+  std::optional<CollChoice> last_choice() const override {
+    return m_profiled ? last_collective(m_name) : std::nullopt;
+  }
   void copy_in(void *d, const void *s, std::size_t b) override {
     SCALEFIT_CUDA_CHECK(cudaMemcpyAsync(d, s, b, cudaMemcpyHostToDevice, m_stream));
     wait_stream();
@@ -309,6 +319,8 @@ private:
   cudaGraphExec_t m_graph_exec = nullptr;
   std::uint64_t m_graph_point = 0;
   int m_graph_batch = 0;
+  std::string m_name; // ncclConfig_t::commName: the profiler plugin's key
+  bool m_profiled = false;
   std::vector<void *> m_registered;  // -R 1 handles
   std::vector<ncclWindow_t> m_windows; // -R 2 windows
 };
@@ -347,6 +359,8 @@ public:
     if (rank == 0)
       SCALEFIT_NCCL_CHECK(ncclGetUniqueId(&id));
     SCALEFIT_MPI_CHECK(MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, MPI_COMM_WORLD));
+    // Before NCCL initializes: it reads NCCL_PROFILER_PLUGIN once (algorithm/protocol per point).
+    m_profiler = install_profiler_plugin();
     SCALEFIT_NCCL_CHECK(ncclCommInitRank(&m_world, n, id, rank));
   }
   ~NcclBackend() override {
@@ -361,12 +375,18 @@ public:
   bool supports(RedOp) const override { return true; }
   std::unique_ptr<Comm> make_comm(MPI_Comm, int color, int key) override {
     // Collective over the world communicator: ranks that sit out pass NCCL_SPLIT_NOCOLOR.
+    // Each communicator gets a name (the profiler plugin keys its records by it); NCCL keeps
+    // the pointer, so the names live in a deque that never moves them.
+    m_names.push_back("scalefit-" + std::to_string(m_names.size() + 1));
+    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+    config.commName = m_names.back().c_str();
     ncclComm_t sub = nullptr;
     SCALEFIT_NCCL_CHECK(
-        ncclCommSplit(m_world, color >= 0 ? color : NCCL_SPLIT_NOCOLOR, key, &sub, nullptr));
+        ncclCommSplit(m_world, color >= 0 ? color : NCCL_SPLIT_NOCOLOR, key, &sub, &config));
     if (color < 0 || sub == nullptr)
       return nullptr;
-    return std::make_unique<NcclComm>(sub, m_settings, m_native_alltoall);
+    return std::make_unique<NcclComm>(sub, m_settings, m_native_alltoall, m_names.back(),
+                                      m_profiler.active());
   }
   void *alloc(std::size_t bytes) override {
     void *p = nullptr;
@@ -415,6 +435,7 @@ public:
   }
   std::string timer_name() const override { return m_settings.events_timer ? "events" : "host"; }
   std::string buffer_alloc_name() const override { return nccl_alloc_name(m_settings); }
+  std::string profiler_description() const override { return m_profiler.describe(); }
   std::string registration_name() const override {
     return nccl_registration_name(m_settings.registration);
   }
@@ -435,6 +456,8 @@ public:
 private:
   NcclSettings m_settings;
   bool m_native_alltoall = false;
+  ProfilerStatus m_profiler;
+  std::deque<std::string> m_names; // communicator names, alive as long as the communicators
   int m_device = 0, m_ndev = 1;
   std::uint64_t m_l2_bytes = 0;
   double m_mem_gbps = 0;

@@ -266,6 +266,8 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
       {"communicator_warmup", "one operation at the largest and the smallest size of each "
                               "communicator's sweep, before its points"}};
   ctx.extra["alltoall"] = backend->alltoall_impl();
+  if (const std::string p = backend->profiler_description(); !p.empty())
+    ctx.extra["nccl_profiler"] = p; // where extra.nccl_algo/nccl_proto/nccl_channels come from
   ctx.extra["stop_rule"] = {{"max_ci", o.max_ci},        {"confidence", 0.95},
                             {"max_noise", o.max_noise},  {"min_samples", o.min_samples},
                             {"max_samples", o.max_samples}, {"min_time_s", o.min_time_s},
@@ -392,7 +394,7 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
         std::printf("# Group shape: %s: %d concurrent instance%s of %d ranks (%d node%s x %d)\n",
                     shape.label().c_str(), instances, instances == 1 ? "" : "s", shape.nranks,
                     shape.nnodes, shape.nnodes == 1 ? "" : "s", shape.ranks_per_node);
-        std::printf("#\n%s", table_header(time_definition).c_str());
+        std::printf("#\n%s", table_header(time_definition, backend_name == "nccl").c_str());
         for (Placement p : o.placements)
           if (const std::string why = not_run_reason(backend_name, op, p); !why.empty())
             std::printf("%s", not_run_note(placement_name(p), why).c_str());
@@ -445,6 +447,7 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
           std::string row = row_preamble(pt.bytes, pt.count, dtype_name(dtype),
                                          op_has_redop(op) ? redop_name(o.redop) : "none", a.root);
           std::string baseline_line;
+          std::optional<CollChoice> row_choice_seen; // NCCL's algorithm/protocol (nccl)
           bool row_above_memory = false;
           std::size_t measured = 0;
           for (Placement pl : {Placement::out_of_place, Placement::in_place}) {
@@ -538,8 +541,13 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
             PointSamples t;
             double t_timed = t_begin;
             std::int64_t wrong = 0;
+            std::optional<CollChoice> choice;
             try {
+              if (comm)
+                comm->reset_choice();
               t = time_point(cp, run, plan, point_id, watchdog);
+              if (comm)
+                choice = comm->last_choice(); // the last timed operation's, before the check
               t_timed = MPI_Wtime();
               timing_s += t_timed - t_begin;
               if (o.check) {
@@ -604,6 +612,13 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
               m.extra["rotation_positions"] = rot.steps;
               if (o.graph_launches > 0)
                 m.extra["graph_launches"] = o.graph_launches;
+              if (choice) {
+                m.extra["nccl_algo"] = choice->algo;
+                m.extra["nccl_proto"] = choice->proto;
+                m.extra["nccl_channels"] = choice->channels;
+                if (!row_choice_seen)
+                  row_choice_seen = choice;
+              }
               m.extra["outlier_samples"] = outlier_indices(t.mean_us);
               if (mem_gbps > 0 && m.algbw_gbps > mem_gbps) {
                 m.extra["above_memory_bandwidth"] = true;
@@ -618,6 +633,9 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
             }
           }
           if (rank == 0) {
+            if (backend_name == "nccl")
+              row += row_choice(row_choice_seen, op == Op::alltoall || op == Op::alltoallv ||
+                                                     op == Op::sendrecv);
             std::printf("%s%s\n%s", row.c_str(), row_above_memory ? kAboveMemoryMark : "",
                         baseline_line.c_str());
             std::fflush(stdout);

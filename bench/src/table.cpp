@@ -22,20 +22,26 @@ std::string format_float(double value, int width) {
   return fmt::format("{:>{}.0e}", value, width);
 }
 
-std::string table_header(const std::string &time_definition) {
+std::string table_header(const std::string &time_definition, bool choice_column) {
   std::string h = "# time: " + time_definition + "\n";
   h += fmt::format("# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}           out-of-place                 "
                    "      in-place          \n",
                    "", "", "", "", "");
   h += fmt::format("# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>7}  "
-                   "{:>6}  {:>6}  {:>6} \n",
+                   "{:>6}  {:>6}  {:>6} {}\n",
                    "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong",
-                   "time", "algbw", "busbw", "#wrong");
+                   "time", "algbw", "busbw", "#wrong", choice_column ? " algo/proto/ch" : "");
   h += fmt::format("# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>7}  "
                    "{:>6}  {:>6}  {:>6} \n",
                    "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)",
                    "(GB/s)", "(GB/s)", "");
   return h;
+}
+
+std::string row_choice(const std::optional<CollChoice> &choice, bool point_to_point) {
+  if (choice && !choice->algo.empty())
+    return fmt::format("  {}/{}/{}", choice->algo, choice->proto, choice->channels);
+  return point_to_point ? "  p2p" : "  -";
 }
 
 std::string row_preamble(std::uint64_t bytes, std::uint64_t count, std::string_view type,

@@ -2,9 +2,27 @@
 // current-format nccl-tests logs (values quoted from the logs named below).
 #include "scalefit/bench/table.hpp"
 
+#include "scalefit/ingest/ingest.hpp"
+
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+
+#include <unistd.h>
+
 using namespace scalefit::bench;
+
+namespace {
+/// A file in the temporary directory, removed at the end of the test.
+struct TempFile {
+  std::filesystem::path path;
+  explicit TempFile(const std::string &name)
+      : path(std::filesystem::temp_directory_path() /
+             ("scalefit-table-" + std::to_string(::getpid()) + "-" + name)) {}
+  ~TempFile() { std::filesystem::remove(path); }
+};
+} // namespace
 
 TEST(Table, FloatWidthRulesOfNcclTests) {
   // From current-format nccl-tests rows (e.g. all_gather_perf 1073741824 B: "27211.0   39.46",
@@ -44,4 +62,31 @@ TEST(Table, FooterLikeNcclTests) {
             "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 14.9966 \n#\n"
             "# Collective test concluded: allreduce\n");
   EXPECT_NE(table_footer(3, 1.0, "x").find(": 3 FAILED"), std::string::npos);
+}
+
+TEST(Table, NcclChoiceColumnFormatsAndStaysReadableAsANcclTestsLog) {
+  CollChoice c;
+  c.algo = "RING";
+  c.proto = "LL128";
+  c.channels = 4;
+  EXPECT_EQ(row_choice(c, false), "  RING/LL128/4");
+  EXPECT_EQ(row_choice(std::nullopt, true), "  p2p");
+  EXPECT_EQ(row_choice(std::nullopt, false), "  -");
+  const std::string header = table_header("mean of test", true);
+  EXPECT_NE(header.find("#wrong  algo/proto/ch"), std::string::npos) << header;
+  EXPECT_EQ(table_header("x", false).find("algo/proto"), std::string::npos);
+  // scalefit's own table with the column, read back by its nccl-tests log reader: the extra
+  // last column must not cost a row (users feed these logs to `scalefit fit`).
+  TempFile f("choice.txt");
+  {
+    std::ofstream o(f.path);
+    o << "# Collective test starting: all_reduce_perf\n#\n" << header;
+    for (std::uint64_t b : {1024ull, 2048ull, 4096ull})
+      o << row_preamble(b, b / 4, "float", "sum", -1) << row_body(10.0 + b / 1024, 0.1, 0.2, 0)
+        << row_body(11.0, 0.1, 0.2, 0) << row_choice(c, false) << "\n";
+    o << table_footer(0, 0.2, "all_reduce_perf");
+  }
+  const scalefit::ingest::IngestResult r = scalefit::ingest::read_nccl_tests(f.path.string());
+  ASSERT_EQ(r.measurements.size(), 6u);
+  EXPECT_DOUBLE_EQ(r.measurements[0].time_us, 11.0);
 }

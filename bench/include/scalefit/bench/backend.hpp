@@ -6,6 +6,7 @@
 /// backend_nccl.cpp, compiled only when SCALEFIT_HAVE_NCCL.
 #pragma once
 
+#include "scalefit/bench/nccl_profiler.hpp"
 #include "scalefit/core/collectives.hpp"
 
 #include <mpi.h>
@@ -15,6 +16,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -95,6 +97,14 @@ public:
   virtual void register_buffers(void * /*send*/, std::size_t /*send_bytes*/, void * /*recv*/,
                                 std::size_t /*recv_bytes*/) {}
   virtual void deregister_buffers() {}
+  /// Forgets the library's choice seen so far on this communicator (before a point's samples).
+  virtual void reset_choice() {}
+  /// The algorithm, protocol and channels NCCL chose for the last collective issued on this
+  /// communicator since reset_choice(), as scalefit's NCCL profiler plugin recorded it
+  /// (nccl_profiler.hpp; the communicator is named through ncclConfig_t::commName); nullopt on
+  /// mpi, without the plugin, and for NCCL's point-to-point work (AllToAll(v), SendRecv), which
+  /// raises no collective event.
+  virtual std::optional<CollChoice> last_choice() const { return std::nullopt; }
   /// Copies `bytes` of host memory into a buffer from Backend::alloc, in order with this
   /// communicator's operations (nccl: cudaMemcpyAsync on its stream, then a stream synchronize,
   /// so a collective issued next sees the data), and returns when the copy is complete.
@@ -162,6 +172,9 @@ public:
   /// Where the buffers come from, for the context record: "malloc (host)" on mpi;
   /// "ncclMemAlloc" or "cudaMalloc" on nccl (NcclSettings).
   virtual std::string buffer_alloc_name() const { return "malloc (host)"; }
+  /// The context's "nccl_profiler": scalefit's plugin and its path, the user's plugin, or why
+  /// there is none (ProfilerStatus::describe); "" on mpi.
+  virtual std::string profiler_description() const { return ""; }
   /// Buffer registration with the library (-R) for the context record: "none" on mpi.
   virtual std::string registration_name() const { return "none"; }
 };

@@ -3,6 +3,8 @@
 /// writeBenchmarkLinePreamble, writeBenchmarkLineBody, writeResultFooter), so users compare by eye.
 #pragma once
 
+#include "scalefit/bench/nccl_profiler.hpp"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -16,8 +18,15 @@ std::string format_float(double value, int width);
 
 /// The header: one comment line naming what `time` is (`time_definition`, e.g. "mean over
 /// samples of the per-operation time, averaged over ranks"), then nccl-tests' three lines
-/// (placement titles, column names, units), each ending in '\n'.
-std::string table_header(const std::string &time_definition);
+/// (placement titles, column names, units), each ending in '\n'; `choice_column` adds the
+/// "algo/proto/ch" column after in-place #wrong (nccl: row_choice).
+std::string table_header(const std::string &time_definition, bool choice_column = false);
+
+/// The last column of a row when the table has one (table_header's choice_column, the nccl
+/// backend): NCCL's choice for the row's first measured placement, "ALGO/PROTO/CHANNELS" (e.g.
+/// "RING/LL128/4"); "p2p" for an operation NCCL runs as point-to-point work (AllToAll(v),
+/// SendRecv: no algorithm or protocol); "-" when unknown (the context's nccl_profiler says why).
+std::string row_choice(const std::optional<CollChoice> &choice, bool point_to_point);
 
 /// The row's first columns: size [B], count [elements], type, redop ("none" for ops that do not
 /// reduce), root (-1 for ops without one).
