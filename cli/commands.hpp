@@ -22,4 +22,12 @@ void add_report_command(CLI::App &app);
 /// `scalefit calibrate`: framework constants from measured training steps (cmd_calibrate.cpp).
 void add_calibrate_command(CLI::App &app);
 
+/// `scalefit check`: measured busbw curves against the system's links and a reference fit file
+/// (cmd_check.cpp; docs/check.md).
+void add_check_command(CLI::App &app);
+
+/// The exit code a command asks main to return once it has finished normally: kExitCheck when
+/// `check` found a failing curve (a measured failure, as `scalefit-bench comm -c`); kExitOk else.
+int &command_exit_code();
+
 }  // namespace scalefit::cli

@@ -73,6 +73,7 @@ int main(int argc, char **argv) {
   scalefit::cli::add_estimator_commands(app);
   scalefit::cli::add_report_command(app);
   scalefit::cli::add_calibrate_command(app);
+  scalefit::cli::add_check_command(app);
   if (const std::string unknown = unknown_subcommand(app, argc, argv); !unknown.empty()) {
     std::fprintf(stderr, "scalefit: error: %s\n", unknown.c_str());
     return scalefit::kExitUsage;
@@ -103,5 +104,7 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "scalefit: internal error (a bug: please report it): %s\n", e.what());
     return scalefit::kExitInternal;
   }
-  return stdout_ok() ? scalefit::kExitOk : scalefit::kExitUsage;
+  if (!stdout_ok())
+    return scalefit::kExitUsage;
+  return scalefit::cli::command_exit_code();
 }
