@@ -5,6 +5,8 @@
 #include "scalefit/bench/sysinfo.hpp"
 
 #include <algorithm>
+#include <thread>
+#include <chrono>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -64,6 +66,24 @@ int as_int(std::size_t count) {
 const char *at(const void *p, std::size_t elements, DType t) {
   return static_cast<const char *>(p) + elements * dtype_size(t);
 }
+
+#ifdef SCALEFIT_TEST_HOOKS
+/// Test builds only (SCALEFIT_TEST_HOOKS, on with SCALEFIT_BUILD_TESTS): the world ranks listed
+/// in SCALEFIT_TEST_SLOW_RANKS (a comma list) sleep SCALEFIT_TEST_SLOW_US microseconds after
+/// every timed operation, so that tests can prove a slow node is found and named. 0 otherwise.
+int test_delay_us() {
+  const char *ranks = std::getenv("SCALEFIT_TEST_SLOW_RANKS");
+  const char *us = std::getenv("SCALEFIT_TEST_SLOW_US");
+  if (!ranks || !us)
+    return 0;
+  int me = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  std::string list = std::string(",") + ranks + ",";
+  if (list.find("," + std::to_string(me) + ",") == std::string::npos)
+    return 0;
+  return std::max(0, std::atoi(us));
+}
+#endif
 
 class MpiComm final : public Comm {
 public:
@@ -136,8 +156,13 @@ public:
   }
   double time_batch_us(int batch, const std::function<void()> &op, std::uint64_t) override {
     const double t0 = MPI_Wtime();
-    for (int i = 0; i < batch; ++i)
+    for (int i = 0; i < batch; ++i) {
       op();
+#ifdef SCALEFIT_TEST_HOOKS
+      if (m_test_delay_us > 0) // a slow node, for the tests of --groups pairs
+        std::this_thread::sleep_for(std::chrono::microseconds(m_test_delay_us));
+#endif
+    }
     return (MPI_Wtime() - t0) * 1e6;
   }
   void synchronize() override {}
@@ -148,6 +173,9 @@ private:
   MPI_Comm m_comm;
   int m_rank = 0, m_size = 1;
   std::vector<int> m_ints; // alltoallv counts and displacements as MPI takes them
+#ifdef SCALEFIT_TEST_HOOKS
+  int m_test_delay_us = test_delay_us();
+#endif
 };
 
 std::string cpu_model() {

@@ -8,6 +8,7 @@
 #include "scalefit/bench/groups.hpp"
 #include "scalefit/bench/guard.hpp"
 #include "scalefit/bench/output.hpp"
+#include "scalefit/bench/pairs.hpp"
 #include "scalefit/bench/sampling.hpp"
 #include "scalefit/bench/sysinfo.hpp"
 #include "scalefit/bench/table.hpp"
@@ -25,6 +26,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <set>
 
@@ -369,6 +371,9 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
   double timing_s = 0, check_s = 0; // rank 0's wall time in timing loops and in checks
   std::size_t points_left = total_points;
   std::int64_t wrong_total = 0;
+  // Rank 0: per world rank, the points where it was the last to finish in >= half the samples.
+  std::map<int, int> last_rank_points;
+  int points_judged = 0;
   std::uint64_t point_id = 0;
   for (Op op : o.ops) {
     const Collective &coll = collective(op);
@@ -620,6 +625,22 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
                   row_choice_seen = choice;
               }
               m.extra["outlier_samples"] = outlier_indices(t.mean_us);
+              // The rank that finished last most often (the max over ranks), and how often.
+              if (nranks > 1 && !t.slowest_rank.empty()) {
+                std::map<int, int> last;
+                for (int r : t.slowest_rank)
+                  ++last[r];
+                const auto most = std::max_element(
+                    last.begin(), last.end(),
+                    [](const auto &x, const auto &y) { return x.second < y.second; });
+                const double share =
+                    static_cast<double>(most->second) / static_cast<double>(t.slowest_rank.size());
+                m.extra["slowest_rank"] = most->first;
+                m.extra["slowest_rank_share"] = share;
+                ++points_judged;
+                if (share >= 0.5)
+                  ++last_rank_points[most->first];
+              }
               if (mem_gbps > 0 && m.algbw_gbps > mem_gbps) {
                 m.extra["above_memory_bandwidth"] = true;
                 row_above_memory = block_above_memory = true;
@@ -663,6 +684,22 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
       if (sub != MPI_COMM_NULL)
         MPI_Comm_free(&sub);
     }
+  }
+  if (std::find(o.groups.begin(), o.groups.end(), GroupKind::pairs) != o.groups.end()) {
+    // Every node against every other, and every rank pair inside a node (pairs.hpp).
+    const PairsRun pairs{o,       layout,   hosts_per_rank, *backend,
+                         dtypes.front(), sizes, watchdog,
+                         [&](const MeasurementRecord &m) { write_record(to_json(m)); }};
+    run_pairs(pairs);
+  }
+  if (rank == 0 && points_judged >= 4) {
+    // A rank that is consistently last: the one to look at (a slow GPU, NIC or core).
+    for (const auto &[r, n] : last_rank_points)
+      if (2 * n > points_judged && nranks > 2)
+        std::printf("# slowest rank: rank %d (%s) finished last in most samples of %d of %d "
+                    "points (records: slowest_rank, slowest_rank_share)\n",
+                    r, hosts_per_rank[static_cast<std::size_t>(r)].c_str(), n, points_judged);
+    std::fflush(stdout);
   }
   if (rank == 0) {
     const double total_s = MPI_Wtime() - run_start;

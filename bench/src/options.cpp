@@ -18,6 +18,8 @@ std::string_view group_kind_name(GroupKind k) {
     return "intra";
   case GroupKind::inter:
     return "inter";
+  case GroupKind::pairs:
+    return "pairs";
   }
   return "?";
 }
@@ -134,7 +136,10 @@ void add_comm_options(CLI::App &app, RawCommArgs &raw) {
       ->capture_default_str();
   app.add_option("--max-samples", raw.max_samples, "Adaptive: ceiling on samples per point")
       ->capture_default_str();
-  app.add_option("--groups", raw.groups, "Group shapes: comma list of world, intra, inter")
+  app.add_option("--groups", raw.groups,
+                 "Group shapes: comma list of world, intra, inter, pairs (every node against "
+                 "every other in round-robin rounds of concurrent pairs, and every rank pair "
+                 "inside a node: SendRecv and AllReduce per pair, slow nodes named)")
       ->delimiter(',')
       ->capture_default_str();
   app.add_option("--emulate-nodes", raw.emulate_nodes,
@@ -320,8 +325,10 @@ CommOptions validate_comm_args(const RawCommArgs &raw) {
       k = GroupKind::intra;
     else if (g == "inter")
       k = GroupKind::inter;
+    else if (g == "pairs")
+      k = GroupKind::pairs;
     else
-      bad("--groups", "unknown group kind '" + g + "' (expected world, intra, inter)");
+      bad("--groups", "unknown group kind '" + g + "' (expected world, intra, inter, pairs)");
     if (std::find(o.groups.begin(), o.groups.end(), k) == o.groups.end())
       o.groups.push_back(k);
   }
@@ -332,6 +339,9 @@ CommOptions validate_comm_args(const RawCommArgs &raw) {
   o.emulate_nodes = raw.emulate_nodes;
   if (raw.resume && raw.out.empty())
     bad("--resume", "needs --out FILE");
+  if (raw.resume && std::find(o.groups.begin(), o.groups.end(), GroupKind::pairs) != o.groups.end())
+    bad("--groups", "pairs are timed anew on every run: --resume cannot skip them (drop --resume "
+                    "or run --groups pairs into its own --out)");
   if (raw.system.empty())
     bad("--system", "must not be empty");
   o.out = raw.out;

@@ -20,6 +20,7 @@ constexpr int kMaxBatch = 1 << 20;
 /// ranks, the max over them, and the max over all ranks of `elapsed`. Collective.
 struct Combined {
   double mean = 0, max = 0, elapsed = 0;
+  int slowest = -1; ///< the world rank whose value is the max (lowest such rank)
 };
 Combined combine(double value, bool participates, double elapsed = 0) {
   static thread_local std::vector<double> all;
@@ -37,7 +38,10 @@ Combined combine(double value, bool participates, double elapsed = 0) {
     if (v < 0)
       continue;
     sum += v;
-    c.max = std::max(c.max, v);
+    if (c.slowest < 0 || v > c.max) {
+      c.max = v;
+      c.slowest = r;
+    }
     ++k;
   }
   c.mean = k > 0 ? sum / k : 0.0;
@@ -96,6 +100,7 @@ PointSamples time_point(Comm *comm, const std::function<void()> &op, const Sampl
     t.mean_us.push_back(c.mean / t.batch);
     op_us = std::max(op_us, c.max / t.batch); // the watchdog's expectation follows the samples
     t.max_us.push_back(c.max / t.batch);
+    t.slowest_rank.push_back(c.slowest);
     t.elapsed_s = c.elapsed;
     if (plan.rule.should_stop(t.mean_us, c.elapsed))
       break;

@@ -16,7 +16,7 @@
 namespace scalefit::bench {
 
 /// Group-shape families swept by `--groups` (see groups.hpp).
-enum class GroupKind { world, intra, inter };
+enum class GroupKind { world, intra, inter, pairs };
 
 /// Validated options of `scalefit-bench comm`. Sizes in bytes, times in seconds unless named _us.
 struct CommOptions {

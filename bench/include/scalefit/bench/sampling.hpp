@@ -50,6 +50,7 @@ struct SamplingPlan {
 struct PointSamples {
   std::vector<double> mean_us;
   std::vector<double> max_us;
+  std::vector<int> slowest_rank; ///< per sample: the world rank with the max (the last to finish)
   int batch = 1;
   double warmup_op_us = 0; ///< time per operation the warm-up measured (max over ranks) [us]
   double elapsed_s = 0;    ///< sampling time when the rule stopped (max over ranks) [s]
