@@ -60,6 +60,14 @@ void add_kernels_options(CLI::App &app, RawKernelsArgs &raw) {
                  "softmax on cpu), unfused (score GEMM + softmax + context GEMM), or auto (the "
                  "model file's attention: when unfused, else fused where the engine has it)")
       ->capture_default_str();
+  app.add_option("--ep", raw.ep,
+                 "Expert-parallel degree of an MoE model: the GPU holds experts/ep experts, each "
+                 "over top_k*(b*s/tp)*ep/experts routed tokens (divides experts)")
+      ->capture_default_str();
+  app.add_option("--moe-imbalance", raw.moe_imbalance,
+                 "MoE: the busiest local expert's tokens over the balanced count (>= 1); above 1 "
+                 "the expert GEMMs are unequal groups (cuBLAS grouped GEMM)")
+      ->capture_default_str();
   app.add_option("--sweep", raw.sweep,
                  "Measure the GEMM shape grid instead of a model: small (CPU-sized) or full "
                  "(GPU-sized); see kernels/README.md");
@@ -73,9 +81,11 @@ KernelsOptions validate_kernels_args(const RawKernelsArgs &raw) {
       throw InputError("unknown sweep grid '" + raw.sweep + "' (expected small or full)", "", 0,
                        "--sweep");
     if (!raw.model_path.empty() || raw.layers || raw.hidden || raw.heads || raw.sequence ||
-        raw.vocabulary || raw.ffn || raw.tp != 1 || raw.micro_batch != 1)
+        raw.vocabulary || raw.ffn || raw.tp != 1 || raw.micro_batch != 1 || raw.ep != 1 ||
+        raw.moe_imbalance != 1.0)
       throw InputError("--sweep measures a fixed shape grid; drop the model flags (--model, "
-                       "--layers, --hidden, --heads, --seq, --vocab, --ffn, --tp, --micro-batch)",
+                       "--layers, --hidden, --heads, --seq, --vocab, --ffn, --tp, --micro-batch, --ep, "
+                       "--moe-imbalance)",
                        "", 0, "--sweep");
     o.model.name = "sweep";
     o.model.dtype = DType::bfloat16;
@@ -112,8 +122,15 @@ KernelsOptions validate_kernels_args(const RawKernelsArgs &raw) {
     if (raw.ffn)
       o.model.ffn = raw.ffn;
     validate_model(o.model, origin);
-    // transformer_gemms checks tp and the micro-batch; fail here, before any engine exists.
-    (void)transformer_gemms(o.model, raw.tp, raw.micro_batch);
+    if (!o.model.moe() && (raw.ep != 1 || raw.moe_imbalance != 1.0))
+      throw InputError("--ep and --moe-imbalance apply to MoE models (experts > 0); " + origin +
+                           " has no experts",
+                       "", 0, raw.ep != 1 ? "--ep" : "--moe-imbalance");
+    o.moe.ep = raw.ep;
+    o.moe.imbalance = raw.moe_imbalance;
+    // transformer_gemms checks tp, the micro-batch, ep and the imbalance; fail here, before any
+    // engine exists.
+    (void)transformer_gemms(o.model, raw.tp, raw.micro_batch, true, Attention::unfused, o.moe);
   }
   o.tp = raw.tp;
   o.micro_batch = raw.micro_batch;
@@ -244,7 +261,7 @@ int run_kernels(const KernelsOptions &o, const std::string &command_line) {
       engine = make_engine(o.engine, o.precision);
       auto layer = [&](Attention att) {
         auto v = o.sweep ? sweep_shapes(*o.sweep)
-                         : transformer_gemms(o.model, o.tp, o.micro_batch, true, att);
+                         : transformer_gemms(o.model, o.tp, o.micro_batch, true, att, o.moe);
         return o.scale != 1.0 ? scale_shapes(std::move(v), o.scale) : v;
       };
       shapes = layer(Attention::unfused);
@@ -314,6 +331,17 @@ int run_kernels(const KernelsOptions &o, const std::string &command_line) {
                   o.model.sequence, o.model.vocabulary, o.model.ffn_size(), o.tp, o.micro_batch,
                   o.scale, std::string(attention_name(attention)).c_str(), sampling.c_str(),
                   ranks_note.c_str());
+    if (!o.sweep && o.model.moe())
+      std::printf("# moe: %d experts, top-%d, expert ffn %d, %d shared; ep %d: %d local experts "
+                  "of %lld tokens each (balanced)%s; moe layers %d of %d; per-layer figures are "
+                  "an MoE block's\n",
+                  o.model.experts, o.model.top_k, o.model.moe_ffn, o.model.shared_experts,
+                  o.moe.ep, o.model.experts / o.moe.ep,
+                  static_cast<long long>(expert_tokens(o.model, o.tp, o.micro_batch, o.moe.ep)),
+                  o.moe.imbalance != 1.0
+                      ? (", busiest x" + std::to_string(o.moe.imbalance).substr(0, 5)).c_str()
+                      : "",
+                  o.model.moe_layers(), o.model.layers);
     if (!attention_note.empty())
       std::printf("# note: %s\n", attention_note.c_str());
     if (o.precision == Precision::fp8) {
@@ -358,6 +386,15 @@ int run_kernels(const KernelsOptions &o, const std::string &command_line) {
              {"versions", {{"scalefit", SCALEFIT_VERSION}}},
              {"command_line", command_line},
              {"start_time", utc_now_iso8601()}};
+      if (!o.sweep && o.model.moe()) {
+        ctx["model"]["experts"] = o.model.experts;
+        ctx["model"]["top_k"] = o.model.top_k;
+        ctx["model"]["moe_ffn"] = o.model.moe_ffn;
+        ctx["model"]["shared_experts"] = o.model.shared_experts;
+        ctx["model"]["moe_layers"] = o.model.moe_layers();
+        ctx["ep"] = o.moe.ep;
+        ctx["moe_imbalance"] = o.moe.imbalance;
+      }
       if (writer)
         writer->write(ctx);
     }
@@ -372,7 +409,7 @@ int run_kernels(const KernelsOptions &o, const std::string &command_line) {
       int batch = 1;
       const Summary st = time_shape(*engine, o, batch);
       const double tf = tflops_of(s.flops(), st.mean);
-      if (s.per_layer) {
+      if (s.per_layer && s.blocks != Blocks::dense) { // an MoE model's figures: an MoE block's
         (s.pass == Pass::fwd ? fwd_us : bwd_us) += st.mean;
         (s.pass == Pass::fwd ? fwd_flops : bwd_flops) += s.model_flops();
       }
@@ -407,6 +444,16 @@ int run_kernels(const KernelsOptions &o, const std::string &command_line) {
         if (s.kind == KernelKind::attention) {
           rec["causal"] = s.causal;
           rec["attention"] = "fused";
+        }
+        if (s.blocks != Blocks::all)
+          rec["blocks"] = blocks_name(s.blocks);
+        if (s.kind == KernelKind::grouped_gemm) {
+          // m, n, k are one balanced group's; batch = groups; group_tokens when they differ.
+          rec["groups"] = s.batch;
+          rec["tokens_per_group"] = s.tokens_in_k ? s.k : s.m;
+          rec["tokens_dim"] = s.tokens_in_k ? "k" : "m";
+          if (!s.group_tokens.empty())
+            rec["group_tokens"] = s.group_tokens;
         }
         if (chk)
           rec["wrong"] = chk->wrong;

@@ -46,9 +46,13 @@ LayerCost Estimator::layer_cost(const Strategy &st, double T) const noexcept {
     const double h = m_model.hidden;
     double f = P.gemm_s(T_tok, e.experts, h, 1);
     double b = P.gemm_s(T_tok, h, e.experts, 1) + P.gemm_s(h, e.experts, T_tok, 1);
-    f += P.gemm_s(rows, e.up_n / et, h, local, fp8) + P.gemm_s(rows, h, e.f_e / et, local, fp8);
-    b += P.gemm_s(rows, h, e.up_n / et, local, fp8) + P.gemm_s(h, e.up_n / et, rows, local, fp8) +
-         P.gemm_s(rows, e.f_e / et, h, local, fp8) + P.gemm_s(e.f_e / et, h, rows, local, fp8);
+    // grouped GEMMs of `local` experts (the grouped_gemm fit when measured: pricing.hpp)
+    f += P.grouped_gemm_s(rows, e.up_n / et, h, local, fp8) +
+         P.grouped_gemm_s(rows, h, e.f_e / et, local, fp8);
+    b += P.grouped_gemm_s(rows, h, e.up_n / et, local, fp8) +
+         P.grouped_gemm_s(h, e.up_n / et, rows, local, fp8) +
+         P.grouped_gemm_s(rows, e.f_e / et, h, local, fp8) +
+         P.grouped_gemm_s(e.f_e / et, h, rows, local, fp8);
     if (e.f_shared > 0) {
       const double su = (e.up_n / e.f_e) * e.f_shared / t, sd = e.f_shared / t;
       f += P.gemm_s(T, su, h, 1, fp8) + P.gemm_s(T, h, sd, 1, fp8);

@@ -52,6 +52,10 @@ void ComputePricer::use(const fitting::ComputeSection &c) {
   pick(KernelKind::attention_fused, m_fit_attn, src_fused, fit_dtype(m_dtype), alt_dtype(m_dtype));
   if (m_fit_attn)
     src_fused_rule = src_fused;
+  // MoE expert GEMMs: their own grouped fit when measured, else the GEMM fit (gemm_s).
+  pick(KernelKind::grouped_gemm, m_fit_ggemm, src_ggemm, fit_dtype(m_dtype), alt_dtype(m_dtype));
+  if (!m_fit_ggemm)
+    src_ggemm = src_gemm;
   if (!m_fit_bgemm && m_fit_gemm) { // batched GEMMs priced as single ones when not measured
     m_fit_bgemm = m_fit_gemm;
     src_bgemm = src_gemm;
@@ -61,7 +65,8 @@ void ComputePricer::use(const fitting::ComputeSection &c) {
   if (m_framework.present) {
     m_launch_s = 0; // the calibrated dispatch floor replaces the system's launch share
     for (std::string *s :
-         {&src_gemm, &src_gemm8, &src_bgemm, &src_mem, &src_attn, &src_fused, &src_fused_rule})
+         {&src_gemm, &src_gemm8, &src_bgemm, &src_ggemm, &src_mem, &src_attn, &src_fused,
+          &src_fused_rule})
       *s += " +calibrated";
   }
 }
@@ -92,6 +97,13 @@ double ComputePricer::bgemm_s(double m, double n, double k, double batch) const 
   if (m_fit_bgemm)
     return kernel_s(m_fit_bgemm->gemm_us(m, n, k, batch) * 1e-6);
   return gemm_s(m, n, k, batch);
+}
+
+double ComputePricer::grouped_gemm_s(double m, double n, double k, double groups,
+                                     bool fp8) const noexcept {
+  if (m_fit_ggemm && !fp8)
+    return kernel_s(m_fit_ggemm->gemm_us(m, n, k, groups) * 1e-6);
+  return gemm_s(m, n, k, groups, fp8);
 }
 
 double ComputePricer::mem_s(double bytes) const noexcept {

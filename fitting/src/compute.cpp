@@ -48,8 +48,45 @@ std::array<double, 2> gemm_features(double m, double n, double k, double batch, 
   return {per * k, per};
 }
 
+/// The grouped form: per group (m, n, k); tiles of every group share the waves, a tile's work is
+/// its group's k. Equal groups give gemm_features exactly.
+std::array<double, 2> grouped_features(const std::vector<std::array<double, 3>> &groups, int sms,
+                                       const std::array<double, 2> &tile) {
+  double tiles = 0, tile_k = 0;
+  for (const auto &g : groups) {
+    const double t = std::ceil(g[0] / tile[0]) * std::ceil(g[1] / tile[1]);
+    tiles += t;
+    tile_k += t * g[2];
+  }
+  if (!(tiles > 0))
+    return {0, 0};
+  const double waves = std::max(1.0, tiles / sms);
+  const double per = waves * sms / tiles * tile[0] * tile[1] * 2 * 1e-6; // per tile, filled
+  return {per * tile_k, per * tiles};
+}
+
+/// The groups of a grouped point (group_tokens applied), else `batch` copies of (m, n, k).
+std::vector<std::array<double, 3>> point_groups(const KernelPoint &p) {
+  if (p.group_tokens.empty())
+    return std::vector<std::array<double, 3>>(static_cast<std::size_t>(std::max(1.0, p.batch)),
+                                              {p.m, p.n, p.k});
+  std::vector<std::array<double, 3>> g;
+  for (double t : p.group_tokens)
+    g.push_back(p.tokens_in_k ? std::array<double, 3>{p.m, p.n, t}
+                              : std::array<double, 3>{t, p.n, p.k});
+  return g;
+}
+
+/// GEMM features of a point (grouped points with unequal groups through grouped_features).
+std::array<double, 2> point_features(const KernelPoint &p, int sms,
+                                     const std::array<double, 2> &tile) {
+  if (!p.group_tokens.empty())
+    return grouped_features(point_groups(p), sms, tile);
+  return gemm_features(p.m, p.n, p.k, p.batch, sms, tile);
+}
+
 bool is_gemm(KernelKind k) {
-  return k == KernelKind::gemm || k == KernelKind::batched_gemm;
+  return k == KernelKind::gemm || k == KernelKind::batched_gemm || k == KernelKind::grouped_gemm;
 }
 
 /// The model's one input for non-GEMM kinds: bytes (memory-bound) or FLOPs (attention).
@@ -129,8 +166,7 @@ ComputeFit fit_once(const std::vector<KernelPoint> &pts, int sms) {
     Eigen::VectorXd y = Eigen::VectorXd::Ones(n);
     for (Eigen::Index i = 0; i < n; ++i) {
       const KernelPoint &p = pts[static_cast<std::size_t>(i)];
-      const auto x = gemm_features(p.m, p.n, p.k, p.batch, sms,
-                                   kTiles[static_cast<std::size_t>(tile[i])]);
+      const auto x = point_features(p, sms, kTiles[static_cast<std::size_t>(tile[i])]);
       const int c = odd_shape(p.dtype, p.m, p.n, p.k) ? 3 : 1;
       A(i, 0) = 1.0 / p.time_us;
       A(i, c) = x[0] / p.time_us;
@@ -144,7 +180,7 @@ ComputeFit fit_once(const std::vector<KernelPoint> &pts, int sms) {
       int best = 0;
       double best_t = 0;
       for (std::size_t t = 0; t < kTiles.size(); ++t) {
-        const auto x = gemm_features(p.m, p.n, p.k, p.batch, sms, kTiles[t]);
+        const auto x = point_features(p, sms, kTiles[t]);
         const double tt = th[c] * x[0] + th[c + 1] * x[1];
         if (t == 0 || tt < best_t) {
           best_t = tt;
@@ -222,13 +258,15 @@ const char *kernel_kind_name(KernelKind k) {
     return "memory";
   case KernelKind::attention_fused:
     return "attention_fused";
+  case KernelKind::grouped_gemm:
+    return "grouped_gemm";
   }
   return "?";
 }
 
 std::optional<KernelKind> parse_kernel_kind(const std::string &name) {
   for (KernelKind k : {KernelKind::gemm, KernelKind::batched_gemm, KernelKind::softmax,
-                       KernelKind::memory, KernelKind::attention_fused})
+                       KernelKind::memory, KernelKind::attention_fused, KernelKind::grouped_gemm})
     if (name == kernel_kind_name(k))
       return k;
   if (name == "flash_attention" || name == "attention")
@@ -251,6 +289,21 @@ double ComputeFit::gemm_us(double m, double n, double k, double batch) const noe
   return c0_us + best;
 }
 
+double ComputeFit::grouped_us(const std::vector<std::array<double, 3>> &groups) const noexcept {
+  bool odd = false;
+  for (const auto &g : groups)
+    odd |= tflops_odd > 0 && odd_shape(dtype, g[0], g[1], g[2]);
+  const double r = odd ? tflops_odd : tflops, kk = odd ? k0_odd : k0;
+  double best = 0;
+  for (std::size_t t = 0; t < kTiles.size(); ++t) {
+    const auto x = grouped_features(groups, sms, kTiles[t]);
+    const double v = (x[0] + kk * x[1]) / r;
+    if (t == 0 || v < best)
+      best = v;
+  }
+  return c0_us + best;
+}
+
 double ComputeFit::memory_us(double bytes) const noexcept {
   return c0_us + bytes * 1e-3 / gbps;
 }
@@ -260,6 +313,8 @@ double ComputeFit::flops_us(double flops) const noexcept {
 }
 
 double ComputeFit::predict_us(const KernelPoint &p) const noexcept {
+  if (is_gemm(kind) && !p.group_tokens.empty())
+    return grouped_us(point_groups(p));
   if (is_gemm(kind))
     return gemm_us(p.m, p.n, p.k, p.batch);
   return kind == KernelKind::attention_fused ? flops_us(p.flops) : memory_us(p.bytes);
@@ -347,12 +402,26 @@ std::vector<KernelPoint> read_kernel_points(const std::string &path, std::string
     p.batch = std::max(1.0, num("batch", false));
     p.time_us = num("time_us", true);
     p.flops = num("flops", false);
+    if (p.kind == KernelKind::grouped_gemm && j.contains("group_tokens")) {
+      const auto &g = j["group_tokens"];
+      if (!g.is_array() || g.empty())
+        throw InputError("expected a non-empty array of token counts", path, no, "group_tokens");
+      for (const auto &t : g) {
+        if (!t.is_number() || !(t.get<double>() > 0) || !std::isfinite(t.get<double>()))
+          throw InputError("expected positive token counts", path, no, "group_tokens");
+        p.group_tokens.push_back(t.get<double>());
+      }
+      p.tokens_in_k = j.value("tokens_dim", "m") == "k";
+    }
     if (!(p.time_us > 0))
       throw InputError("expected a positive time", path, no, "time_us");
     if (is_gemm(p.kind) && !(p.m > 0 && p.n > 0 && p.k > 0))
       throw InputError("GEMM needs positive m, n, k", path, no, "k");
-    if (is_gemm(p.kind) && p.flops <= 0)
-      p.flops = 2 * p.m * p.n * p.k * p.batch;
+    if (is_gemm(p.kind) && p.flops <= 0) {
+      p.flops = 0;
+      for (const auto &g : point_groups(p))
+        p.flops += 2 * g[0] * g[1] * g[2];
+    }
     // softmax: read and write m x n per batch entry, in the kernel's dtype (kernels/softmax.cu).
     p.bytes = j.contains("bytes") ? num("bytes", false)
                                   : 2 * p.m * p.n * p.batch * element_bytes(p.dtype);
@@ -376,7 +445,7 @@ ComputeFit fit_compute(const std::vector<KernelPoint> &points, int sms, bool loo
     // another's data gradient are often the same (m, n, k); keeping the twin would leak it).
     const auto same_shape = [](const KernelPoint &a, const KernelPoint &b) {
       return a.m == b.m && a.n == b.n && a.k == b.k && a.batch == b.batch && a.bytes == b.bytes &&
-             a.flops == b.flops;
+             a.flops == b.flops && a.group_tokens == b.group_tokens;
     };
     double sum = 0, mx = 0;
     int n = 0;
@@ -385,7 +454,7 @@ ComputeFit fit_compute(const std::vector<KernelPoint> &points, int sms, bool loo
       for (std::size_t j = 0; j < points.size(); ++j)
         if (!same_shape(points[j], points[i]))
           rest.push_back(points[j]);
-      if (rest.size() < min_points(rest))
+      if (rest.empty() || rest.size() < min_points(rest)) // every point one shape: nothing left
         continue;
       try {
         const ComputeFit g = fit_once(rest, sms);

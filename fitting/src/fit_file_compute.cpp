@@ -47,7 +47,8 @@ void emit_compute_yaml(YAML::Emitter &out, const ComputeSection &c) {
       out << YAML::Key << "kind" << YAML::Value << kernel_kind_name(f.kind);
       out << YAML::Key << "dtype" << YAML::Value << f.dtype;
       out << YAML::Key << "c0_us" << YAML::Value << f.c0_us;
-      if (f.kind == KernelKind::gemm || f.kind == KernelKind::batched_gemm) {
+      if (f.kind == KernelKind::gemm || f.kind == KernelKind::batched_gemm ||
+          f.kind == KernelKind::grouped_gemm) {
         out << YAML::Key << "sms" << YAML::Value << f.sms;
         out << YAML::Key << "tflops" << YAML::Value << f.tflops;
         out << YAML::Key << "k0" << YAML::Value << f.k0;
@@ -109,7 +110,8 @@ ComputeSection parse_compute_yaml(const YAML::Node &root, const std::string &fil
         throw InputError("missing required field", file, line_of(m), f + "dtype");
       cf.dtype = m["dtype"].Scalar();
       cf.c0_us = number(m, "c0_us", f, file, true);
-      if (cf.kind == KernelKind::gemm || cf.kind == KernelKind::batched_gemm) {
+      if (cf.kind == KernelKind::gemm || cf.kind == KernelKind::batched_gemm ||
+          cf.kind == KernelKind::grouped_gemm) {
         const double sms = number(m, "sms", f, file, true, 0, true);
         if (sms != std::floor(sms) || sms > 100000)
           throw InputError("expected a whole number of SMs", file, line_of(m["sms"]), f + "sms");

@@ -83,6 +83,17 @@ public:
       fill(m_a, shape.batch * shape.m * shape.n);
       m_b.clear();
       m_c.clear();
+    } else if (shape.kind == KernelKind::grouped_gemm) {
+      m_groups = shape.groups();
+      std::int64_t na = 0, nb = 0, nc = 0;
+      for (const GemmDims &g : m_groups) {
+        na += g.m * g.k;
+        nb += g.k * g.n;
+        nc += g.m * g.n;
+      }
+      fill(m_a, na);
+      fill(m_b, nb);
+      m_c.assign(static_cast<std::size_t>(nc), T(0));
     } else {
       fill(m_a, shape.batch * shape.m * shape.k);
       fill(m_b, shape.batch * shape.k * shape.n);
@@ -102,6 +113,21 @@ public:
                                std::span<const double> b) override {
     if (shape.kind == KernelKind::attention)
       return evaluate_attention(shape, a);
+    if (shape.kind == KernelKind::grouped_gemm) {
+      const std::vector<GemmDims> groups = shape.groups();
+      std::size_t na = 0, nb = 0, nc = 0;
+      for (const GemmDims &g : groups) {
+        na += static_cast<std::size_t>(g.m * g.k);
+        nb += static_cast<std::size_t>(g.k * g.n);
+        nc += static_cast<std::size_t>(g.m * g.n);
+      }
+      if (a.size() < na || b.size() < nb)
+        throw InputError("operands too short for shape " + shape.name);
+      Buffer<T> ta(a.begin(), a.begin() + static_cast<std::ptrdiff_t>(na)),
+          tb(b.begin(), b.begin() + static_cast<std::ptrdiff_t>(nb)), tc(nc);
+      grouped_gemm(ta.data(), tb.data(), tc.data(), groups);
+      return {tc.begin(), tc.end()};
+    }
     const bool sm = shape.kind == KernelKind::softmax;
     const auto na = static_cast<std::size_t>(shape.batch * shape.m * (sm ? shape.n : shape.k));
     const auto nb = sm ? 0 : static_cast<std::size_t>(shape.batch * shape.k * shape.n);
@@ -156,8 +182,30 @@ private:
     return {grads.begin(), grads.end()};
   }
 
+  /// The groups one after another, each an Eigen GEMM (its own threads): one kernel timed.
+  static void grouped_gemm(const T *a, const T *b, T *c, const std::vector<GemmDims> &groups) {
+    bool equal = true;
+    for (const GemmDims &g : groups)
+      equal &= g.m == groups.front().m && g.n == groups.front().n && g.k == groups.front().k;
+    if (equal && !groups.empty()) { // a strided batch, as cublasGemmStridedBatchedEx runs it
+      const GemmDims &g = groups.front();
+      cpu_gemm(a, b, c, g.m, g.n, g.k, static_cast<std::int64_t>(groups.size()));
+      return;
+    }
+    for (const GemmDims &g : groups) {
+      cpu_gemm(a, b, c, g.m, g.n, g.k, 1);
+      a += g.m * g.k;
+      b += g.k * g.n;
+      c += g.m * g.n;
+    }
+  }
+
   void run_once() {
     const KernelShape &s = m_shape;
+    if (s.kind == KernelKind::grouped_gemm) {
+      grouped_gemm(m_a.data(), m_b.data(), m_c.data(), m_groups);
+      return;
+    }
     if (s.kind == KernelKind::attention) {
       if (s.pass == Pass::fwd)
         attention_forward(m_a.data(), m_b.data(), m_lse.data(), s);
@@ -172,6 +220,7 @@ private:
   Precision m_precision;
   KernelShape m_shape;
   Buffer<T> m_a, m_b, m_c, m_lse;
+  std::vector<GemmDims> m_groups; // grouped_gemm: the prepared shape's groups
 };
 
 } // namespace

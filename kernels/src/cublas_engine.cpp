@@ -3,6 +3,9 @@
 // SCALEFIT_HAVE_CUDNN), CUDA-event timing on its own stream. Inputs are filled on the device on
 // that stream; every host copy is stream-ordered and synchronized before the host reads.
 // Row-major C = A B is computed as column-major C^T = B^T A^T: cuBLAS gets (n, m, k) with B first.
+// Grouped GEMMs (MoE experts): equal groups as cublasGemmStridedBatchedEx, unequal ones as
+// cublasGemmGroupedBatchedEx (cuBLAS 12.5+; one problem per group, device pointer arrays).
+// Compiled here; not yet run on a GPU.
 // fp8: the dense GEMMs that kernel_precision gives fp8 run on cuBLASLt (cublaslt_fp8.hpp), every
 // other kernel of an fp8 engine in bf16.
 #include "scalefit/core/error.hpp"
@@ -20,6 +23,8 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <memory>
 #include <string>
@@ -207,6 +212,19 @@ public:
       return;
     }
     const std::size_t es = precision_bytes(p);
+    if (shape.kind == KernelKind::grouped_gemm) {
+      const auto [na, nb, nc] = grouped_sizes(shape);
+      SCALEFIT_KCUDA_CHECK(detail::launch_fill_uniform(
+          (m_a.resize(na * es), m_a.ptr), softmax_type(p), static_cast<std::int64_t>(na), 12345,
+          -1.0f, 1.0f, m_stream));
+      SCALEFIT_KCUDA_CHECK(detail::launch_fill_uniform(
+          (m_b.resize(nb * es), m_b.ptr), softmax_type(p), static_cast<std::int64_t>(nb), 12346,
+          -1.0f, 1.0f, m_stream));
+      m_c.resize(nc * es);
+      upload_group_pointers(shape, m_a.ptr, m_b.ptr, m_c.ptr, m_ptrs);
+      SCALEFIT_KCUDA_CHECK(cudaStreamSynchronize(m_stream));
+      return;
+    }
     const bool sm = shape.kind == KernelKind::softmax;
     const auto na = static_cast<std::size_t>(shape.batch * shape.m * (sm ? shape.n : shape.k));
     const auto nb = sm ? 0 : static_cast<std::size_t>(shape.batch * shape.k * shape.n);
@@ -247,6 +265,8 @@ public:
                                std::span<const double> b) override {
     if (shape.kind == KernelKind::attention)
       return evaluate_attention(shape, a);
+    if (shape.kind == KernelKind::grouped_gemm)
+      return evaluate_grouped(shape, a, b);
     const Precision p = kernel_precision(m_precision, shape);
     const bool sm = shape.kind == KernelKind::softmax;
     const auto na = static_cast<std::size_t>(shape.batch * shape.m * (sm ? shape.n : shape.k));
@@ -467,7 +487,122 @@ private:
 #endif
   }
 
+  /// Elements of a grouped GEMM's A, B and C, all groups.
+  static std::array<std::size_t, 3> grouped_sizes(const KernelShape &s) {
+    std::array<std::size_t, 3> n{0, 0, 0};
+    for (const GemmDims &g : s.groups()) {
+      n[0] += static_cast<std::size_t>(g.m * g.k);
+      n[1] += static_cast<std::size_t>(g.k * g.n);
+      n[2] += static_cast<std::size_t>(g.m * g.n);
+    }
+    return n;
+  }
+
+  static bool equal_groups(const KernelShape &s) {
+    return s.group_tokens.empty() ||
+           std::all_of(s.group_tokens.begin(), s.group_tokens.end(),
+                       [&](std::int64_t t) { return t == s.group_tokens.front(); });
+  }
+
+  /// The device arrays of per-group pointers cublasGemmGroupedBatchedEx reads (B^T, A^T, C^T
+  /// in the column-major view), into `ptrs`; stream-ordered, synchronized by the caller.
+  void upload_group_pointers(const KernelShape &s, void *a, void *b, void *c, DeviceBuffer &ptrs) {
+    if (equal_groups(s))
+      return; // the strided batch needs none
+    const std::size_t es = precision_bytes(kernel_precision(m_precision, s));
+    const std::vector<GemmDims> groups = s.groups();
+    const std::size_t g = groups.size();
+    m_host_ptrs.assign(3 * g, nullptr);
+    auto *pa = static_cast<unsigned char *>(a), *pb = static_cast<unsigned char *>(b),
+         *pc = static_cast<unsigned char *>(c);
+    for (std::size_t i = 0; i < g; ++i) {
+      m_host_ptrs[i] = pb; // cuBLAS's A: our B^T
+      m_host_ptrs[g + i] = pa;
+      m_host_ptrs[2 * g + i] = pc;
+      pa += static_cast<std::size_t>(groups[i].m * groups[i].k) * es;
+      pb += static_cast<std::size_t>(groups[i].k * groups[i].n) * es;
+      pc += static_cast<std::size_t>(groups[i].m * groups[i].n) * es;
+    }
+    ptrs.resize(m_host_ptrs.size() * sizeof(void *));
+    SCALEFIT_KCUDA_CHECK(cudaMemcpyAsync(ptrs.ptr, m_host_ptrs.data(), ptrs.bytes,
+                                         cudaMemcpyHostToDevice, m_stream));
+  }
+
+  /// A grouped GEMM with its pointer arrays in `ptrs` (upload_group_pointers).
+  void launch_grouped(const KernelShape &s, void *a, void *b, void *c, const DeviceBuffer &ptrs) {
+    if (equal_groups(s)) {
+      const std::vector<GemmDims> groups = s.groups();
+      KernelShape batched = s;
+      batched.kind = KernelKind::batched_gemm;
+      batched.m = groups.front().m;
+      batched.k = groups.front().k;
+      batched.group_tokens.clear();
+      launch(batched, a, b, c);
+      return;
+    }
+    const Precision p = kernel_precision(m_precision, s);
+#if CUBLAS_VERSION >= 120500
+    if (p == Precision::fp64)
+      throw InputError("unequal grouped GEMMs (--moe-imbalance) run in fp32, tf32, fp16 or bf16 "
+                       "(cublasGemmGroupedBatchedEx), not fp64",
+                       "", 0, "--dtype");
+    const std::vector<GemmDims> groups = s.groups();
+    const int g = static_cast<int>(groups.size());
+    std::vector<int> m(g), n(g), k(g), one(g, 1);
+    std::vector<cublasOperation_t> op(g, CUBLAS_OP_N);
+    std::vector<float> alpha(g, 1.0f), beta(g, 0.0f);
+    for (int i = 0; i < g; ++i) { // column-major view: C^T (n x m) = B^T (n x k) A^T (k x m)
+      m[i] = static_cast<int>(groups[i].n);
+      n[i] = static_cast<int>(groups[i].m);
+      k[i] = static_cast<int>(groups[i].k);
+    }
+    const cudaDataType_t dt = data_type(p);
+    auto *base = static_cast<void **>(ptrs.ptr);
+    // lda = n (ours), ldb = k, ldc = n: the same arrays as m, k, m of the column-major view.
+    SCALEFIT_CUBLAS_CHECK(cublasGemmGroupedBatchedEx(
+        m_handle, op.data(), op.data(), m.data(), n.data(), k.data(), alpha.data(),
+        const_cast<const void *const *>(base), dt, m.data(),
+        const_cast<const void *const *>(base + g), dt, k.data(), beta.data(), base + 2 * g, dt,
+        m.data(), g, one.data(), compute_type(p)));
+    (void)a, (void)b, (void)c;
+#else
+    (void)a, (void)b, (void)c, (void)ptrs, (void)p;
+    throw InputError("unequal grouped GEMMs (--moe-imbalance above 1) need cuBLAS 12.5 or newer "
+                     "(cublasGemmGroupedBatchedEx); this build has " +
+                         std::to_string(CUBLAS_VERSION),
+                     "", 0, "--moe-imbalance");
+#endif
+  }
+
+  std::vector<double> evaluate_grouped(const KernelShape &s, std::span<const double> a,
+                                       std::span<const double> b) {
+    const Precision p = kernel_precision(m_precision, s);
+    const auto [na, nb, nc] = grouped_sizes(s);
+    if (a.size() < na || b.size() < nb)
+      throw InputError("operands too short for shape " + s.name);
+    DeviceBuffer da, db, dc, ptrs;
+    const auto ha = to_device_format(a.subspan(0, na), p), hb = to_device_format(b.subspan(0, nb), p);
+    da.resize(ha.size());
+    db.resize(hb.size());
+    dc.resize(nc * precision_bytes(p));
+    SCALEFIT_KCUDA_CHECK(
+        cudaMemcpyAsync(da.ptr, ha.data(), ha.size(), cudaMemcpyHostToDevice, m_stream));
+    SCALEFIT_KCUDA_CHECK(
+        cudaMemcpyAsync(db.ptr, hb.data(), hb.size(), cudaMemcpyHostToDevice, m_stream));
+    upload_group_pointers(s, da.ptr, db.ptr, dc.ptr, ptrs);
+    launch_grouped(s, da.ptr, db.ptr, dc.ptr, ptrs);
+    std::vector<unsigned char> hc(dc.bytes);
+    SCALEFIT_KCUDA_CHECK(
+        cudaMemcpyAsync(hc.data(), dc.ptr, hc.size(), cudaMemcpyDeviceToHost, m_stream));
+    SCALEFIT_KCUDA_CHECK(cudaStreamSynchronize(m_stream));
+    return from_device_format(hc, p);
+  }
+
   void launch(const KernelShape &s, void *a, void *b, void *c) {
+    if (s.kind == KernelKind::grouped_gemm) {
+      launch_grouped(s, a, b, c, m_ptrs);
+      return;
+    }
     if (s.kind == KernelKind::attention) {
       launch_attention(s, a, b, c, m_stats.ptr);
       return;
@@ -507,6 +642,8 @@ private:
   cublasHandle_t m_handle = nullptr;
   cublasLtHandle_t m_lt = nullptr;         // fp8 engines only
   DeviceBuffer m_workspace, m_a, m_b, m_c, m_stats;
+  DeviceBuffer m_ptrs;                     // grouped GEMM: device pointer arrays (B^T, A^T, C^T)
+  std::vector<void *> m_host_ptrs;         // their source, alive across the async copy
   DeviceBuffer m_scales;                   // fp8: device descales of the timed GEMM (W, X)
   float m_host_descales[2] = {1.0f, 1.0f}; // their source, alive across the async copy
   std::unique_ptr<detail::Fp8Gemm> m_fp8;  // the prepared shape's FP8 plan, if it runs in fp8

@@ -97,7 +97,14 @@ std::uint64_t kernel_device_bytes(const KernelShape &s, Precision p) {
   long double bytes = 0;
   switch (s.kind) {
   case KernelKind::gemm:
+  case KernelKind::batched_gemm:
     bytes = (m * k + k * n + m * n) * b * es;
+    break;
+  case KernelKind::grouped_gemm:
+    for (const GemmDims &g : s.groups())
+      bytes += (static_cast<long double>(g.m) * g.k + static_cast<long double>(g.k) * g.n +
+                static_cast<long double>(g.m) * g.n) *
+               es;
     break;
   case KernelKind::softmax:
     bytes = m * n * b * es;
@@ -249,6 +256,21 @@ std::vector<double> naive_gemm(std::span<const double> a, std::span<const double
   return c;
 }
 
+std::vector<double> naive_grouped_gemm(std::span<const double> a, std::span<const double> b,
+                                       const std::vector<GemmDims> &groups) {
+  std::vector<double> c;
+  std::size_t oa = 0, ob = 0;
+  for (const GemmDims &g : groups) {
+    const auto na = static_cast<std::size_t>(g.m * g.k), nb = static_cast<std::size_t>(g.k * g.n);
+    const std::vector<double> part =
+        naive_gemm(a.subspan(oa, na), b.subspan(ob, nb), g.m, g.n, g.k, 1);
+    c.insert(c.end(), part.begin(), part.end());
+    oa += na;
+    ob += nb;
+  }
+  return c;
+}
+
 std::vector<double> naive_softmax(std::span<const double> x, std::int64_t rows, std::int64_t cols) {
   std::vector<double> y(x.begin(), x.begin() + rows * cols);
   for (std::int64_t r = 0; r < rows; ++r) {
@@ -276,6 +298,19 @@ KernelShape check_slice(const KernelShape &shape) {
   if (s.kind != KernelKind::softmax)
     s.k = shrink(s.k, 64);
   s.batch = std::min<std::int64_t>(s.batch, 2);
+  if (s.kind == KernelKind::grouped_gemm && !s.group_tokens.empty()) {
+    // The first two groups' tokens, shrunk as their dimension is; groups that differ still
+    // differ in the slice (16 apart, the same alignment), so the unequal path is what runs.
+    const std::int64_t cap = s.tokens_in_k ? 64 : 48;
+    s.group_tokens.resize(static_cast<std::size_t>(s.batch));
+    bool differ = false;
+    for (std::size_t i = 0; i < s.group_tokens.size(); ++i) {
+      differ |= shape.group_tokens[i] != shape.group_tokens[0];
+      s.group_tokens[i] = shrink(s.group_tokens[i], cap);
+    }
+    if (differ && s.group_tokens.size() > 1 && s.group_tokens[0] == s.group_tokens[1])
+      s.group_tokens[1] = std::max<std::int64_t>(1, s.group_tokens[0] - 16);
+  }
   if (s.kind == KernelKind::attention) {
     s.m = s.n = std::min<std::int64_t>(shape.m, 64);
     s.k = shape.k;
@@ -416,13 +451,19 @@ CheckResult check_shape(GemmEngine &engine, const KernelShape &shape, std::uint6
     }
   } else {
     std::uniform_int_distribution<int> dist(-2, 2);
-    std::vector<double> a(static_cast<std::size_t>(s.batch * s.m * s.k)),
-        b(static_cast<std::size_t>(s.batch * s.k * s.n));
+    std::int64_t na = 0, nb = 0;
+    const std::vector<GemmDims> groups = s.groups();
+    for (const GemmDims &g : groups) {
+      na += g.m * g.k;
+      nb += g.k * g.n;
+    }
+    std::vector<double> a(static_cast<std::size_t>(na)), b(static_cast<std::size_t>(nb));
     for (double &x : a)
       x = dist(rng);
     for (double &x : b)
       x = dist(rng);
-    expect = naive_gemm(a, b, s.m, s.n, s.k, s.batch);
+    expect = s.kind == KernelKind::grouped_gemm ? naive_grouped_gemm(a, b, groups)
+                                                : naive_gemm(a, b, s.m, s.n, s.k, s.batch);
     got = engine.evaluate(s, a, b);
   }
   res.checked = static_cast<std::int64_t>(expect.size());

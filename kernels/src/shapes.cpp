@@ -22,8 +22,23 @@ std::string_view kernel_kind_name(KernelKind k) {
     return "softmax";
   case KernelKind::attention:
     return "attention";
+  case KernelKind::grouped_gemm:
+    return "grouped_gemm";
   }
   return "?";
+}
+
+std::string_view blocks_name(Blocks b) {
+  return b == Blocks::all ? "all" : b == Blocks::dense ? "dense" : "moe";
+}
+
+std::vector<GemmDims> KernelShape::groups() const {
+  std::vector<GemmDims> g(static_cast<std::size_t>(std::max<std::int64_t>(batch, 0)),
+                          GemmDims{m, n, k});
+  if (kind == KernelKind::grouped_gemm && !group_tokens.empty())
+    for (std::size_t i = 0; i < g.size() && i < group_tokens.size(); ++i)
+      (tokens_in_k ? g[i].k : g[i].m) = group_tokens[i];
+  return g;
 }
 
 double KernelShape::flops() const {
@@ -35,6 +50,12 @@ double KernelShape::flops() const {
     const double pairs = causal ? sq * (sq + 1.0) / 2.0 : sq * sk;
     const double fwd = 4.0 * pairs * static_cast<double>(k) * static_cast<double>(batch);
     return pass == Pass::fwd ? fwd : 2.5 * fwd;
+  }
+  if (kind == KernelKind::grouped_gemm && !group_tokens.empty()) {
+    double sum = 0;
+    for (const GemmDims &g : groups())
+      sum += 2.0 * static_cast<double>(g.m) * static_cast<double>(g.n) * static_cast<double>(g.k);
+    return sum;
   }
   return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) *
          static_cast<double>(batch);
@@ -52,31 +73,85 @@ namespace {
 
 KernelShape make(std::string name, KernelKind kind, Pass pass, std::int64_t m, std::int64_t n,
                  std::int64_t k, std::int64_t batch, bool per_layer = true) {
-  return KernelShape{std::move(name), kind, pass, m, n, k, batch, per_layer};
+  KernelShape s;
+  s.name = std::move(name);
+  s.kind = kind;
+  s.pass = pass;
+  s.m = m;
+  s.n = n;
+  s.k = k;
+  s.batch = batch;
+  s.per_layer = per_layer;
+  return s;
 }
 
 /// Forward GEMM Y[M x N] = X[M x K] W[K x N] and its two backward GEMMs.
+/// For a grouped GEMM, m is the balanced tokens per group and `tokens` each group's (empty:
+/// all m); the weight gradient has them as its k.
 struct Linear {
   std::string name;
   KernelKind kind;
   std::int64_t m, n, k, batch;
   bool per_layer = true;
+  Blocks blocks = Blocks::all;
+  std::vector<std::int64_t> tokens = {};
+  KernelShape with(KernelShape s, bool in_k = false) const {
+    s.blocks = blocks;
+    s.group_tokens = tokens;
+    s.tokens_in_k = in_k && kind == KernelKind::grouped_gemm;
+    return s;
+  }
   KernelShape fwd() const {
-    return make(name + ".fwd", kind, Pass::fwd, m, n, k, batch, per_layer);
+    return with(make(name + ".fwd", kind, Pass::fwd, m, n, k, batch, per_layer));
   }
   KernelShape dgrad() const {
-    return make(name + ".dgrad", kind, Pass::bwd, m, k, n, batch, per_layer);
+    return with(make(name + ".dgrad", kind, Pass::bwd, m, k, n, batch, per_layer));
   }
   KernelShape wgrad() const {
-    return make(name + ".wgrad", kind, Pass::bwd, k, n, m, batch, per_layer);
+    return with(make(name + ".wgrad", kind, Pass::bwd, k, n, m, batch, per_layer), true);
   }
 };
+
+void check_moe(const ModelConfig &model, int tp, int micro_batch, const MoeLayout &moe) {
+  if (model.mla())
+    throw InputError("multi-head latent attention (kv_lora_rank) is not in the kernel list yet; "
+                     "its attention projections are priced by the estimator alone",
+                     "", 0, "--model");
+  if (!model.moe())
+    return;
+  if (moe.ep < 1 || model.experts % moe.ep != 0)
+    throw InputError("ep (" + std::to_string(moe.ep) + ") must divide the experts (" +
+                         std::to_string(model.experts) + ")",
+                     "", 0, "--ep");
+  if (!(moe.imbalance >= 1.0) || !std::isfinite(moe.imbalance))
+    throw InputError("expected an imbalance >= 1 (the busiest expert's tokens over the balanced "
+                     "count)",
+                     "", 0, "--moe-imbalance");
+  if ((static_cast<std::int64_t>(micro_batch) * model.sequence) % tp != 0)
+    throw InputError("tp (" + std::to_string(tp) + ") must divide the micro-batch's tokens b s",
+                     "", 0, "--tp");
+  if (model.shared_experts > 0 &&
+      (static_cast<std::int64_t>(model.shared_experts) * model.moe_ffn) % tp != 0)
+    throw InputError("tp must divide the shared experts' inner size", "", 0, "--tp");
+}
+
+} // namespace
+
+std::int64_t expert_tokens(const ModelConfig &model, int tp, int micro_batch, int ep) {
+  if (!model.moe() || tp < 1 || ep < 1)
+    return 0;
+  const std::int64_t routed = static_cast<std::int64_t>(model.top_k) * micro_batch *
+                              model.sequence / tp * ep;
+  return std::max<std::int64_t>(1, routed / model.experts);
+}
+
+namespace {
 
 } // namespace
 
 std::vector<KernelShape> transformer_gemms(const ModelConfig &model, int tp,
                                            int micro_batch, bool include_logits,
-                                           Attention attention) {
+                                           Attention attention, const MoeLayout &moe) {
   if (tp < 1)
     throw InputError("expected a positive TP degree, got " + std::to_string(tp), "", 0, "--tp");
   if (micro_batch < 1)
@@ -90,12 +165,16 @@ std::vector<KernelShape> transformer_gemms(const ModelConfig &model, int tp,
     throw InputError("tp (" + std::to_string(tp) + ") must divide ffn (" +
                          std::to_string(model.ffn_size()) + ")",
                      "", 0, "--tp");
+  check_moe(model, tp, micro_batch, moe);
   const std::int64_t b = micro_batch, s = model.sequence, h = model.hidden, a = model.heads, t = tp,
-                     f = model.ffn_size(), v = model.vocabulary;
-  const std::int64_t tokens = b * s, d = h / a, heads_local = b * a / t;
+                     f = model.ffn_size(), v = model.vocabulary, g = model.kv_heads_count();
+  const std::int64_t tokens = b * s, d = model.head_dim(), heads_local = b * a / t;
   const std::int64_t vocab_local = (v + t - 1) / t; // Megatron pads V to a multiple of t
+  // GQA: the rank's a/t query heads and g/t key/value heads (replicated when t > g).
+  const std::int64_t kv_local = (g + t - 1) / t;
+  const std::int64_t gate = mlp_gated(model.mlp) ? 2 : 1; // fc1 holds gate and up (h x 2f)
 
-  const Linear qkv{"qkv", KernelKind::gemm, tokens, 3 * h / t, h, 1};
+  const Linear qkv{"qkv", KernelKind::gemm, tokens, (a / t + 2 * kv_local) * d, h, 1};
   // Score S = Q K^T: the gradient of Q is dS K (m=s, n=d, k=s); of K, dS^T Q (m=s, n=d, k=s).
   const KernelShape score_fwd =
       make("attn_score.fwd", KernelKind::batched_gemm, Pass::fwd, s, s, d, heads_local);
@@ -107,9 +186,46 @@ std::vector<KernelShape> transformer_gemms(const ModelConfig &model, int tp,
       make("softmax.fwd", KernelKind::softmax, Pass::fwd, s, s, 0, heads_local);
   // Context O = P V is a plain batched GEMM (m=s, n=d, k=s).
   const Linear context{"attn_context", KernelKind::batched_gemm, s, d, s, heads_local};
-  const Linear proj{"attn_proj", KernelKind::gemm, tokens, h, h / t, 1};
-  const Linear up{"mlp_up", KernelKind::gemm, tokens, f / t, h, 1};
-  const Linear down{"mlp_down", KernelKind::gemm, tokens, h, f / t, 1};
+  const Linear proj{"attn_proj", KernelKind::gemm, tokens, h, a * d / t, 1};
+  const bool moe_blocks = model.moe_layers() > 0;
+  const bool dense_blocks = model.moe_layers() < model.layers;
+  const Blocks dense = moe_blocks ? Blocks::dense : Blocks::all;
+  const Linear up{"mlp_up", KernelKind::gemm, tokens, gate * f / t, h, 1, true, dense};
+  const Linear down{"mlp_down", KernelKind::gemm, tokens, h, f / t, 1, true, dense};
+  // MoE block (Megatron-Core MoE layer, sequence parallel: the rank routes its b s / t tokens).
+  std::vector<Linear> moe_mlp;
+  if (moe_blocks) {
+    const std::int64_t e = model.experts, local = e / moe.ep, fe = model.moe_ffn;
+    const std::int64_t routed_tokens = tokens / t;
+    const std::int64_t r = expert_tokens(model, tp, micro_batch, moe.ep);
+    std::vector<std::int64_t> rows;
+    std::int64_t busiest = std::llround(moe.imbalance * static_cast<double>(r));
+    // The rank's local experts receive at most every routed token of the EP group.
+    busiest = std::min(busiest, static_cast<std::int64_t>(model.top_k) * routed_tokens * moe.ep);
+    std::int64_t base = r;
+    if (model.capacity_factor > 0) {
+      const auto cap = static_cast<std::int64_t>(std::ceil(model.capacity_factor * r));
+      if (model.pad_to_capacity)
+        base = busiest = cap;
+      else
+        busiest = std::min(busiest, cap);
+    }
+    if (busiest != base) {
+      rows.assign(static_cast<std::size_t>(local), base);
+      rows.front() = busiest;
+    }
+    const Blocks mb = Blocks::moe;
+    moe_mlp.push_back({"router", KernelKind::gemm, routed_tokens, e, h, 1, true, mb});
+    moe_mlp.push_back({"expert_up", KernelKind::grouped_gemm, base, gate * fe, h, local, true, mb,
+                       rows});
+    moe_mlp.push_back({"expert_down", KernelKind::grouped_gemm, base, h, fe, local, true, mb,
+                       rows});
+    if (model.shared_experts > 0) {
+      const std::int64_t fs = static_cast<std::int64_t>(model.shared_experts) * fe;
+      moe_mlp.push_back({"shared_up", KernelKind::gemm, tokens, gate * fs / t, h, 1, true, mb});
+      moe_mlp.push_back({"shared_down", KernelKind::gemm, tokens, h, fs / t, 1, true, mb});
+    }
+  }
   const Linear logits{"logits", KernelKind::gemm, tokens, vocab_local, h, 1, false};
 
   const bool fused = attention == Attention::fused;
@@ -128,17 +244,28 @@ std::vector<KernelShape> transformer_gemms(const ModelConfig &model, int tp,
     out.push_back(softmax);
     out.push_back(context.fwd());
   }
-  for (const KernelShape &k : {proj.fwd(), up.fwd(), down.fwd()})
-    out.push_back(k);
+  // Forward: the projection, the MoE block's MLP, the dense blocks' MLP; backward in reverse.
+  std::vector<const Linear *> mlps;
+  for (const Linear &l : moe_mlp)
+    mlps.push_back(&l);
+  if (dense_blocks) {
+    mlps.push_back(&up);
+    mlps.push_back(&down);
+  }
+  out.push_back(proj.fwd());
+  for (const Linear *l : mlps)
+    out.push_back(l->fwd());
   if (include_logits) {
     out.push_back(logits.fwd());
     out.push_back(logits.dgrad());
     out.push_back(logits.wgrad());
   }
-  for (const Linear *l : {&down, &up, &proj}) {
-    out.push_back(l->dgrad());
-    out.push_back(l->wgrad());
+  for (auto it = mlps.rbegin(); it != mlps.rend(); ++it) {
+    out.push_back((*it)->dgrad());
+    out.push_back((*it)->wgrad());
   }
+  out.push_back(proj.dgrad());
+  out.push_back(proj.wgrad());
   if (fused) {
     out.push_back(attn_bwd);
   } else {
@@ -154,7 +281,19 @@ std::vector<KernelShape> transformer_gemms(const ModelConfig &model, int tp,
 
 double layer_forward_flops(const ModelConfig &model, int micro_batch) {
   const double b = micro_batch, s = model.sequence, h = model.hidden, f = model.ffn_size();
-  return 2.0 * b * s * (4.0 * h * h + 2.0 * h * f) + 4.0 * b * s * s * h;
+  const double q = static_cast<double>(model.heads) * model.head_dim(),
+               kv = static_cast<double>(model.kv_heads_count()) * model.head_dim();
+  const double gate = mlp_gated(model.mlp) ? 2.0 : 1.0;
+  return 2.0 * b * s * (h * (q + 2.0 * kv) + q * h + (gate + 1.0) * h * f) + 4.0 * b * s * s * q;
+}
+
+double moe_mlp_forward_flops_per_token(const ModelConfig &model) {
+  if (!model.moe())
+    return 0.0;
+  const double h = model.hidden, fe = model.moe_ffn, fs = double(model.shared_experts) * fe;
+  const double gate = mlp_gated(model.mlp) ? 2.0 : 1.0;
+  return 2.0 * h * model.experts + 2.0 * model.top_k * (gate + 1.0) * h * fe +
+         2.0 * (gate + 1.0) * h * fs;
 }
 
 double logits_forward_flops(const ModelConfig &model, int micro_batch) {
@@ -175,6 +314,8 @@ std::vector<KernelShape> scale_shapes(std::vector<KernelShape> shapes, double fa
     s.k = shrink(s.k);
     if (s.kind == KernelKind::attention) // one sequence length for queries and keys
       s.n = s.m;
+    for (std::int64_t &r : s.group_tokens)
+      r = shrink(r);
   }
   return shapes;
 }

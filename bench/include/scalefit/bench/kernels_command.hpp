@@ -45,6 +45,8 @@ struct RawKernelsArgs {
   std::string system;          ///< --system NAME for the context record
   std::string attention = "auto"; ///< --attention fused|unfused|auto
   std::string sweep;           ///< --sweep small|full (empty: the model's layer)
+  int ep = 1;                  ///< --ep: expert-parallel degree (MoE models; divides experts)
+  double moe_imbalance = 1.0;  ///< --moe-imbalance: busiest local expert's tokens / balanced
 };
 
 /// Registers the kernels options on `app` (a subcommand), writing into `raw`.
@@ -69,6 +71,7 @@ struct KernelsOptions {
   std::string system;                    ///< system label
   std::string attention = "auto";        ///< "fused", "unfused" or "auto" (resolved at run)
   std::optional<SweepGrid> sweep;        ///< --sweep grid; then `model` is unused
+  MoeLayout moe;                         ///< --ep, --moe-imbalance (MoE models)
 };
 
 /// Validates `raw`: the model (load_model + flag overrides, or all five of --layers --hidden

@@ -34,6 +34,11 @@ public:
   double gemm_s(double m, double n, double k, double batch, bool fp8 = false) const noexcept;
   /// A batched GEMM (unfused attention's scores and context) [s]; shapes as gemm_s.
   double bgemm_s(double m, double n, double k, double batch) const noexcept;
+  /// A grouped GEMM (an MoE layer's local experts): `groups` GEMMs of m x n x k each [s]. The
+  /// grouped_gemm fit of measured expert GEMMs (scalefit-bench kernels --model MOE.yaml) when the
+  /// fit file has one, else gemm_s(m, n, k, groups, fp8); `fp8` always goes to gemm_s (expert
+  /// GEMMs are measured in the 16-bit dtype).
+  double grouped_gemm_s(double m, double n, double k, double groups, bool fp8 = false) const noexcept;
   /// One memory-bound kernel moving `bytes` [B] read + written [s].
   double mem_s(double bytes) const noexcept;
   /// `n` memory-bound kernels moving `bytes` [B] in all, priced as n of bytes / n each [s].
@@ -62,12 +67,14 @@ public:
 
   /// Labels of what prices each kind of operation.
   std::string src_gemm = "spec:gemm_efficiency", src_gemm8 = "spec:gemm_efficiency_fp8",
-              src_bgemm = "spec:gemm_efficiency", src_mem = "spec:hbm_efficiency",
+              src_bgemm = "spec:gemm_efficiency", src_ggemm = "spec:gemm_efficiency",
+              src_mem = "spec:hbm_efficiency",
               src_attn = "spec:gemm_efficiency", src_fused = "spec:fused_attention_efficiency",
               src_fused_rule = "spec:fused_attention_efficiency";
 
 private:
   std::optional<fitting::ComputeFit> m_fit_gemm, m_fit_gemm8, m_fit_bgemm, m_fit_mem, m_fit_attn;
+  std::optional<fitting::ComputeFit> m_fit_ggemm; ///< grouped_gemm (MoE experts), when measured
   fitting::FrameworkConstants m_framework;
   DeviceConfig m_dev;
   DType m_dtype;

@@ -32,6 +32,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <array>
 #include <optional>
 
 #include <string>
@@ -39,9 +40,11 @@
 
 namespace scalefit::fitting {
 
-/// Kernel kinds a compute fit covers.
-enum class KernelKind { gemm, batched_gemm, softmax, memory, attention_fused };
-/// "gemm", "batched_gemm", "softmax", "memory", "attention_fused".
+/// Kernel kinds a compute fit covers. grouped_gemm (an MoE layer's experts: `batch` groups of
+/// per-group shapes, scalefit-bench kernels --model MOE.yaml) has the GEMM model with the tiles
+/// summed over the groups: tiles = sum_g ceil(m_g / Tm) ceil(n / Tn), each tile's k its group's.
+enum class KernelKind { gemm, batched_gemm, softmax, memory, attention_fused, grouped_gemm };
+/// "gemm", "batched_gemm", "softmax", "memory", "attention_fused", "grouped_gemm".
 const char *kernel_kind_name(KernelKind k);
 /// Inverse of kernel_kind_name, plus the record kinds "attention"/"flash_attention"
 /// (attention_fused) and "elementwise"/"copy"/"memory_bound" (memory); nullopt for other names.
@@ -56,6 +59,10 @@ struct KernelPoint {
   double time_us = 0; ///< mean time [us]
   double bytes = 0;   ///< memory-bound kinds: bytes read + written [B]
   double flops = 0;   ///< FLOPs of the kernel
+  /// grouped_gemm with unequal groups: each group's tokens (record field group_tokens), the
+  /// group's m, or its k when tokens_in_k (a weight gradient); empty: all groups are m x n x k.
+  std::vector<double> group_tokens;
+  bool tokens_in_k = false; ///< record field tokens_dim "k"
   std::string origin; ///< "file:line"
 };
 
@@ -83,8 +90,12 @@ struct ComputeFit {
   ComputeQuality quality;  ///< fit quality
   std::string source;      ///< files the points came from
 
-  /// Predicted time [us] of one GEMM (batch of `batch`) of m x n x k elements.
+  /// Predicted time [us] of one GEMM (batch of `batch`) of m x n x k elements; for a grouped fit,
+  /// `batch` equal groups of m x n x k.
   double gemm_us(double m, double n, double k, double batch) const noexcept;
+  /// Predicted time [us] of a grouped GEMM of groups (m_g, n_g, k_g) [elements]: the tiles of all
+  /// groups in waves over the SMs, each tile costing its own group's k.
+  double grouped_us(const std::vector<std::array<double, 3>> &groups) const noexcept;
   /// Predicted time [us] of a memory-bound kernel moving `bytes` [B].
   double memory_us(double bytes) const noexcept;
   /// Predicted time [us] of a kernel of `flops` FLOPs at the flat rate (attention kinds).

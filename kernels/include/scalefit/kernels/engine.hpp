@@ -93,7 +93,8 @@ public:
   virtual double run_us(int reps) = 0;
   /// Computes `shape` on given operands, converting them to the engine's precision, and returns
   /// the result as double. GEMMs: a is batch x m x k, b is batch x k x n (row-major, batches
-  /// contiguous), result batch x m x n. Softmax: a is batch x m x n, b ignored, result the row
+  /// contiguous), result batch x m x n. Grouped GEMMs: the groups' (shape.groups()) A, B and C
+  /// back to back, as naive_grouped_gemm. Softmax: a is batch x m x n, b ignored, result the row
   /// softmax of a. Attention (m = n = s, k = d, scale 1/sqrt(d), shape.causal): a is q | k | v
   /// (each batch x s x d) and, backward, then dout; b ignored; result out (forward) or
   /// dq | dk | dv (backward). \throws InputError when the spans are too short.
@@ -131,6 +132,11 @@ std::unique_ptr<GemmEngine> make_engine(std::string_view name, Precision precisi
 std::vector<double> naive_gemm(std::span<const double> a, std::span<const double> b, std::int64_t m,
                                std::int64_t n, std::int64_t k, std::int64_t batch);
 
+/// Reference grouped GEMM in double: per group g (in order) c_g = a_g * b_g of g.m x g.k times
+/// g.k x g.n, row-major; a, b and the result are the groups' matrices back to back.
+std::vector<double> naive_grouped_gemm(std::span<const double> a, std::span<const double> b,
+                                       const std::vector<GemmDims> &groups);
+
 /// Reference row softmax in double (max subtracted first): `rows` rows of `cols` values.
 std::vector<double> naive_softmax(std::span<const double> x, std::int64_t rows, std::int64_t cols);
 
@@ -141,14 +147,17 @@ struct CheckResult {
   double max_abs_error = 0; ///< largest |engine - reference|
 };
 
-/// A small slice of `shape` for `-c`: m, n <= 48, k <= 64, batch <= 2, same kind and name; a
+/// A small slice of `shape` for `-c`: m, n <= 48, k <= 64, batch <= 2, same kind and name
+/// (grouped GEMMs: the first two groups' tokens shrunk likewise, kept 16 apart when they
+/// differed, so the unequal path runs); a
 /// dimension over its cap keeps its remainder mod 16 (n = 50257 -> 33), so the slice is
 /// 16-aligned exactly where the shape is (kernel_precision(p, slice) = kernel_precision(p, shape)
 /// for GEMMs).
 /// Attention: s = m = n <= 64, d = k kept (fused kernels constrain the head size), batch <= 2.
 KernelShape check_slice(const KernelShape &shape);
 
-/// Checks the engine on check_slice(shape) against the naive reference. GEMM operands are small
+/// Checks the engine on check_slice(shape) against the naive reference (naive_grouped_gemm for
+/// grouped GEMMs). GEMM operands are small
 /// integers in [-2, 2], so with k <= 64 every product sum is exact in all precisions (|C| <= 256,
 /// exact even in bf16): any difference is wrong. Softmax inputs are exact in every precision:
 /// k/8 in [-4, 4], and on odd rows multiples of 1000 up to +-2000 (an implementation that does not

@@ -32,9 +32,25 @@ enum class KernelKind {
   batched_gemm, ///< `batch` independent GEMMs of the same shape (strided)
   softmax,      ///< row softmax over `batch` matrices of m rows x n columns (k = 0)
   attention,    ///< fused causal attention of `batch` heads: m = n = s, k = d (attention.hpp)
+  /// `batch` GEMMs (groups) sharing n (and k, or m) whose token dimension may differ per group:
+  /// an MoE layer's experts, each over the tokens routed to it (Megatron-Core's GroupedMLP).
+  /// Equal groups run as a strided batch; unequal ones (group_tokens) as cuBLAS's grouped GEMM.
+  grouped_gemm,
 };
-/// "gemm", "batched_gemm", "softmax", "attention".
+/// "gemm", "batched_gemm", "softmax", "attention", "grouped_gemm".
 std::string_view kernel_kind_name(KernelKind k);
+
+/// Which blocks of a model a per-layer kernel belongs to: every block (dense models, attention),
+/// the dense blocks of an MoE model (its first_dense_layers, or the blocks between MoE ones), or
+/// its MoE blocks.
+enum class Blocks { all, dense, moe };
+/// "all", "dense", "moe".
+std::string_view blocks_name(Blocks b);
+
+/// One GEMM of a grouped GEMM: C[m x n] = A[m x k] B[k x n] [elements].
+struct GemmDims {
+  std::int64_t m = 0, n = 0, k = 0;
+};
 
 /// One kernel of a layer's step.
 struct KernelShape {
@@ -47,7 +63,17 @@ struct KernelShape {
   std::int64_t batch = 1;             ///< independent products (softmax: matrices)
   bool per_layer = true;              ///< false for the logits, which run once per model
   bool causal = false;                ///< attention: causal mask (key j > query i hidden)
-  /// FLOPs the kernel executes [FLOP]. GEMMs: 2 m n k batch. Softmax: 0 (not counted by
+  Blocks blocks = Blocks::all;        ///< the blocks it runs in (MoE models)
+  /// grouped_gemm: tokens of each of the `batch` groups when they differ (the router's load
+  /// imbalance); empty when every group has the balanced count. The token dimension is m
+  /// (forward, dgrad) or, for a weight gradient, k (tokens_in_k). m (or k) holds the balanced
+  /// count, the mean over groups rounded down.
+  std::vector<std::int64_t> group_tokens;
+  bool tokens_in_k = false; ///< grouped_gemm: the tokens are the inner dimension (wgrad)
+  /// The GEMMs of a grouped_gemm (one per group, group_tokens applied); of any other GEMM kind,
+  /// `batch` copies of (m, n, k).
+  std::vector<GemmDims> groups() const;
+  /// FLOPs the kernel executes [FLOP]. GEMMs: 2 m n k batch (grouped: the sum over groups). Softmax: 0 (not counted by
   /// Narayanan et al.). Fused attention forward: two s x s x d products per head, 4 s^2 d batch
   /// (= 4 b s^2 h / t), over the unmasked (i, j) pairs only when causal: 4 d batch s (s + 1) / 2,
   /// about half (FlashAttention's benchmarks halve it likewise). Backward: 2.5x the forward (five
@@ -62,13 +88,32 @@ struct KernelShape {
 };
 
 
+/// How an MoE layer's experts are laid out and loaded on the measured GPU.
+struct MoeLayout {
+  int ep = 1; ///< expert-parallel degree: the GPU holds E / ep experts (ep divides E)
+  /// The busiest local expert's tokens over the balanced count (>= 1; Megatron-Core's dropless
+  /// router under imbalance). 1: every expert gets the balanced tokens (a strided batch); above 1
+  /// the first local expert gets round(imbalance x balanced) tokens (at most all the GPU's routed
+  /// tokens) and the others the balanced count, so the groups differ (a grouped GEMM). With E / ep
+  /// = 1 this is the estimator's MoeOps::load (the busiest rank's experts scaled).
+  double imbalance = 1.0;
+};
+
+/// Tokens each expert receives when balanced, for a GPU of TP rank t (its b s / t tokens, as
+/// Megatron-Core's sequence-parallel MoE layer dispatches them) in an EP group of `ep`: every
+/// EP rank sends k routes per token, E experts share them:
+/// k (b s / t) ep / E, rounded down (at least 1). A capacity factor c with padding runs exactly
+/// ceil(c x that); without padding it caps the imbalanced expert at c x that.
+std::int64_t expert_tokens(const ModelConfig &model, int tp, int micro_batch, int ep);
+
 /// The kernels of one transformer layer (and the logits) for one micro-batch of `micro_batch`
 /// samples on one GPU of a TP group of `tp` (Megatron-LM column/row-parallel split):
-///   qkv          m=bs, n=3h/t,     k=h      (column parallel)
+///   qkv          m=bs, n=3h/t,     k=h      (column parallel; GQA with g key/value heads and
+///                head size d: n = (a/t + 2 ceil(g/t)) d, the k/v heads replicated when t > g)
 ///   attn_score   batch=b a/t of m=s, n=s, k=h/a          (Q K^T)
 ///   softmax      batch=b a/t of s x s                    (forward only)
 ///   attn_context batch=b a/t of m=s, n=h/a, k=s          (P V)
-///   attn_proj    m=bs, n=h,        k=h/t    (row parallel)
+///   attn_proj    m=bs, n=h,        k=h/t    (row parallel; a d / t when d != h / a)
 ///   mlp_up       m=bs, n=ffn/t,    k=h      (column parallel)
 ///   mlp_down     m=bs, n=h,        k=ffn/t  (row parallel)
 ///   logits       m=bs, n=ceil(V/t), k=h     (per_layer = false; only when include_logits)
@@ -77,17 +122,36 @@ struct KernelShape {
 /// With `attention` fused (core/model.hpp: one causal flash kernel per pass), attn_score, softmax and attn_context (forward and backward) are
 /// replaced by "attention.fwd" and "attention.bwd" (kind attention, batch = b a / t, m = n = s,
 /// k = h / a, causal).
+/// Gated MLPs (swiglu, geglu) run mlp_up as the fused gate+up GEMM of n = 2 ffn / t.
+/// Mixture of experts (model.moe()): the MLP of an MoE block is (Megatron-Core's MoE layer):
+///   router        m=bs/t, n=E, k=h                        (gemm, every rank's tokens)
+///   expert_up     E/ep groups of m=r, n=up/1, k=h         (grouped_gemm; up = 2 f_e gated)
+///   expert_down   E/ep groups of m=r, n=h, k=f_e          (grouped_gemm)
+///   shared_up, shared_down  the shared experts as a TP-split dense MLP of shared x f_e
+/// with r = expert_tokens() (the expert GEMMs are whole on the GPU: expert TP 1), backward as
+/// the other linears (the wgrad of a grouped GEMM has the tokens as k). Those kernels have
+/// blocks = moe; when the model also has dense blocks (first_dense_layers, moe_layer_freq > 1)
+/// its dense MLP (mlp_up, mlp_down) follows with blocks = dense; attention kernels are
+/// blocks = all. MLA models (model.mla()) are refused: their attention projections are not
+/// listed here yet (estimator/architecture.cpp has them).
 /// Sum of forward per-layer model_flops() * t = layer_forward_flops(model, b) exactly when t
-/// divides h, a and ffn (both attention implementations).
+/// divides h, a and ffn (both attention implementations; dense models, GPT-style attention).
 /// \throws InputError (field "--tp" / "--micro-batch") when tp < 1, tp does not divide
 /// heads or ffn, or micro_batch < 1; the model must have passed validate_model.
 std::vector<KernelShape> transformer_gemms(const ModelConfig &model, int tp,
                                            int micro_batch, bool include_logits = true,
-                                           Attention attention = Attention::unfused);
+                                           Attention attention = Attention::unfused,
+                                           const MoeLayout &moe = {});
 
 /// Forward FLOPs of one whole layer (all t GPUs together) for b samples: 2bs(4h^2 + 2h ffn) +
-/// 4bs^2h, which is Narayanan et al.'s 24bsh^2 + 4bs^2h when ffn = 4h [FLOP].
+/// 4bs^2h, which is Narayanan et al.'s 24bsh^2 + 4bs^2h when ffn = 4h; gated MLPs 2bs(4h^2 +
+/// 3h ffn) + 4bs^2h [FLOP]. The dense MLP (an MoE model's dense blocks).
 double layer_forward_flops(const ModelConfig &model, int micro_batch);
+
+/// Forward FLOPs of an MoE block's MLP per token routed balanced (all GPUs together): 2 h E
+/// (router) + k 2 h (up + f_e) + 2 h (up_s + f_s) for the shared experts [FLOP per token];
+/// 0 for dense models. Without the router term this is the estimator's per-token MoE FLOPs.
+double moe_mlp_forward_flops_per_token(const ModelConfig &model);
 
 /// Forward FLOPs of the logits GEMM (all t GPUs together): 2 b s h V [FLOP].
 double logits_forward_flops(const ModelConfig &model, int micro_batch);
