@@ -68,6 +68,7 @@ fi
 
 # model_field FILE KEY: a top-level integer field of a model YAML (0 when absent).
 model_field() {
+  [ -f "$1" ] || { echo 0; return; } # scalefit-bench names a missing model itself
   awk -v k="$2:" '$1 == k { v = $2 + 0 } END { print v + 0 }' "$1"
 }
 # MoE models (experts > 0) in the kernels list: their all-to-all traffic is measured too.
