@@ -35,9 +35,11 @@ changing an option). The two binaries:
 - `scalefit-bench` measures: `comm` (collectives, under `mpirun`/`srun`/`mpiexec`) and `kernels`
   (the GEMMs and attention of a transformer layer).
 - `scalefit` works on measurements: `ingest` (nccl-tests/OSU logs), `fit`, `predict`, `estimate`,
-  `search`, `compare`, `report`.
+  `search`, `compare`, `report`, `check` (measured curves against the system's links and a
+  reference: [check.md](check.md)).
 
-Exit codes of both: 0 success, 1 a correctness check (`-c`) found wrong elements, 2 bad input
+Exit codes of both: 0 success, 1 a correctness check (`-c`) found wrong elements or `scalefit
+check` a failing curve, 2 bad input
 (arguments, files; the message names file, line and field), 3 a library failed at run time.
 HEAD
   section "scalefit" "$sf"
