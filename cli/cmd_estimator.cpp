@@ -117,6 +117,10 @@ struct StrategyArgs {
   bool no_overlap = false;
   bool no_scatter_gather = false;
   std::string pp_layers;
+  std::string a2a_matrix = "uniform";
+  est::AlltoallMatrix matrix() const {
+    return a2a_matrix == "skewed" ? est::AlltoallMatrix::skewed : est::AlltoallMatrix::uniform;
+  }
   void add(CLI::App *c, bool layout) {
     c->add_option("--cp", s.cp, "context-parallel degree (ring attention over the sequence)")
         ->check(CLI::Range(1, est::kMaxGpus));
@@ -127,6 +131,14 @@ struct StrategyArgs {
     c->add_option("--moe-imbalance", s.moe_imbalance,
                   "tokens of the busiest expert rank over the balanced share (default 1)")
         ->check(CLI::Range(1.0, 64.0));
+    c->add_flag("--moe-shared-expert-overlap", s.moe_shared_expert_overlap,
+                "hide the token dispatch/combine all-to-alls behind the shared experts' GEMMs "
+                "(Megatron-Core)");
+    c->add_option("--alltoallv-matrix", a2a_matrix,
+                  "with --fit: the measured alltoallv count matrix that prices the MoE "
+                  "dispatch/combine, uniform or skewed (default uniform; then alltoall, then "
+                  "the spec)")
+        ->check(CLI::IsMember({"uniform", "skewed"}));
     c->add_option("--zero-shard", s.zero_shard,
                   "shard model states over groups of this many DP ranks and replicate across "
                   "them (HSDP; default: the whole DP group)")
@@ -222,7 +234,8 @@ struct StrategyArgs {
 };
 
 est::Estimator make_estimator(const std::string &system_path, const std::string &fit_path,
-                              const est::ModelConfig &model) {
+                              const est::ModelConfig &model,
+                              est::AlltoallMatrix matrix = est::AlltoallMatrix::uniform) {
   est::SystemConfig sys = est::load_system(system_path);
   std::shared_ptr<const est::CommModel> comm = std::make_shared<est::SpecCommModel>(sys);
   fitting::FitFilePtr fit;
@@ -230,7 +243,7 @@ est::Estimator make_estimator(const std::string &system_path, const std::string 
     fit = fitting::load_fit_file(fit_path);
     // A file with only compute/framework sections prices no message: keep the spec tiers.
     if (!fit->entries.empty())
-      comm = est::make_fit_comm_model(fit_path, comm, model.dtype);
+      comm = est::make_fit_comm_model(fit_path, comm, model.dtype, matrix);
   }
   est::Estimator e(model, std::move(sys), comm);
   if (fit)
@@ -252,7 +265,7 @@ struct EstimateCmd {
   bool json = false;
   void run() {
     const est::ModelConfig m = model.build();
-    est::Estimator e = make_estimator(system, fit, m);
+    est::Estimator e = make_estimator(system, fit, m, strat.matrix());
     est::Strategy s = strat.build();
     s.global_batch = global_batch > 0 ? global_batch : m.global_batch;
     e.validate(s, gpus);
@@ -282,7 +295,7 @@ struct SearchCmd {
   bool json = false;
   void run() {
     const est::ModelConfig m = model.build();
-    est::Estimator e = make_estimator(system, fit, m);
+    est::Estimator e = make_estimator(system, fit, m, strat.matrix());
     est::SearchSpace space;
     space.base = strat.build();
     space.gpus = gpus;
@@ -307,8 +320,8 @@ struct CompareCmd {
   CLI::App *app = nullptr;
   void run() {
     const est::ModelConfig m = model.build();
-    est::Estimator a = make_estimator(system_a, fit_a, m);
-    est::Estimator b = make_estimator(system_b, fit_b, m);
+    est::Estimator a = make_estimator(system_a, fit_a, m, strat.matrix());
+    est::Estimator b = make_estimator(system_b, fit_b, m, strat.matrix());
     est::SearchSpace space;
     space.base = strat.build();
     space.gpus = gpus;

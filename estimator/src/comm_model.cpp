@@ -51,7 +51,8 @@ bool fit_support_available() {
   return false;
 }
 std::shared_ptr<const CommModel> make_fit_comm_model(const std::string &fit_path,
-                                                     std::shared_ptr<const CommModel>, DType) {
+                                                     std::shared_ptr<const CommModel>, DType,
+                                                     AlltoallMatrix) {
   throw InputError("this scalefit was built without scalefit::fitting; cannot price by a fit file",
                    fit_path, 0, "--fit");
 }

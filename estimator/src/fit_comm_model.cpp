@@ -4,6 +4,7 @@
 #include "scalefit/fitting/predict.hpp"
 
 #include <cmath>
+#include <optional>
 #include <vector>
 
 namespace scalefit::estimator {
@@ -25,8 +26,9 @@ struct Curve {
 
 class FitCommModel final : public CommModel {
 public:
-  FitCommModel(fitting::FitFilePtr fit, std::shared_ptr<const CommModel> spec, DType dtype)
-      : m_fit(std::move(fit)), m_spec(std::move(spec)), m_dtype(dtype) {
+  FitCommModel(fitting::FitFilePtr fit, std::shared_ptr<const CommModel> spec, DType dtype,
+               AlltoallMatrix matrix)
+      : m_fit(std::move(fit)), m_spec(std::move(spec)), m_dtype(dtype), m_matrix(matrix) {
     m_curves.reserve(64);
   }
 
@@ -67,15 +69,34 @@ private:
     c.op = op;
     c.nranks = g.nranks;
     c.nnodes = g.nnodes;
+    // The curves to try, best first. MoE token dispatch/combine (Op::alltoall) is an AllToAllv
+    // in Megatron-Core (per-peer split sizes): the measured alltoallv of the chosen count matrix
+    // (skewed falls back to uniform), then alltoall (uniform alltoallv's traffic), then the spec.
+    fitting::CommQuery tries[3];
+    int n_tries = 0;
+    auto add = [&](Op o, const char *method) {
+      fitting::CommQuery &t = tries[n_tries++];
+      t.op = o;
+      t.nranks = g.nranks;
+      t.nnodes = g.nnodes;
+      t.method = method;
+    };
+    if (op == Op::alltoall) {
+      if (m_matrix == AlltoallMatrix::skewed)
+        add(Op::alltoallv, "skewed");
+      add(Op::alltoallv, "uniform");
+    }
+    add(op, "");
     fitting::CommQuery q;
-    q.op = op;
-    q.nranks = g.nranks;
-    q.nnodes = g.nnodes;
-    q.dtype = m_dtype;
-    auto first = fitting::predict(*m_fit, q, 1.0);
-    if (!first) { // no entry of this dtype: any dtype
-      q.dtype.reset();
+    std::optional<fitting::CommPrediction> first;
+    for (int i = 0; i < n_tries && !first; ++i) {
+      q = tries[i];
+      q.dtype = m_dtype;
       first = fitting::predict(*m_fit, q, 1.0);
+      if (!first) { // no entry of this dtype: any dtype
+        q.dtype.reset();
+        first = fitting::predict(*m_fit, q, 1.0);
+      }
     }
     if (first) {
       c.from_fit = true;
@@ -105,6 +126,7 @@ private:
   fitting::FitFilePtr m_fit;
   std::shared_ptr<const CommModel> m_spec;
   DType m_dtype;
+  AlltoallMatrix m_matrix;
   mutable std::vector<Curve>
       m_curves; // grows on first use of an (op, group); stable refs via reserve
   mutable std::vector<std::string> m_sources;
@@ -118,8 +140,9 @@ bool fit_support_available() {
 
 std::shared_ptr<const CommModel> make_fit_comm_model(const std::string &fit_path,
                                                      std::shared_ptr<const CommModel> spec,
-                                                     DType dtype) {
-  return std::make_shared<FitCommModel>(fitting::load_fit_file(fit_path), std::move(spec), dtype);
+                                                     DType dtype, AlltoallMatrix matrix) {
+  return std::make_shared<FitCommModel>(fitting::load_fit_file(fit_path), std::move(spec), dtype,
+                                        matrix);
 }
 
 }  // namespace scalefit::estimator

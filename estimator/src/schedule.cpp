@@ -309,6 +309,27 @@ void Estimator::evaluate(const Strategy &st, Estimate &e, bool messages) const n
           ? o.moe.top_k * (st.tp > 1 ? T / t : T) * h * el * o.moe.load(st.moe_imbalance)
           : 0.0;
   const double u_ep = ep_bytes > 0 ? sink.one(Op::alltoall, g_ep, ep_bytes) : 0.0;
+  // Which frameworks hide the dispatch/combine behind compute: Megatron-Core's
+  // --moe-shared-expert-overlap (shared_experts.py: the shared expert's fc1 runs on its own
+  // stream while the dispatch all-to-all moves the routed tokens, its fc2 while the combine
+  // does, forward and backward; off by default) is modeled here (Strategy::
+  // moe_shared_expert_overlap): per MoE block and direction the two all-to-alls hide behind the
+  // shared expert's GEMMs and no more. Not modeled: Megatron-Core's
+  // --overlap-moe-expert-parallel-comm (the 1F1B A2A overlap: one micro-batch's dispatch and
+  // combine behind another's forward or backward compute, needs virtual pipeline stages) and
+  // DeepSeek's DualPipe (forward and backward chunks of two micro-batches interleaved so that
+  // all-to-all and PP traffic hide behind compute; DeepSeek-V3, arXiv 2412.19437, Sec. 3.2.1).
+  double ep_hide_f = 0, ep_hide_b = 0;
+  if (u_ep > 0 && st.moe_shared_expert_overlap && o.moe.f_shared > 0) {
+    const bool fp8 = md.fp8;
+    const double su = (o.moe.up_n / o.moe.f_e) * o.moe.f_shared / t, sd = o.moe.f_shared / t;
+    // the shared experts' GEMMs as layer_cost prices them (a TP-split dense MLP on T tokens)
+    const double sh_f = P.gemm_s(T, su, h, 1, fp8) + P.gemm_s(T, h, sd, 1, fp8);
+    const double sh_b = P.gemm_s(T, h, su, 1, fp8) + P.gemm_s(h, su, T, 1, fp8) +
+                        P.gemm_s(T, sd, h, 1, fp8) + P.gemm_s(sd, h, T, 1, fp8);
+    ep_hide_f = std::min(2 * u_ep, sh_f);
+    ep_hide_b = std::min(2 * u_ep, sh_b);
+  }
   auto stage_comm = [&](StageCost &c, bool record) {
     sink.record = record;
     const double rec = c.recomputed;
@@ -356,18 +377,21 @@ void Estimator::evaluate(const Strategy &st, Estimate &e, bool messages) const n
                    : 2 * v * u_pp;
     // EP: Megatron-Core's all-to-all token dispatcher, per MoE block and micro-batch a dispatch
     // and a combine of the rank's k routed tokens (k T/t h elements) forward, the same two
-    // backward, and again for a recomputed block; not overlapped (no shared-expert overlap).
-    double epc = 0;
+    // backward, and again for a recomputed block; hidden only behind the shared expert with
+    // --moe-shared-expert-overlap (above).
+    double epc = 0, ep_hidden = 0;
     if (ep_bytes > 0) {
       const double n_a2a = o.moe.fraction * (4 * c.layers + 2 * rec);
       epc = record ? sink.add(Op::alltoall, Parallelism::ep, "token dispatch/combine", ep_bytes,
                               g_ep, m * n_a2a) / m
                    : n_a2a * u_ep;
+      ep_hidden = std::min(epc, o.moe.fraction * ((c.layers + rec) * ep_hide_f +
+                                                  c.layers * ep_hide_b));
     }
     c.comm = tp + cpc + ppc + epc;
     e.comm_ep_s = epc * m;
     const double tp_hidden = std::min(tp, c.layers * tp_hide_block + rec * tp_hide_rec);
-    c.comm_hidden = ov * (cph + tp_hidden);
+    c.comm_hidden = ov * (cph + tp_hidden + ep_hidden);
     e.comm_tp_s = tp * m;
     e.comm_cp_s = cpc * m;
     e.comm_pp_s = ppc * m;

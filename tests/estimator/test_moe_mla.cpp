@@ -337,3 +337,35 @@ TEST(MoeMla, BadMlaAndCapacityValuesNameTheirField) {
   o.qk_nope_head_dim = 32, o.qk_rope_head_dim = 16, o.v_head_dim = 32, o.q_lora_rank = 0;
   EXPECT_TRUE(build_model("", o).mla());
 }
+
+// Megatron-Core's --moe-shared-expert-overlap (Strategy::moe_shared_expert_overlap, off by
+// default): per MoE block and direction the dispatch and combine all-to-alls hide behind the
+// shared experts' GEMMs, times the system's overlap efficiency, and no more. DeepSeek-V2-Lite
+// (2 shared experts) with EP 8 on one DGX-H100 node.
+TEST(MoeMla, SharedExpertOverlapHidesDispatchBehindTheSharedExperts) {
+  const SystemConfig sys = load_system(test_paths::system_path("dgx-h100"));
+  const ModelConfig m = load_model(test_paths::model_path("deepseek-v2-lite"));
+  const Estimator est(m, sys);
+  Strategy s;
+  s.dp = 8, s.ep = 8, s.zero = 1, s.micro_batch = 1, s.global_batch = 64;
+  const auto off = run(est, s);
+  s.moe_shared_expert_overlap = true;
+  const auto on = run(est, s);
+  ASSERT_GT(off->comm_ep_s, 0);
+  EXPECT_DOUBLE_EQ(on->comm_ep_s, off->comm_ep_s); // the traffic is the same
+  EXPECT_DOUBLE_EQ(on->time_s.compute, off->time_s.compute);
+  const double hidden = on->time_s.overlap - off->time_s.overlap;
+  EXPECT_GT(hidden, 0);
+  EXPECT_NEAR(on->time_s.iteration, off->time_s.iteration - hidden, 1e-9 * off->time_s.iteration);
+  // at most the all-to-all time, times the overlap efficiency
+  EXPECT_LE(hidden, sys.overlap_efficiency * off->comm_ep_s * (1 + 1e-12));
+  // the bound by the shared experts' GEMMs: without shared experts nothing is hidden
+  ModelConfig no_shared = m;
+  no_shared.shared_experts = 0;
+  const Estimator est0(no_shared, sys);
+  s.moe_shared_expert_overlap = false;
+  const auto off0 = run(est0, s);
+  s.moe_shared_expert_overlap = true;
+  const auto on0 = run(est0, s);
+  EXPECT_DOUBLE_EQ(on0->time_s.iteration, off0->time_s.iteration);
+}

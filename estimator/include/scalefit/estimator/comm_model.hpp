@@ -66,13 +66,22 @@ private:
 /// Whether this build links scalefit::fitting (so `--fit` works).
 bool fit_support_available();
 
+/// The measured AllToAllv count matrix that prices MoE token dispatch/combine (bench/README.md,
+/// `--alltoallv-matrix`): `uniform` (every peer the same count: balanced routing, alltoall's
+/// traffic) or `skewed` (Zipf-popular experts per source rank: per-pair skew as a trained router
+/// leaves it, every rank receiving the same total).
+enum class AlltoallMatrix { uniform, skewed };
+
 /// A CommModel that asks the fit file first (fitting/predict.hpp) for each (op, nranks, nnodes,
 /// dtype) and falls back to `spec` where the file has no entry. Each (op, group) curve is
 /// tabulated once (4 points per octave from 1 B to 2^44 B, log-log interpolation) so that
-/// price() is cheap and allocation-free afterwards.
+/// price() is cheap and allocation-free afterwards. Op::alltoall (the estimator's MoE
+/// dispatch/combine) is priced by the file's alltoallv curve of `matrix` when it has one (skewed
+/// falls back to uniform), else its alltoall curve, else the spec.
 /// \throws InputError when the file is bad, or when the build has no fitting support.
 std::shared_ptr<const CommModel> make_fit_comm_model(const std::string &fit_path,
                                                      std::shared_ptr<const CommModel> spec,
-                                                     DType dtype);
+                                                     DType dtype,
+                                                     AlltoallMatrix matrix = AlltoallMatrix::uniform);
 
 }  // namespace scalefit::estimator

@@ -125,6 +125,9 @@ struct Strategy {
   /// Tokens the busiest expert rank receives over the balanced share (router load imbalance);
   /// 1 = balanced (auxiliary-loss or loss-free balancing as trained), settable.
   double moe_imbalance = 1.0;
+  /// Megatron-Core's --moe-shared-expert-overlap: the shared experts' GEMMs run beside the
+  /// token dispatch/combine all-to-alls (off by default, as in Megatron-Core).
+  bool moe_shared_expert_overlap = false;
   int zero = 0;                          ///< ZeRO stage 0..3 (3 = FSDP full shard)
   /// Ranks one shard group spans (hybrid sharding, HSDP / DeepSpeed's hpZ): model states are
   /// sharded over zero_shard ranks and replicated across the dp*cp/zero_shard groups; 0 = the
