@@ -179,6 +179,11 @@ public:
   virtual std::string registration_name() const { return "none"; }
 };
 
+/// Writes one byte (zero) per page of [p, p + bytes) so that every page is mapped and resident
+/// before it is timed (the mpi backend's alloc: calloc's pages are otherwise faulted in by the
+/// first timed pass). The memory must be writable and already zero where that matters.
+void touch_pages(void *p, std::size_t bytes);
+
 /// The MPI backend on MPI_COMM_WORLD's ranks.
 std::unique_ptr<Backend> make_mpi_backend();
 
