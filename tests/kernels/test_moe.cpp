@@ -390,3 +390,21 @@ TEST(MoeCli, BadMoeFlagsExitTwo) {
   EXPECT_EQ(ep.code, 2);
   EXPECT_NE((ep.out + ep.err).find("must divide the experts"), std::string::npos) << ep.err;
 }
+
+TEST(MoeFit, GroupedTilesByHand) {
+  // Two SMs at 1 TFLOP/s, no overheads. Groups 128 x 128 x 64 and 256 x 128 x 32: 128 x 128
+  // tiles 1 + 2 = 3 (1.5 waves, the SMs always busy), tile work 64 + 2 x 32 = 128 k-steps, so
+  // 1.5 x 2 / 3 x 128 x 128 x 2 x 128 = 4194304 FLOP = the groups' 2 m n k sum: 4.194304 us.
+  // 128 x 256 tiles waste half of each (n = 128): 8.388608 us, not taken.
+  fitting::ComputeFit f;
+  f.kind = fitting::KernelKind::grouped_gemm;
+  f.dtype = "bf16";
+  f.sms = 2;
+  f.tflops = 1;
+  EXPECT_NEAR(f.grouped_us({{128, 128, 64}, {256, 128, 32}}), 4.194304, 1e-12);
+  f.k0 = 16; // + 16 k-steps per tile: 3 tiles x 1.5 x 2 / 3 x 128 x 128 x 2 x 16 FLOP
+  EXPECT_NEAR(f.grouped_us({{128, 128, 64}, {256, 128, 32}}), 4.194304 + 1.572864, 1e-12);
+  // One tile on two SMs is one wave (W = 1): half the device idles, 2 x 128 x 128 x 2 x 64 FLOP.
+  f.k0 = 0;
+  EXPECT_NEAR(f.grouped_us({{128, 128, 64}}), 4.194304, 1e-12);
+}
