@@ -2,6 +2,8 @@
 // sizes, checks, table and records. The timing loop is sampling.cpp's; MPI helpers world.cpp's.
 #include "scalefit/bench/comm.hpp"
 
+#include "comm_setup.hpp"
+
 #include "scalefit/bench/backend.hpp"
 #include "scalefit/bench/check.hpp"
 #include "scalefit/bench/collective.hpp"
@@ -35,77 +37,8 @@
 #endif
 
 namespace scalefit::bench {
-namespace {
 
-/// The outlier rule, as recorded in the context (core/timing.hpp: outlier_indices).
-constexpr const char *kOutlierRule =
-    "sample > median + 5 * max(1.4826 * MAD, 0.01 * median) (slow samples only)";
-
-/// The sweep's dtypes: -d's list, or with -d all every type the backend has.
-std::vector<DType> sweep_dtypes(const CommOptions &o, const std::string &backend_name) {
-  if (!o.all_dtypes)
-    return o.dtypes;
-  std::vector<DType> all = o.dtypes;
-  for (DType t : {DType::float32, DType::float64, DType::half, DType::bfloat16, DType::int8,
-                  DType::uint8, DType::int32, DType::uint32, DType::int64, DType::uint64})
-    if ((backend_name == "nccl" || mpi_datatype(t) != MPI_DATATYPE_NULL) &&
-        std::find(all.begin(), all.end(), t) == all.end())
-      all.push_back(t);
-  return all;
-}
-
-/// Backend-dependent validation (every rank alike).
-void validate_for_backend(const CommOptions &o, const std::string &backend_name,
-                          const std::vector<DType> &dtypes) {
-  if (backend_name == "mpi") {
-    for (DType t : dtypes)
-      if (mpi_datatype(t) == MPI_DATATYPE_NULL)
-        throw InputError("data type " + std::string(dtype_name(t)) +
-                             " is not supported by the mpi backend (half and bfloat16 need "
-                             "--backend nccl)",
-                         "", 0, "-d");
-    const bool reduces = std::any_of(o.ops.begin(), o.ops.end(), op_has_redop);
-    if (reduces && mpi_op(o.redop) == MPI_OP_NULL)
-      throw InputError("reduction " + std::string(redop_name(o.redop)) +
-                           " is not supported by the mpi backend (avg needs --backend nccl)",
-                       "", 0, "-o");
-    if (o.graph_launches > 0)
-      throw InputError("CUDA graphs need --backend nccl", "", 0, "-G");
-    if (o.registration != 0)
-      throw InputError("buffer registration (-R) is an NCCL feature: it needs --backend nccl", "",
-                       0, "-R");
-    if (o.alloc_given)
-      throw InputError("--alloc chooses how GPU buffers are allocated: it needs --backend nccl "
-                       "(the mpi backend uses host memory)",
-                       "", 0, "--alloc");
-    if (o.events_timer)
-      throw InputError("CUDA events need --backend nccl (the mpi backend times with the host "
-                       "clock, MPI_Wtime)",
-                       "", 0, "--timer");
-  } else if (o.baseline) {
-    throw InputError("--baseline times a bare MPI_Allreduce loop: it needs --backend mpi", "", 0,
-                     "--baseline");
-  }
-}
-
-/// Bytes of the send and receive allocations of one (op, shape, dtype) block: its largest
-/// point's buffers, or at least `rotation_bytes` each so the rotation leaves the cache.
-std::pair<std::size_t, std::size_t> block_bytes(const Collective &coll, std::size_t cmax,
-                                                DType t, int nranks, std::size_t rotation_bytes) {
-  const std::size_t es = dtype_size(t);
-  const std::size_t ns = coll.send_count(cmax, nranks) * es;
-  const std::size_t nr = std::max(ns, coll.recv_count(cmax, nranks) * es);
-  return {std::max(ns, rotation_bytes), std::max(nr, rotation_bytes)};
-}
-
-/// "what" for the watchdog and progress: "allreduce 1048576 B float out-of-place world n=4 ...".
-std::string point_name(Op op, std::uint64_t bytes, DType t, Placement p, const GroupShape &s) {
-  return fmt::format("{} {} B {} {} {}", op_name(op), bytes, dtype_name(t), placement_name(p),
-                     s.label());
-}
-
-} // namespace
-
+using namespace detail;
 int run_comm(const CommOptions &o, const std::string &command_line) {
   const int rank = world_rank(), nranks = world_size();
   int local_rank = 0, local_size = 1;
@@ -260,13 +193,7 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
                           {"alloc", backend->buffer_alloc_name()},
                           {"registration", backend->registration_name()}};
   // How samples are formed: adaptive (calibrated batches) or nccl-tests' batch of -n 20.
-  ctx.extra["sampling"] = {
-      {"mode", o.nccl_tests_mode ? "nccl-tests" : "adaptive"},
-      {"batch", o.batch},
-      {"warmup_iters", o.warmup_iters},
-      {"graph_launches", o.graph_launches},
-      {"communicator_warmup", "one operation at the largest and the smallest size of each "
-                              "communicator's sweep, before its points"}};
+  ctx.extra["sampling"] = sampling_context(o);
   ctx.extra["alltoall"] = backend->alltoall_impl();
   if (const std::string p = backend->profiler_description(); !p.empty())
     ctx.extra["nccl_profiler"] = p; // where extra.nccl_algo/nccl_proto/nccl_channels come from
@@ -417,26 +344,12 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
           comm->register_buffers(bufs->send, send_alloc, bufs->recv, recv_alloc);
         }
         if (!warmed) {
-          // A new communicator's first operations set up connections and buffers (NCCL's
-          // lazy connection setup, MPI's eager/rendezvous paths): warm it once at the largest
-          // and the smallest size, as nccl-tests warms before timing, so no point's warm-up
-          // inherits that cost and calibrates a batch of 1.
           warmed = true;
           watchdog.set_point(fmt::format("warming the {} communicator", shape.label()), comm.get());
           watchdog.arm(120);
           if (comm)
-            for (const SizePoint *wp : {&points.back(), &points.front()}) {
-              CollArgs w;
-              w.count = wp->count;
-              w.dtype = dtype;
-              w.redop = op_has_redop(op) ? o.redop : RedOp::sum;
-              w.root = op_has_root(op) ? o.root : -1;
-              w.rank = comm->rank();
-              w.nranks = shape.nranks;
-              for (int i = 0; i < std::max(1, o.warmup_iters); ++i)
-                coll.run(*comm, bufs->send, bufs->recv, w);
-              comm->synchronize();
-            }
+            warm_communicator(*comm, coll, *bufs, o, op, dtype, shape.nranks,
+                              {points.back().count, points.front().count});
           SCALEFIT_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
           watchdog.disarm();
         }
@@ -578,17 +491,7 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
               baseline = time_baseline(cp, run, send, recv, a, rot, t.batch,
                                        summarize(t.max_us).max, std::max<int>(10, static_cast<int>(t.mean_us.size())),
                                        o.statistic, watchdog);
-              const std::string st(statistic_name(o.statistic));
-              baseline_line = fmt::format(
-                  "# baseline {} B ({} of samples; mean over ranks): bare MPI_Allreduce loop "
-                  "{:.3f} us | harness {:.3f} us | overhead {:+.3f} us ({:+.2f}%); medians "
-                  "{:.3f} vs {:.3f} us; {} interleaved samples x {} ops\n",
-                  pt.bytes, st, baseline["bare_" + st + "_us"].get<double>(),
-                  baseline["harness_" + st + "_us"].get<double>(),
-                  baseline["overhead_us"].get<double>(), baseline["overhead_pct"].get<double>(),
-                  baseline["bare_median_us"].get<double>(),
-                  baseline["harness_median_us"].get<double>(), baseline["samples"].get<int>(),
-                  t.batch);
+              baseline_line = baseline_summary(baseline, pt.bytes, o.statistic, t.batch);
             }
             if (rank == 0) {
               const Summary s = summarize(t.mean_us);
@@ -626,21 +529,14 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
               }
               m.extra["outlier_samples"] = outlier_indices(t.mean_us);
               // The rank that finished last most often (the max over ranks), and how often.
-              if (nranks > 1 && !t.slowest_rank.empty()) {
-                std::map<int, int> last;
-                for (int r : t.slowest_rank)
-                  ++last[r];
-                const auto most = std::max_element(
-                    last.begin(), last.end(),
-                    [](const auto &x, const auto &y) { return x.second < y.second; });
-                const double share =
-                    static_cast<double>(most->second) / static_cast<double>(t.slowest_rank.size());
-                m.extra["slowest_rank"] = most->first;
-                m.extra["slowest_rank_share"] = share;
-                ++points_judged;
-                if (share >= 0.5)
-                  ++last_rank_points[most->first];
-              }
+              if (nranks > 1)
+                if (const auto last = most_often_last(t.slowest_rank)) {
+                  m.extra["slowest_rank"] = last->first;
+                  m.extra["slowest_rank_share"] = last->second;
+                  ++points_judged;
+                  if (last->second >= 0.5)
+                    ++last_rank_points[last->first];
+                }
               if (mem_gbps > 0 && m.algbw_gbps > mem_gbps) {
                 m.extra["above_memory_bandwidth"] = true;
                 row_above_memory = block_above_memory = true;
@@ -685,22 +581,12 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
         MPI_Comm_free(&sub);
     }
   }
-  if (std::find(o.groups.begin(), o.groups.end(), GroupKind::pairs) != o.groups.end()) {
-    // Every node against every other, and every rank pair inside a node (pairs.hpp).
-    const PairsRun pairs{o,       layout,   hosts_per_rank, *backend,
-                         dtypes.front(), sizes, watchdog,
-                         [&](const MeasurementRecord &m) { write_record(to_json(m)); }};
-    run_pairs(pairs);
-  }
-  if (rank == 0 && points_judged >= 4) {
-    // A rank that is consistently last: the one to look at (a slow GPU, NIC or core).
-    for (const auto &[r, n] : last_rank_points)
-      if (2 * n > points_judged && nranks > 2)
-        std::printf("# slowest rank: rank %d (%s) finished last in most samples of %d of %d "
-                    "points (records: slowest_rank, slowest_rank_share)\n",
-                    r, hosts_per_rank[static_cast<std::size_t>(r)].c_str(), n, points_judged);
-    std::fflush(stdout);
-  }
+  // --groups pairs: every node against every other, every rank pair inside a node (pairs.hpp).
+  if (std::find(o.groups.begin(), o.groups.end(), GroupKind::pairs) != o.groups.end())
+    run_pairs({o, layout, hosts_per_rank, *backend, dtypes.front(), sizes, watchdog,
+               [&](const MeasurementRecord &m) { write_record(to_json(m)); }});
+  if (rank == 0)
+    std::printf("%s", slowest_rank_summary(last_rank_points, points_judged, hosts_per_rank).c_str());
   if (rank == 0) {
     const double total_s = MPI_Wtime() - run_start;
     std::fprintf(stderr,

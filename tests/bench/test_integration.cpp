@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <fstream>
 #include "../support/subprocess.hpp"
+#include "integration_support.hpp"
 
 #include <map>
 #include <set>
@@ -35,28 +36,9 @@ using test::Result;
 using test::set_mpi_env;
 using test::slurp;
 using test::TempDir;
-
-/// Runs `mpiexec --oversubscribe TAIL` (a raw tail: -np N binary args), capturing stdout/stderr.
-Result run_raw(const std::string &tail, const TempDir &d) {
-  set_mpi_env();
-  return test::run_captured(std::string(SCALEFIT_MPIEXEC) + " --oversubscribe " + tail, d);
-}
-
-Result run_bench(int np, const std::string &args, const TempDir &d) {
-  return run_raw("-np " + std::to_string(np) + " " + SCALEFIT_BENCH_BIN + " comm " + args, d);
-}
-
-/// Runs `scalefit-bench comm ARGS --out <d>/comm.jsonl` on `np` ranks and returns the records
-/// written. A failed run (exit != 0) is a test failure, and gives an empty set; `r` (when given)
-/// receives the run's exit code and output.
-RecordSet measure(int np, const std::string &args, const TempDir &d, Result *r = nullptr) {
-  const fs::path out = d.path / "comm.jsonl";
-  const Result run = run_bench(np, args + " --out " + out.string(), d);
-  if (r)
-    *r = run;
-  EXPECT_EQ(run.code, 0) << args << "\n" << run.err;
-  return run.code == 0 ? read_records(out.string()) : RecordSet{};
-}
+using test::bench::measure;
+using test::bench::run_bench;
+using test::bench::run_raw;
 
 std::size_t occurrences(const std::string &text, const std::string &what) {
   std::size_t n = 0;
@@ -338,25 +320,6 @@ TEST(Integration, BadInputOneMessageExitTwoNoFile) {
   expect_usage_error(2, "--backend mpi -R 4", "expected 0 (none), 1 (local) or 2 (symmetric)");
 }
 
-TEST(Integration, NcclTestsModeTimesBatchesOfTwentyAndSaysSo) {
-  TempDir d;
-  Result r;
-  const RecordSet set =
-      measure(2, "--backend mpi --ops allreduce -b 1K -e 4K -f 4 --nccl-tests -n 3", d, &r);
-  ASSERT_EQ(r.code, 0) << r.err;
-  ASSERT_EQ(set.measurements.size(), 2u);
-  for (const auto &m : set.measurements) {
-    EXPECT_EQ(m.iters_per_sample, 20) << m.key(); // nccl-tests' -n 20 operations per sample
-    EXPECT_EQ(m.samples_us.size(), 3u) << m.key();
-  }
-  const auto &ctx = set.contexts.at(0).extra;
-  EXPECT_EQ(ctx["sampling"]["mode"], "nccl-tests");
-  EXPECT_EQ(ctx["sampling"]["batch"], 20);
-  EXPECT_EQ(ctx["sampling"]["warmup_iters"], 1);
-  EXPECT_EQ(ctx["buffers"]["alloc"], "malloc (host)");
-  EXPECT_EQ(ctx["buffers"]["registration"], "none");
-}
-
 // AllToAllv checked (-c) on 1 to 4 ranks with both count matrices: every element right, the
 // matrix recorded as the method (its own curve) and in the context, sizes and busbw as
 // nccl-tests' alltoallv_perf (size = n * count * type size, busbw = algbw (n-1)/n), in place N/A.
@@ -606,64 +569,5 @@ TEST(Integration, TwoJobsCannotWriteOneOutputFile) {
     for (pid_t p : processes_with(out.string()))
       kill(p, SIGKILL);
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-}
-
-TEST(Integration, PairsFindTheSlowNodeAndNameIt) {
-  // 4 emulated nodes of 1 rank; rank 2 (node 2) sleeps 20 ms after every timed operation
-  // (SCALEFIT_TEST_SLOW_RANKS: a test-build hook of the mpi backend).
-  TempDir d;
-  const fs::path out = d.path / "pairs.jsonl";
-  // 20 ms: above the time slices a healthy pair loses when CTest runs other MPI tests on the
-  // same 2 cores (ranks yield when idle so the spinning ranks do not starve the others).
-  const Result r = run_raw("--mca mpi_yield_when_idle 1 -x SCALEFIT_TEST_SLOW_RANKS=2 "
-                           "-x SCALEFIT_TEST_SLOW_US=20000 -np 4 " +
-                               std::string(SCALEFIT_BENCH_BIN) +
-                               " comm --backend mpi --emulate-nodes 4 --groups pairs --ops "
-                               "sendrecv -b 64K -e 64K -n 3 --batch 4 --out " + out.string(),
-                           d);
-  ASSERT_EQ(r.code, 0) << r.out << r.err;
-  EXPECT_NE(r.out.find("# Pairs across nodes: 4 nodes, 3 rounds"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("# SLOW node 2 ("), std::string::npos) << r.out;
-  for (const char *healthy : {"# SLOW node 0 ", "# SLOW node 1 ", "# SLOW node 3 "})
-    EXPECT_EQ(r.out.find(healthy), std::string::npos) << r.out;
-  const RecordSet set = read_records(out.string());
-  ASSERT_EQ(set.measurements.size(), 6u); // 6 node pairs, one size, SendRecv
-  std::set<std::string> pairs;
-  double slow_min = 1e300, healthy_max = 0;
-  for (const auto &m : set.measurements) {
-    EXPECT_EQ(m.group.kind, "pairs");
-    EXPECT_EQ(m.group.nranks, 2);
-    EXPECT_EQ(m.group.nnodes, 2);
-    pairs.insert(m.method);
-    const auto nodes = m.extra["pair"]["nodes"];
-    const bool with_slow = nodes[0] == 2 || nodes[1] == 2;
-    // A 20 ms sleep per operation on the slow side: its pairs take >= 20 ms per op, and longer
-    // than any pair without it (on a loaded machine a healthy pair may be slow too, never as slow).
-    (with_slow ? slow_min : healthy_max) =
-        with_slow ? std::min(slow_min, m.time_us) : std::max(healthy_max, m.time_us);
-  }
-  EXPECT_GE(slow_min, 20000.0);
-  EXPECT_LT(healthy_max, slow_min);
-  EXPECT_EQ(pairs.size(), 6u);
-  EXPECT_TRUE(pairs.count("pair_n0.g0-n2.g0")) << *pairs.begin();
-}
-
-TEST(Integration, TheRankThatIsConsistentlyLastIsNamed) {
-  TempDir d;
-  const fs::path out = d.path / "last.jsonl";
-  const Result r = run_raw("--mca mpi_yield_when_idle 1 -x SCALEFIT_TEST_SLOW_RANKS=2 "
-                           "-x SCALEFIT_TEST_SLOW_US=5000 -np 4 " +
-                               std::string(SCALEFIT_BENCH_BIN) +
-                               " comm --backend mpi --ops allreduce -b 1K -e 64K -f 4 -n 4 "
-                               "--batch 2 --out " + out.string(),
-                           d);
-  ASSERT_EQ(r.code, 0) << r.out << r.err;
-  EXPECT_NE(r.out.find("# slowest rank: rank 2 ("), std::string::npos) << r.out;
-  const RecordSet set = read_records(out.string());
-  ASSERT_EQ(set.measurements.size(), 4u);
-  for (const auto &m : set.measurements) {
-    EXPECT_EQ(m.extra["slowest_rank"], 2) << m.key();
-    EXPECT_GE(m.extra["slowest_rank_share"].get<double>(), 0.5) << m.key();
   }
 }

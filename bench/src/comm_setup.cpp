@@ -1,0 +1,142 @@
+// Helpers of `scalefit-bench comm` without sweep state (see comm_setup.hpp).
+#include "comm_setup.hpp"
+
+#include "scalefit/core/error.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+namespace scalefit::bench::detail {
+
+/// The sweep's dtypes: -d's list, or with -d all every type the backend has.
+std::vector<DType> sweep_dtypes(const CommOptions &o, const std::string &backend_name) {
+  if (!o.all_dtypes)
+    return o.dtypes;
+  std::vector<DType> all = o.dtypes;
+  for (DType t : {DType::float32, DType::float64, DType::half, DType::bfloat16, DType::int8,
+                  DType::uint8, DType::int32, DType::uint32, DType::int64, DType::uint64})
+    if ((backend_name == "nccl" || mpi_datatype(t) != MPI_DATATYPE_NULL) &&
+        std::find(all.begin(), all.end(), t) == all.end())
+      all.push_back(t);
+  return all;
+}
+
+/// Backend-dependent validation (every rank alike).
+void validate_for_backend(const CommOptions &o, const std::string &backend_name,
+                          const std::vector<DType> &dtypes) {
+  if (backend_name == "mpi") {
+    for (DType t : dtypes)
+      if (mpi_datatype(t) == MPI_DATATYPE_NULL)
+        throw InputError("data type " + std::string(dtype_name(t)) +
+                             " is not supported by the mpi backend (half and bfloat16 need "
+                             "--backend nccl)",
+                         "", 0, "-d");
+    const bool reduces = std::any_of(o.ops.begin(), o.ops.end(), op_has_redop);
+    if (reduces && mpi_op(o.redop) == MPI_OP_NULL)
+      throw InputError("reduction " + std::string(redop_name(o.redop)) +
+                           " is not supported by the mpi backend (avg needs --backend nccl)",
+                       "", 0, "-o");
+    if (o.graph_launches > 0)
+      throw InputError("CUDA graphs need --backend nccl", "", 0, "-G");
+    if (o.registration != 0)
+      throw InputError("buffer registration (-R) is an NCCL feature: it needs --backend nccl", "",
+                       0, "-R");
+    if (o.alloc_given)
+      throw InputError("--alloc chooses how GPU buffers are allocated: it needs --backend nccl "
+                       "(the mpi backend uses host memory)",
+                       "", 0, "--alloc");
+    if (o.events_timer)
+      throw InputError("CUDA events need --backend nccl (the mpi backend times with the host "
+                       "clock, MPI_Wtime)",
+                       "", 0, "--timer");
+  } else if (o.baseline) {
+    throw InputError("--baseline times a bare MPI_Allreduce loop: it needs --backend mpi", "", 0,
+                     "--baseline");
+  }
+}
+
+/// Bytes of the send and receive allocations of one (op, shape, dtype) block: its largest
+/// point's buffers, or at least `rotation_bytes` each so the rotation leaves the cache.
+std::pair<std::size_t, std::size_t> block_bytes(const Collective &coll, std::size_t cmax,
+                                                DType t, int nranks, std::size_t rotation_bytes) {
+  const std::size_t es = dtype_size(t);
+  const std::size_t ns = coll.send_count(cmax, nranks) * es;
+  const std::size_t nr = std::max(ns, coll.recv_count(cmax, nranks) * es);
+  return {std::max(ns, rotation_bytes), std::max(nr, rotation_bytes)};
+}
+
+/// "what" for the watchdog and progress: "allreduce 1048576 B float out-of-place world n=4 ...".
+std::string point_name(Op op, std::uint64_t bytes, DType t, Placement p, const GroupShape &s) {
+  return fmt::format("{} {} B {} {} {}", op_name(op), bytes, dtype_name(t), placement_name(p),
+                     s.label());
+}
+
+
+void warm_communicator(Comm &comm, const Collective &coll, Buffers &bufs, const CommOptions &o,
+                       Op op, DType dtype, int nranks, const std::vector<std::size_t> &counts) {
+  for (std::size_t count : counts) {
+    CollArgs w;
+    w.count = count;
+    w.dtype = dtype;
+    w.redop = op_has_redop(op) ? o.redop : RedOp::sum;
+    w.root = op_has_root(op) ? o.root : -1;
+    w.rank = comm.rank();
+    w.nranks = nranks;
+    for (int i = 0; i < std::max(1, o.warmup_iters); ++i)
+      coll.run(comm, bufs.send, bufs.recv, w);
+    comm.synchronize();
+  }
+}
+
+std::optional<std::pair<int, double>> most_often_last(const std::vector<int> &slowest_rank) {
+  if (slowest_rank.empty())
+    return std::nullopt;
+  std::map<int, int> last;
+  for (int r : slowest_rank)
+    ++last[r];
+  const auto most = std::max_element(last.begin(), last.end(), [](const auto &x, const auto &y) {
+    return x.second < y.second;
+  });
+  return std::pair{most->first,
+                   static_cast<double>(most->second) / static_cast<double>(slowest_rank.size())};
+}
+
+std::string baseline_summary(const nlohmann::json &baseline, std::uint64_t bytes,
+                             Statistic statistic, int batch) {
+  const std::string st(statistic_name(statistic));
+  return fmt::format("# baseline {} B ({} of samples; mean over ranks): bare MPI_Allreduce loop "
+                     "{:.3f} us | harness {:.3f} us | overhead {:+.3f} us ({:+.2f}%); medians "
+                     "{:.3f} vs {:.3f} us; {} interleaved samples x {} ops\n",
+                     bytes, st, baseline["bare_" + st + "_us"].get<double>(),
+                     baseline["harness_" + st + "_us"].get<double>(),
+                     baseline["overhead_us"].get<double>(), baseline["overhead_pct"].get<double>(),
+                     baseline["bare_median_us"].get<double>(),
+                     baseline["harness_median_us"].get<double>(), baseline["samples"].get<int>(),
+                     batch);
+}
+
+std::string slowest_rank_summary(const std::map<int, int> &last_rank_points, int points_judged,
+                                 const std::vector<std::string> &hosts_per_rank) {
+  std::string out;
+  if (points_judged < 4 || hosts_per_rank.size() < 3)
+    return out;
+  for (const auto &[r, n] : last_rank_points)
+    if (2 * n > points_judged)
+      out += fmt::format("# slowest rank: rank {} ({}) finished last in most samples of {} of {} "
+                         "points (records: slowest_rank, slowest_rank_share)\n",
+                         r, hosts_per_rank.at(static_cast<std::size_t>(r)), n, points_judged);
+  return out;
+}
+
+nlohmann::json sampling_context(const CommOptions &o) {
+  return {{"mode", o.nccl_tests_mode ? "nccl-tests" : "adaptive"},
+          {"batch", o.batch},
+          {"warmup_iters", o.warmup_iters},
+          {"graph_launches", o.graph_launches},
+          {"communicator_warmup", "one operation at the largest and the smallest size of each "
+                                  "communicator's sweep, before its points"}};
+}
+
+} // namespace scalefit::bench::detail

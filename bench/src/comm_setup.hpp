@@ -1,0 +1,74 @@
+// Helpers of `scalefit-bench comm` (comm.cpp) that need no state of the sweep: the dtypes and
+// backend rules, block sizes, point names, the communicator warm-up and the last rank's tally.
+// Internal to the bench library.
+#pragma once
+
+#include "scalefit/bench/backend.hpp"
+#include "scalefit/bench/collective.hpp"
+#include "scalefit/bench/options.hpp"
+#include "scalefit/bench/verify.hpp"
+#include "scalefit/core/collectives.hpp"
+#include "scalefit/core/timing.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstddef>
+#include <map>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace scalefit::bench::detail {
+
+/// The outlier rule, as recorded in the context (core/timing.hpp: outlier_indices).
+inline constexpr const char *kOutlierRule =
+    "sample > median + 5 * max(1.4826 * MAD, 0.01 * median) (slow samples only)";
+
+/// The sweep's dtypes: -d's list, or with -d all every type the backend ("mpi", "nccl") has.
+std::vector<DType> sweep_dtypes(const CommOptions &o, const std::string &backend_name);
+
+/// Backend-dependent validation (every rank alike). \throws InputError naming the flag: a type
+/// or reduction the mpi backend lacks, -G/--timer events/-R/--alloc on mpi, --baseline on nccl.
+void validate_for_backend(const CommOptions &o, const std::string &backend_name,
+                          const std::vector<DType> &dtypes);
+
+/// Bytes of the send and receive allocations of one (op, shape, dtype) block [B]: its largest
+/// point's buffers (per-rank count `cmax` on `nranks`), or at least `rotation_bytes` each so
+/// the rotation leaves the cache.
+std::pair<std::size_t, std::size_t> block_bytes(const Collective &coll, std::size_t cmax,
+                                                DType t, int nranks, std::size_t rotation_bytes);
+
+/// "what" for the watchdog and progress: "allreduce 1048576 B float out-of-place world n=4 ...".
+std::string point_name(Op op, std::uint64_t bytes, DType t, Placement p, const GroupShape &s);
+
+/// A new communicator's first operations set up connections and buffers (NCCL's lazy
+/// connection setup, MPI's eager/rendezvous paths): runs max(1, -w) untimed out-of-place
+/// operations at each per-rank count of `counts` (the sweep's largest, then smallest) and waits,
+/// as nccl-tests warms before timing, so that no point's warm-up inherits that cost and
+/// calibrates a batch of 1. Collective over `comm`.
+void warm_communicator(Comm &comm, const Collective &coll, Buffers &bufs, const CommOptions &o,
+                       Op op, DType dtype, int nranks, const std::vector<std::size_t> &counts);
+
+/// The world rank that was the slowest (PointSamples::slowest_rank) in most samples, and the
+/// share of samples it was [0, 1]; nullopt without samples.
+std::optional<std::pair<int, double>> most_often_last(const std::vector<int> &slowest_rank);
+
+/// The --baseline line of a point: bare MPI_Allreduce loop vs harness in `statistic`, the
+/// overhead [us, %], both medians, samples and the batch (`baseline`: time_baseline's object;
+/// `bytes` [B]). Ends with '\n'.
+std::string baseline_summary(const nlohmann::json &baseline, std::uint64_t bytes,
+                             Statistic statistic, int batch);
+
+/// The end-of-run line naming a rank that finished last in most samples of more than half of
+/// `points_judged` points (`last_rank_points`: per world rank, such points), with its host;
+/// "" when none is, with fewer than 4 points judged or fewer than 3 ranks.
+std::string slowest_rank_summary(const std::map<int, int> &last_rank_points, int points_judged,
+                                 const std::vector<std::string> &hosts_per_rank);
+
+/// The context's `sampling`: how samples are formed (mode "nccl-tests" or "adaptive", batch,
+/// warm-up operations, CUDA graph launches) and the communicator warm-up's definition.
+nlohmann::json sampling_context(const CommOptions &o);
+
+} // namespace scalefit::bench::detail

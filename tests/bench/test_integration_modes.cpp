@@ -1,0 +1,98 @@
+// Integration of the timing modes and the cluster-health findings: --nccl-tests (issue 15), the
+// slow node of --groups pairs and the rank that is consistently last (issue 17), on the mpi
+// backend with the test-build slow-rank hook (SCALEFIT_TEST_SLOW_RANKS, backend_mpi.cpp).
+#include "scalefit/core/records.hpp"
+
+#include "integration_support.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+#include <string>
+
+using namespace scalefit;
+using test::Result;
+using test::TempDir;
+using test::bench::measure;
+using test::bench::run_raw;
+namespace fs = std::filesystem;
+
+TEST(Integration, NcclTestsModeTimesBatchesOfTwentyAndSaysSo) {
+  TempDir d;
+  Result r;
+  const RecordSet set =
+      measure(2, "--backend mpi --ops allreduce -b 1K -e 4K -f 4 --nccl-tests -n 3", d, &r);
+  ASSERT_EQ(r.code, 0) << r.err;
+  ASSERT_EQ(set.measurements.size(), 2u);
+  for (const auto &m : set.measurements) {
+    EXPECT_EQ(m.iters_per_sample, 20) << m.key(); // nccl-tests' -n 20 operations per sample
+    EXPECT_EQ(m.samples_us.size(), 3u) << m.key();
+  }
+  const auto &ctx = set.contexts.at(0).extra;
+  EXPECT_EQ(ctx["sampling"]["mode"], "nccl-tests");
+  EXPECT_EQ(ctx["sampling"]["batch"], 20);
+  EXPECT_EQ(ctx["sampling"]["warmup_iters"], 1);
+  EXPECT_EQ(ctx["buffers"]["alloc"], "malloc (host)");
+  EXPECT_EQ(ctx["buffers"]["registration"], "none");
+}
+
+TEST(Integration, PairsFindTheSlowNodeAndNameIt) {
+  // 4 emulated nodes of 1 rank; rank 2 (node 2) sleeps 20 ms after every timed operation
+  // (SCALEFIT_TEST_SLOW_RANKS: a test-build hook of the mpi backend).
+  TempDir d;
+  const fs::path out = d.path / "pairs.jsonl";
+  // 20 ms: above the time slices a healthy pair loses when CTest runs other MPI tests on the
+  // same 2 cores (ranks yield when idle so the spinning ranks do not starve the others).
+  const Result r = run_raw("--mca mpi_yield_when_idle 1 -x SCALEFIT_TEST_SLOW_RANKS=2 "
+                           "-x SCALEFIT_TEST_SLOW_US=20000 -np 4 " +
+                               std::string(SCALEFIT_BENCH_BIN) +
+                               " comm --backend mpi --emulate-nodes 4 --groups pairs --ops "
+                               "sendrecv -b 64K -e 64K -n 3 --batch 4 --out " + out.string(),
+                           d);
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("# Pairs across nodes: 4 nodes, 3 rounds"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("# SLOW node 2 ("), std::string::npos) << r.out;
+  for (const char *healthy : {"# SLOW node 0 ", "# SLOW node 1 ", "# SLOW node 3 "})
+    EXPECT_EQ(r.out.find(healthy), std::string::npos) << r.out;
+  const RecordSet set = read_records(out.string());
+  ASSERT_EQ(set.measurements.size(), 6u); // 6 node pairs, one size, SendRecv
+  std::set<std::string> pairs;
+  double slow_min = 1e300, healthy_max = 0;
+  for (const auto &m : set.measurements) {
+    EXPECT_EQ(m.group.kind, "pairs");
+    EXPECT_EQ(m.group.nranks, 2);
+    EXPECT_EQ(m.group.nnodes, 2);
+    pairs.insert(m.method);
+    const auto nodes = m.extra["pair"]["nodes"];
+    const bool with_slow = nodes[0] == 2 || nodes[1] == 2;
+    // A 20 ms sleep per operation on the slow side: its pairs take >= 20 ms per op, and longer
+    // than any pair without it (on a loaded machine a healthy pair may be slow too, never as slow).
+    (with_slow ? slow_min : healthy_max) =
+        with_slow ? std::min(slow_min, m.time_us) : std::max(healthy_max, m.time_us);
+  }
+  EXPECT_GE(slow_min, 20000.0);
+  EXPECT_LT(healthy_max, slow_min);
+  EXPECT_EQ(pairs.size(), 6u);
+  EXPECT_TRUE(pairs.count("pair_n0.g0-n2.g0")) << *pairs.begin();
+}
+
+TEST(Integration, TheRankThatIsConsistentlyLastIsNamed) {
+  TempDir d;
+  const fs::path out = d.path / "last.jsonl";
+  const Result r = run_raw("--mca mpi_yield_when_idle 1 -x SCALEFIT_TEST_SLOW_RANKS=2 "
+                           "-x SCALEFIT_TEST_SLOW_US=20000 -np 4 " +
+                               std::string(SCALEFIT_BENCH_BIN) +
+                               " comm --backend mpi --ops allreduce -b 1K -e 64K -f 4 -n 4 "
+                               "--batch 2 --out " + out.string(),
+                           d);
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("# slowest rank: rank 2 ("), std::string::npos) << r.out;
+  const RecordSet set = read_records(out.string());
+  ASSERT_EQ(set.measurements.size(), 4u);
+  for (const auto &m : set.measurements) {
+    EXPECT_EQ(m.extra["slowest_rank"], 2) << m.key();
+    EXPECT_GE(m.extra["slowest_rank_share"].get<double>(), 0.5) << m.key();
+  }
+}
