@@ -11,6 +11,9 @@ cd "$(dirname "$0")/.."
 packages=(cmake g++ make openmpi-bin libopenmpi-dev libeigen3-dev libyaml-cpp-dev libcli11-dev
           nlohmann-json3-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
           python3-matplotlib  # `scalefit report` draws its PNGs with it
+          # tests only: the real-Slurm test of the job scripts (ctest -L slurm) starts its own
+          # slurmctld, two slurmd and munged; the jobs themselves do not need them
+          slurm-wlm munge
           # fuzz and asan presets: clang 14, its runtimes (libFuzzer, ASan, UBSan), llvm-symbolizer
           clang libclang-rt-14-dev llvm)
 missing=()
