@@ -142,6 +142,7 @@ json to_json(const MeasurementRecord &m) {
   if (m.stats) j["stats"] = summary_to_json(*m.stats);
   if (m.iters_per_sample > 0) j["iters_per_sample"] = m.iters_per_sample;
   if (!m.samples_us.empty()) j["samples_us"] = m.samples_us;
+  if (!m.repeat_time_us.empty()) j["repeat_time_us"] = m.repeat_time_us;
   return j;
 }
 
@@ -250,9 +251,18 @@ MeasurementRecord measurement_from_json(const json &j, const std::string &file, 
       m.samples_us.push_back(require_in(x.get<double>(), bounds::time_us, f, file, line));
     }
   }
+  if (const json *v = r.find("repeat_time_us")) {
+    if (!v->is_array()) r.fail("repeat_time_us", "expected an array of numbers");
+    for (std::size_t i = 0; i < v->size(); ++i) {
+      const json &x = (*v)[i];
+      const std::string f = "repeat_time_us[" + std::to_string(i) + "]";
+      if (!x.is_number()) r.fail(f, "expected a number, got " + dump_json(x));
+      m.repeat_time_us.push_back(require_in(x.get<double>(), bounds::time_us, f, file, line));
+    }
+  }
   static const char *known[] = {"type", "op", "group", "dtype", "redop", "root", "placement",
                                 "method", "bytes", "count", "time_us", "algbw_gbps", "busbw_gbps", "wrong",
-                                "stats", "iters_per_sample", "samples_us"};
+                                "stats", "iters_per_sample", "samples_us", "repeat_time_us"};
   m.extra = json::object();
   for (auto it = j.begin(); it != j.end(); ++it) {
     bool is_known = false;
@@ -306,62 +316,6 @@ std::vector<std::string> expand_jsonl_inputs(const std::vector<std::string> &inp
     }
   }
   return files;
-}
-
-std::vector<std::string> drop_duplicate_measurements(std::vector<RecordSet> &sets) {
-  struct Seen {  // copied: the sets are compacted as they are scanned
-    double time_us, algbw_gbps, busbw_gbps;
-    std::string origin;
-  };
-  std::map<std::string, Seen> seen;
-  std::vector<std::string> warnings;
-  auto origin = [&](std::size_t s, std::size_t i) {
-    return i < sets[s].origin.size() ? sets[s].origin[i] : "record " + std::to_string(i + 1);
-  };
-  for (std::size_t s = 0; s < sets.size(); ++s) {
-    RecordSet &rs = sets[s];
-    std::vector<bool> drop(rs.measurements.size(), false);
-    for (std::size_t i = 0; i < rs.measurements.size(); ++i) {
-      const MeasurementRecord &m = rs.measurements[i];
-      const std::size_t ci = i < rs.context_of.size() ? rs.context_of[i] : 0;
-      const std::string system = ci < rs.contexts.size() ? rs.contexts[ci].system : "";
-      const auto [it, fresh] = seen.try_emplace(
-          system + '\x1f' + m.key(true), Seen{m.time_us, m.algbw_gbps, m.busbw_gbps, origin(s, i)});
-      if (fresh) continue;
-      const Seen &first = it->second;
-      const std::string &a = first.origin, b = origin(s, i);
-      const bool identical = first.time_us == m.time_us && first.algbw_gbps == m.algbw_gbps &&
-                             first.busbw_gbps == m.busbw_gbps;
-      if (!identical) {
-        const auto colon = b.rfind(':');
-        const std::string file = colon == std::string::npos ? b : b.substr(0, colon);
-        const long line = colon == std::string::npos ? 0 : std::atol(b.c_str() + colon + 1);
-        throw InputError(
-            fmt::format("measures the same point as {} (system '{}', {} {}, {}, {}, {} B) with a "
-                        "different result (time_us {:g} vs {:g}): two runs appended to one file, "
-                        "or the same point measured twice; keep one of them",
-                        a, system, op_name(m.op), m.group.label(), dtype_name(m.dtype),
-                        placement_name(m.placement), m.bytes, first.time_us, m.time_us),
-                         file, line, "time_us");
-      }
-      warnings.push_back(b + ": duplicates " + a + " (identical; merged)");
-      drop[i] = true;
-    }
-    std::size_t out = 0;
-    for (std::size_t i = 0; i < rs.measurements.size(); ++i) {
-      if (drop[i]) continue;
-      if (out != i) {  // a self-move would empty strings and vectors (libstdc++)
-        rs.measurements[out] = std::move(rs.measurements[i]);
-        if (i < rs.context_of.size()) rs.context_of[out] = rs.context_of[i];
-        if (i < rs.origin.size()) rs.origin[out] = std::move(rs.origin[i]);
-      }
-      ++out;
-    }
-    rs.measurements.resize(out);
-    if (rs.context_of.size() > out) rs.context_of.resize(out);
-    if (rs.origin.size() > out) rs.origin.resize(out);
-  }
-  return warnings;
 }
 
 JsonlWriter::JsonlWriter(const std::string &path) : m_path(path) {

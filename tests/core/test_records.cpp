@@ -225,9 +225,10 @@ TEST(Records, IdenticalDuplicatesAreMergedWithAWarningNamingBoth) {
 }
 
 TEST(Records, ConflictingDuplicatesAreRefusedNamingBothLocations) {
+  // Under --repeats refuse, a repeat from another file is refused as before.
   std::vector<RecordSet> sets{one_point_set("a.jsonl", 1.5), one_point_set("b.jsonl", 1.7)};
   try {
-    drop_duplicate_measurements(sets);
+    drop_duplicate_measurements(sets, RepeatPolicy::refuse);
     FAIL();
   } catch (const InputError &e) {
     EXPECT_EQ(e.file(), "b.jsonl");
@@ -237,7 +238,89 @@ TEST(Records, ConflictingDuplicatesAreRefusedNamingBothLocations) {
   // Another system's point at the same size is not a duplicate.
   std::vector<RecordSet> other{one_point_set("a.jsonl", 1.5), one_point_set("b.jsonl", 1.7)};
   other[1].contexts[0].system = "other";
-  EXPECT_TRUE(drop_duplicate_measurements(other).empty());
+  EXPECT_TRUE(drop_duplicate_measurements(other, RepeatPolicy::refuse).empty());
+}
+
+TEST(Records, RepeatsFromOtherFilesAreMergedIntoTheirMedianWithOneLinePerFilePair) {
+  // The intra-node point of a multi-node job, measured again at 2 and at 4 nodes.
+  std::vector<RecordSet> sets{one_point_set("comm-n1.jsonl", 10.0), one_point_set("comm-n2.jsonl", 12.0),
+                              one_point_set("comm-n4.jsonl", 11.0),
+                              one_point_set("comm-n2.jsonl", 5.0, 16)};
+  sets[0].measurements[0].algbw_gbps = 0.8; // 8 B / 10 us
+  sets[0].measurements[0].busbw_gbps = 0.8;
+  sets[0].measurements[0].samples_us = {9.0, 10.0, 11.0};
+  sets[0].measurements[0].stats = Summary{3, 9.0, 10.0, 10.0, 11.0, 1.0, 11.0};
+  const auto lines = drop_duplicate_measurements(sets);
+  ASSERT_EQ(lines.size(), 2u); // one per pair of files: (n1, n2) and (n1, n4)
+  EXPECT_EQ(lines[0].find("comm-n2.jsonl repeats 1 points of comm-n1.jsonl (another run): merged"),
+            0u) << lines[0];
+  EXPECT_NE(lines[0].find("max 18.2%"), std::string::npos) << lines[0]; // (12-10)/11
+  EXPECT_EQ(lines[1].find("comm-n4.jsonl repeats 1 points of comm-n1.jsonl"), 0u) << lines[1];
+  ASSERT_EQ(sets[0].measurements.size(), 1u);
+  EXPECT_EQ(sets[1].measurements.size(), 0u);
+  EXPECT_EQ(sets[2].measurements.size(), 0u);
+  EXPECT_EQ(sets[3].measurements.size(), 1u); // another size: its own point
+  const MeasurementRecord &m = sets[0].measurements[0];
+  EXPECT_DOUBLE_EQ(m.time_us, 11.0); // the median of 10, 12, 11
+  EXPECT_EQ(m.repeat_time_us, (std::vector<double>{10.0, 12.0, 11.0}));
+  EXPECT_NEAR(m.algbw_gbps, 0.8 * 10 / 11, 1e-12);
+  EXPECT_NEAR(m.busbw_gbps, 0.8 * 10 / 11, 1e-12);
+  EXPECT_FALSE(m.stats.has_value()); // one repeat's statistics no longer describe the point
+  EXPECT_TRUE(m.samples_us.empty());
+  // The merged point round-trips through JSONL.
+  const MeasurementRecord back = measurement_from_json(to_json(m));
+  EXPECT_EQ(back.repeat_time_us, m.repeat_time_us);
+  RepeatStats rs;
+  rs.add(m.repeat_time_us);
+  EXPECT_EQ(rs.points, 1);
+  EXPECT_EQ(rs.measurements, 3);
+  EXPECT_NEAR(rs.max_spread_pct, 100.0 * 2 / 11, 1e-12);
+}
+
+TEST(Records, TheSamePointTwiceInOneFileIsRefusedEvenWhenRepeatsAreMerged) {
+  // Two runs appended to one file: not a repeat from another job, a conflict.
+  std::vector<RecordSet> one{one_point_set("a.jsonl", 1.5)};
+  RecordSet second = one_point_set("a.jsonl", 1.7);
+  one[0].measurements.push_back(second.measurements[0]);
+  one[0].context_of.push_back(0);
+  one[0].origin.push_back("a.jsonl:9");
+  try {
+    drop_duplicate_measurements(one);
+    FAIL();
+  } catch (const InputError &e) {
+    EXPECT_EQ(e.file(), "a.jsonl");
+    EXPECT_EQ(e.line(), 9);
+    EXPECT_EQ(e.field(), "time_us");
+    EXPECT_NE(e.message().find("same point as a.jsonl:2"), std::string::npos) << e.what();
+    EXPECT_NE(e.message().find("two runs appended to one file"), std::string::npos) << e.what();
+  }
+  // ... and a file repeating another's point twice, differently, is refused at its second one.
+  std::vector<RecordSet> sets{one_point_set("a.jsonl", 1.5), one_point_set("b.jsonl", 1.7)};
+  sets[1].measurements.push_back(sets[1].measurements[0]);
+  sets[1].measurements[1].time_us = 1.9;
+  sets[1].context_of.push_back(0);
+  sets[1].origin.push_back("b.jsonl:5");
+  try {
+    drop_duplicate_measurements(sets);
+    FAIL();
+  } catch (const InputError &e) {
+    EXPECT_EQ(e.file(), "b.jsonl");
+    EXPECT_EQ(e.line(), 5);
+    EXPECT_NE(e.message().find("b.jsonl:2"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Records, RepeatPolicyNamesAndMedian) {
+  EXPECT_EQ(parse_repeat_policy("merge"), RepeatPolicy::merge);
+  EXPECT_EQ(parse_repeat_policy("refuse"), RepeatPolicy::refuse);
+  EXPECT_FALSE(parse_repeat_policy("keep").has_value());
+  EXPECT_STREQ(repeat_policy_name(RepeatPolicy::refuse), "refuse");
+  EXPECT_DOUBLE_EQ(median_of({3, 1, 2, 10}), 2.5);
+  EXPECT_DOUBLE_EQ(spread_pct({1.0}), 0.0);
+  EXPECT_EQ(origin_file("dir/a:b.jsonl:12"), "dir/a:b.jsonl");
+  EXPECT_EQ(origin_line("dir/a:b.jsonl:12"), 12);
+  EXPECT_EQ(origin_file("nccl.log"), "nccl.log");
+  EXPECT_EQ(origin_line("nccl.log"), 0);
 }
 
 TEST(Records, MergingDuplicatesKeepsEveryFieldOfTheRecordsItKeeps) {

@@ -10,6 +10,7 @@
 #pragma once
 
 #include "scalefit/core/collectives.hpp"
+#include "scalefit/core/repeats.hpp"
 #include "scalefit/core/stats.hpp"
 
 #include <nlohmann/json.hpp>
@@ -67,6 +68,10 @@ struct MeasurementRecord {
   std::optional<Summary> stats;          ///< per-operation time statistics over samples [us]
   int iters_per_sample = 0;              ///< operations timed back-to-back per sample (0: unknown)
   std::vector<double> samples_us;        ///< every sample's per-operation time [us] (may be empty)
+  /// A point merged from repeats in several files (drop_duplicate_measurements): each repeat's
+  /// time_us [us], the first file's first; time_us is then their median. Empty for a point
+  /// measured once. JSONL field "repeat_time_us".
+  std::vector<double> repeat_time_us;
   nlohmann::json extra;                  ///< other fields (e.g. OSU's iterations), kept on round trip
 
   /// The key `--resume` and the fitter group by: op, group shape, dtype, redop, root, placement,
@@ -116,15 +121,24 @@ RecordSet read_records(const std::string &path);
 /// with no `*.jsonl` file.
 std::vector<std::string> expand_jsonl_inputs(const std::vector<std::string> &inputs);
 
-/// Removes duplicate measurements across `sets` (the same file given twice, two jobs appending to
-/// one file), so that no point is fitted twice. Two measurements are duplicates when their
-/// context's system and their MeasurementRecord::key() (op, group kind/nranks/nnodes/ranks per
-/// node, dtype, redop, root, placement, size) are equal. The first one read is kept.
-/// \returns one warning per identical duplicate dropped: "B duplicates A (identical; merged)",
-/// naming both origins ("file:line").
-/// \throws InputError naming the second record's file and line, and the first's, when the two
-/// disagree (time_us, algbw_gbps or busbw_gbps differ): which one to trust is the user's call.
-std::vector<std::string> drop_duplicate_measurements(std::vector<RecordSet> &sets);
+/// Removes duplicate measurements across `sets` (one RecordSet per file read, in command-line
+/// order) so that no point is fitted twice, and merges repeats (repeats.hpp). Two measurements
+/// are of the same point when their context's system and their MeasurementRecord::key() (op,
+/// group kind/nranks/nnodes/ranks per node, dtype, redop, root, placement, method, size) are
+/// equal. The first one read is kept:
+///  - identical readings (time_us, algbw_gbps and busbw_gbps equal: the same file given twice, a
+///    copy) are dropped, one warning each: "B duplicates A (identical; merged)";
+///  - a different reading from ANOTHER file (origin "file:line") is a repeat: under
+///    RepeatPolicy::merge it is dropped and merged into the kept record, whose time_us becomes
+///    the median of the repeats' time_us [us] (algbw/busbw scaled to it), repeat_time_us holds
+///    every repeat's time_us, stats and samples_us are cleared (they were one repeat's);
+///    one warning per (first file, repeating file) pair says so (RepeatLog::lines).
+/// \returns the warnings, identical duplicates first, then one line per pair of files merged.
+/// \throws InputError naming the second record's file and line (field time_us), and the first
+/// record's origin, when a point has two different readings in ONE file (two runs appended to
+/// it: which one to trust is the user's call), or in two files under RepeatPolicy::refuse.
+std::vector<std::string> drop_duplicate_measurements(std::vector<RecordSet> &sets,
+                                                     RepeatPolicy policy = RepeatPolicy::merge);
 
 /// Appends records to a JSONL file, one line each, flushed as soon as written so that a killed
 /// run loses no finished point.
