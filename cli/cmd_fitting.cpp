@@ -33,6 +33,7 @@ struct FitArgs {
   int max_lifts = 1;
   bool keep_outliers = false;
   bool no_loo = false;
+  std::string repeats = "merge"; ///< --repeats: a point measured again in another file
 };
 
 struct PredictArgs {
@@ -64,6 +65,9 @@ void run_fit(const FitArgs &a) {
       opt.models.push_back(*k);
     }
   }
+  const auto policy = parse_repeat_policy(a.repeats);
+  if (!policy)
+    throw InputError("expected merge or refuse, got '" + a.repeats + "'", "", 0, "--repeats");
   const std::vector<std::string> all = expand_jsonl_inputs(a.inputs);
   std::vector<std::string> files, kernel_files; // scalefit.comm/1 and scalefit.kernels/1 files
   for (const std::string &f : all)
@@ -71,11 +75,19 @@ void run_fit(const FitArgs &a) {
   std::vector<RecordSet> sets;
   for (const std::string &f : files)
     sets.push_back(read_records(f));
-  // The same file twice, or two jobs appending to one file, must not count points twice.
-  for (const std::string &w : drop_duplicate_measurements(sets))
-    fmt::print(stderr, "scalefit fit: warning: {}\n", w);
+  // No point is counted twice: the same file twice is read once, a point repeated in another
+  // file (another run) is merged into the median of its repeats (or refused: --repeats refuse),
+  // the same point twice in one file with different results is refused (core/repeats.hpp).
+  for (const std::string &w : drop_duplicate_measurements(sets, *policy))
+    fmt::print(stderr, "scalefit fit: {}{}\n",
+               w.find(" repeats ") != std::string::npos ? "" : "warning: ", w);
   FitFile fit = files.empty() ? FitFile{} : fit_records(sets, files, opt);
-  fit.compute = fit_kernel_files(kernel_files, opt.leave_one_out, sets, files);
+  std::vector<std::string> kernel_notes;
+  fit.compute =
+      fit_kernel_files(kernel_files, opt.leave_one_out, sets, files, *policy, &kernel_notes);
+  for (const std::string &n : kernel_notes)
+    fmt::print(stderr, "scalefit fit: {}\n", n);
+  fit.repeat_policy = repeat_policy_name(*policy);
   for (const UnfittedEntry &u : fit.unfitted)
     fmt::print(stderr, "scalefit fit: entry {}: not fitted: {}\n", u.id, u.reason);
   if (fit.entries.empty() && fit.compute.empty())
@@ -257,6 +269,12 @@ void add_fitting_commands(CLI::App &app) {
       ->check(CLI::Range(0, 8));
   fit->add_flag("--keep-outliers", fa->keep_outliers, "do not exclude isolated outliers");
   fit->add_flag("--no-loo", fa->no_loo, "skip the leave-one-out error");
+  fit->add_option("--repeats", fa->repeats,
+                  "a point (system, op, group, dtype, placement, size; a kernel shape) measured "
+                  "again in another file: merge (one point, the median of the repeats, counted "
+                  "in the fit file's `repeats`) or refuse (exit 2 naming both records); the same "
+                  "point twice in one file with different results is always refused")
+      ->default_val("merge");
   fit->callback([fa] { run_fit(*fa); });
 
   auto pa = std::make_shared<PredictArgs>();

@@ -215,6 +215,7 @@ void quality_in_sample(ComputeFit &f, const std::vector<KernelPoint> &pts) {
   f.quality.points = static_cast<int>(pts.size());
   double sum = 0, mx = 0;
   for (const auto &p : pts) {
+    f.repeats.add(p.repeat_time_us);
     const double e = std::abs(f.predict_us(p) / p.time_us - 1) * 100;
     sum += e;
     mx = std::max(mx, e);
@@ -493,6 +494,7 @@ ComputeSection fit_compute_section(const std::vector<KernelPoint> &points,
       ComputeFit m = f;
       m.kind = KernelKind::memory;
       m.source = "softmax points of " + files;
+      m.repeats = {}; // the softmax fit's: counted there, not twice
       c.fits.push_back(m);
     }
   }
@@ -526,14 +528,21 @@ std::vector<KernelPoint> copy_points(const RecordSet &set, const std::string &fi
 
 ComputeSection fit_kernel_files(const std::vector<std::string> &files, bool loo,
                                 const std::vector<RecordSet> &comm_sets,
-                                const std::vector<std::string> &comm_files) {
-  std::vector<KernelPoint> points;
+                                const std::vector<std::string> &comm_files,
+                                RepeatPolicy policy, std::vector<std::string> *notes) {
+  std::vector<std::vector<KernelPoint>> per_file;
+  std::vector<std::string> devices, merged_notes;
   std::string device, names;
   for (const std::string &f : files) {
-    const auto pts = read_kernel_points(f, &device);
-    points.insert(points.end(), pts.begin(), pts.end());
+    per_file.push_back(read_kernel_points(f, &devices.emplace_back()));
+    if (device.empty())
+      device = devices.back();
     names += (names.empty() ? "" : ", ") + f.substr(f.find_last_of('/') + 1);
   }
+  std::vector<KernelPoint> points =
+      merge_kernel_repeats(per_file, devices, files, policy, merged_notes);
+  if (notes)
+    notes->insert(notes->end(), merged_notes.begin(), merged_notes.end());
   if (!files.empty() && points.empty())
     throw InputError("no kernel records", files.front());
   for (std::size_t i = 0; i < comm_sets.size(); ++i) {

@@ -27,6 +27,15 @@ const FitEntry *FitFile::find(const std::string &id) const {
   return nullptr;
 }
 
+int FitFile::merged_points() const {
+  int n = 0;
+  for (const FitEntry &e : entries)
+    n += e.repeats.points;
+  for (const ComputeFit &c : compute.fits)
+    n += c.repeats.points;
+  return n;
+}
+
 std::string entry_id(const MeasurementRecord &m) {
   std::string id = fmt::format("{}:{}:{}", op_name(m.op), shape_id(m.group), dtype_name(m.dtype));
   if (op_has_redop(m.op))
@@ -47,6 +56,7 @@ FitFile fit_records(const std::vector<RecordSet> &sets, const std::vector<std::s
     const MeasurementRecord *first = nullptr;
     std::string system;
     std::vector<CurvePoint> points;
+    RepeatStats repeats;
     double peak_busbw = 0;
   };
   std::vector<std::string> order;
@@ -81,6 +91,7 @@ FitFile fit_records(const std::vector<RecordSet> &sets, const std::vector<std::s
         it->second.system = system;
       }
       it->second.points.push_back({static_cast<double>(m.bytes), m.time_us});
+      it->second.repeats.add(m.repeat_time_us);
       it->second.peak_busbw = std::max(it->second.peak_busbw, m.busbw_gbps);
     }
   }
@@ -106,6 +117,7 @@ FitFile fit_records(const std::vector<RecordSet> &sets, const std::vector<std::s
     e.placement = m.placement;
     e.method = m.method;
     e.points = static_cast<int>(cf.kept.size());
+    e.repeats = g.repeats;
     e.excluded = cf.excluded;
     e.min_bytes = cf.kept.front().bytes;
     e.max_bytes = cf.kept.back().bytes;

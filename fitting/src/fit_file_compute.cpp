@@ -37,6 +37,35 @@ double number(const YAML::Node &parent, const char *key, const std::string &fiel
 
 } // namespace
 
+void emit_repeats(YAML::Emitter &out, const RepeatStats &r) {
+  out << YAML::Key << "repeats" << YAML::Value << YAML::Flow << YAML::BeginMap;
+  out << YAML::Key << "points" << YAML::Value << r.points;
+  out << YAML::Key << "measurements" << YAML::Value << r.measurements;
+  out << YAML::Key << "max_spread_pct" << YAML::Value << r.max_spread_pct << YAML::EndMap;
+}
+
+RepeatStats parse_repeats(const YAML::Node &parent, const std::string &field,
+                          const std::string &file) {
+  RepeatStats r;
+  const YAML::Node n = parent["repeats"];
+  if (!n)
+    return r;
+  if (!n.IsMap())
+    throw InputError("expected a mapping {points, measurements, max_spread_pct}", file,
+                     line_of(n), field + "repeats");
+  const std::string f = field + "repeats.";
+  const double points = number(n, "points", f, file, true);
+  const double measurements = number(n, "measurements", f, file, true);
+  if (points != std::floor(points) || measurements != std::floor(measurements) ||
+      points > 1e9 || measurements > 1e9 || measurements < 2 * points)
+    throw InputError("expected whole counts, measurements >= 2 x points", file, line_of(n),
+                     f + "measurements");
+  r.points = static_cast<int>(points);
+  r.measurements = static_cast<int>(measurements);
+  r.max_spread_pct = number(n, "max_spread_pct", f, file, true);
+  return r;
+}
+
 void emit_compute_yaml(YAML::Emitter &out, const ComputeSection &c) {
   if (!c.fits.empty()) {
     out << YAML::Key << "compute" << YAML::Value << YAML::BeginMap;
@@ -66,6 +95,8 @@ void emit_compute_yaml(YAML::Emitter &out, const ComputeSection &c) {
       out << YAML::Key << "loo_mape_pct" << YAML::Value << f.quality.loo_mape_pct;
       out << YAML::Key << "loo_max_err_pct" << YAML::Value << f.quality.loo_max_err_pct;
       out << YAML::EndMap;
+      if (!f.repeats.empty())
+        emit_repeats(out, f.repeats);
       out << YAML::Key << "source" << YAML::Value << f.source;
       out << YAML::EndMap;
     }
@@ -134,6 +165,7 @@ ComputeSection parse_compute_yaml(const YAML::Node &root, const std::string &fil
         if (q["loo_max_err_pct"] && q["loo_max_err_pct"].IsScalar())
           cf.quality.loo_max_err_pct = q["loo_max_err_pct"].as<double>(-1);
       }
+      cf.repeats = parse_repeats(m, f, file);
       if (m["source"] && m["source"].IsScalar())
         cf.source = m["source"].Scalar();
       c.fits.push_back(cf);

@@ -187,6 +187,14 @@ static FitFile parse_fit_file_unguarded(const std::string &text, const std::stri
     for (auto it = sys.begin(); it != sys.end(); ++it)
       if (it->second.IsScalar())
         fit.system[it->first.as<std::string>()] = it->second.Scalar();
+  if (YAML::Node rep = root["repeats"]; rep) {
+    if (!rep.IsMap())
+      r.fail(rep, "repeats", "expected a mapping {policy, rule, merged_points}");
+    fit.repeat_policy = r.str(rep, "policy", "repeats.");
+    if (!parse_repeat_policy(fit.repeat_policy))
+      r.fail(rep["policy"], "repeats.policy",
+             "expected merge or refuse, got '" + fit.repeat_policy + "'");
+  }
   YAML::Node entries = r.need(root, "entries", "");
   if (!entries.IsSequence())
     r.fail(entries, "entries", "expected a list");
@@ -242,6 +250,7 @@ static FitFile parse_fit_file_unguarded(const std::string &text, const std::stri
     }
     if (n["points"])
       e.points = static_cast<int>(r.int_in(n, "points", path, 0, 1L << 30));
+    e.repeats = parse_repeats(n, path, name);
     YAML::Node range = r.need(n, "size_range_bytes", path);
     if (!range.IsSequence() || range.size() != 2)
       r.fail(range, path + "size_range_bytes", "expected [min_bytes, max_bytes]");

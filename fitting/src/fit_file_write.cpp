@@ -79,6 +79,18 @@ std::string to_yaml(const FitFile &fit) {
   out << YAML::Key << "above_max_bytes" << YAML::Value
       << "asymptotic bandwidth: t(s) = t_model(max_bytes) + (s - max_bytes) / B(max_bytes)";
   out << YAML::EndMap;
+  if (!fit.repeat_policy.empty()) {
+    out << YAML::Key << "repeats" << YAML::Value << YAML::BeginMap;
+    out << YAML::Key << "policy" << YAML::Value << fit.repeat_policy;
+    out << YAML::Key << "rule" << YAML::Value
+        << (fit.repeat_policy == "merge"
+                ? "a point measured again in another file (another run) is one point: its time "
+                  "the median of the repeats' times; entries' `repeats` count such points; the "
+                  "same point twice in one file is refused"
+                : "a point measured again in another file with another result is refused");
+    out << YAML::Key << "merged_points" << YAML::Value << fit.merged_points();
+    out << YAML::EndMap;
+  }
 
   out << YAML::Key << "entries" << YAML::Value << YAML::BeginSeq;
   for (const FitEntry &e : fit.entries) {
@@ -98,6 +110,8 @@ std::string to_yaml(const FitFile &fit) {
     if (!e.method.empty())
       out << YAML::Key << "method" << YAML::Value << e.method;
     out << YAML::Key << "points" << YAML::Value << e.points;
+    if (!e.repeats.empty())
+      emit_repeats(out, e.repeats);
     out << YAML::Key << "size_range_bytes" << YAML::Value << YAML::Flow << YAML::BeginSeq
         << static_cast<unsigned long long>(std::llround(e.min_bytes))
         << static_cast<unsigned long long>(std::llround(e.max_bytes)) << YAML::EndSeq;

@@ -63,6 +63,9 @@ struct KernelPoint {
   /// group's m, or its k when tokens_in_k (a weight gradient); empty: all groups are m x n x k.
   std::vector<double> group_tokens;
   bool tokens_in_k = false; ///< record field tokens_dim "k"
+  /// A point merged from repeats in several files (merge_kernel_repeats): each repeat's time_us
+  /// [us], the first file's first; time_us is their median. Empty for a point measured once.
+  std::vector<double> repeat_time_us;
   std::string origin; ///< "file:line"
 };
 
@@ -88,6 +91,7 @@ struct ComputeFit {
   double k0_odd = 0;       ///< per-tile overhead, odd shapes
   double gbps = 0;         ///< B: memory-bound bandwidth [GB/s] (softmax, memory)
   ComputeQuality quality;  ///< fit quality
+  RepeatStats repeats;     ///< points merged from repeats in several files (merge_kernel_repeats)
   std::string source;      ///< files the points came from
 
   /// Predicted time [us] of one GEMM (batch of `batch`) of m x n x k elements; for a grouped fit,
@@ -158,11 +162,30 @@ std::vector<KernelPoint> copy_points(const RecordSet &set, const std::string &fi
 
 /// Reads and fits `scalefit.kernels/1` files (all points together, grouped by dtype and kind)
 /// and the copies of single-rank comm record sets (`comm_sets`, named by `comm_files`); the
-/// device of the first kernels context. Empty section when there is nothing to fit.
+/// device of the first kernels context. A kernel in several files is merged or refused by
+/// `policy` (merge_kernel_repeats; its lines appended to `notes` when given). Empty section when
+/// there is nothing to fit.
 /// \throws InputError for malformed files or groups too small to fit.
 ComputeSection fit_kernel_files(const std::vector<std::string> &files, bool loo = true,
                                 const std::vector<RecordSet> &comm_sets = {},
-                                const std::vector<std::string> &comm_files = {});
+                                const std::vector<std::string> &comm_files = {},
+                                RepeatPolicy policy = RepeatPolicy::merge,
+                                std::vector<std::string> *notes = nullptr);
+
+/// The points of several `scalefit.kernels/1` files (`per_file[i]` read from `files[i]`, its
+/// context's device `devices[i]`) as one list in which no kernel is counted twice. Two records are
+/// the same kernel when device, dtype, kind, name, m, n, k, batch and group tokens are equal:
+///  - in ONE file, with different times (a rerun appended to it before `scalefit-bench kernels`
+///    resumed point by point): \throws InputError naming the file, the second line and field
+///    time_us, and the first line; identical records are counted once;
+///  - in two files: a repeat (repeats.hpp). RepeatPolicy::merge keeps one point whose time_us is
+///    the median of the repeats' [us] and whose repeat_time_us lists them, and appends one line
+///    per pair of files to `notes`; RepeatPolicy::refuse \throws InputError as above. Identical
+///    records (the same file given twice) are counted once, with a note.
+std::vector<KernelPoint> merge_kernel_repeats(const std::vector<std::vector<KernelPoint>> &per_file,
+                                              const std::vector<std::string> &devices,
+                                              const std::vector<std::string> &files,
+                                              RepeatPolicy policy, std::vector<std::string> &notes);
 
 /// A table of the fits: kind, dtype, points, parameters, MAPE and LOO [%].
 std::string compute_table(const ComputeSection &c);
@@ -170,6 +193,13 @@ std::string compute_table(const ComputeSection &c);
 /// Writes `compute` (and `framework` when calibrated) as keys of the fit file's top-level map
 /// (fit_file_compute.cpp; the layout is docs/fit-file.md).
 void emit_compute_yaml(YAML::Emitter &out, const ComputeSection &c);
+/// Writes `repeats: {points, measurements, max_spread_pct}` (a fit entry's or compute fit's).
+void emit_repeats(YAML::Emitter &out, const RepeatStats &r);
+/// Reads parent["repeats"] as emit_repeats writes it (absent: empty). `field` prefixes the
+/// field named in errors ("entries[3].").
+/// \throws InputError naming `file`, the line and the field of a malformed or negative count.
+RepeatStats parse_repeats(const YAML::Node &parent, const std::string &field,
+                          const std::string &file);
 /// Reads the `compute` and `framework` keys of a fit file's root (absent: empty section).
 /// \throws InputError naming `file`, the line and the field of a bad value (NaN, inf, <= 0).
 ComputeSection parse_compute_yaml(const YAML::Node &root, const std::string &file);

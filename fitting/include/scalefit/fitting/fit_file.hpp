@@ -45,6 +45,7 @@ struct FitEntry {
   Placement placement = Placement::out_of_place;
   std::string method; ///< MeasurementRecord::method of the records fitted ("osu_bw", ...; "" none)
   int points = 0;                      ///< points fitted (after exclusions)
+  RepeatStats repeats; ///< points merged from repeats in several files (fit file `repeats`)
   std::vector<ExcludedPoint> excluded; ///< points left out, with reasons
   double min_bytes = 0;                ///< smallest fitted size [B] (valid range, inclusive)
   double max_bytes = 0;                ///< largest fitted size [B]
@@ -119,6 +120,12 @@ public:
   std::vector<UnfittedEntry> unfitted;
   std::vector<ScalingSeries> scaling;
   ComputeSection compute; ///< kernel throughput fits and calibrated framework constants (/3)
+  /// How repeats of a point in several files were treated (repeat_policy_name: "merge",
+  /// "refuse"); "" when not recorded (files written before repeats were merged): no `repeats` key.
+  std::string repeat_policy;
+
+  /// Points merged from repeats over all entries and compute fits.
+  int merged_points() const;
 
   /// The entry with this id, or nullptr.
   const FitEntry *find(const std::string &id) const;
