@@ -11,6 +11,8 @@
 #include "scalefit/bench/guard.hpp"
 #include "scalefit/bench/output.hpp"
 #include "scalefit/bench/pairs.hpp"
+#include "scalefit/bench/progress_board.hpp"
+#include "scalefit/bench/repeat.hpp"
 #include "scalefit/bench/sampling.hpp"
 #include "scalefit/bench/sysinfo.hpp"
 #include "scalefit/bench/table.hpp"
@@ -209,6 +211,7 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
   for (Placement p : o.placements)
     ctx.extra["placements"].push_back(placement_name(p));
   ctx.extra["timeout_s"] = o.timeout_s;
+  ctx.extra["repeat"] = o.repeat;
 
   // Points to measure, for the progress total and the budget's shares.
   std::size_t total_points = 0;
@@ -219,48 +222,12 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
           if (not_run_reason(backend_name, op, p).empty())
             total_points += op_size_points(op, sizes, t, s.nranks).size();
   total_points -= std::min(total_points, done_keys.size());
+  total_points *= static_cast<std::size_t>(o.repeat);
 
   if (rank == 0) {
-    std::printf("# scalefit-bench comm: backend %s (%s)\n", backend_name.c_str(),
-                (backend_name == "nccl"
-                     ? "NCCL " + ctx.versions["nccl"] + ", CUDA runtime " + ctx.versions["cuda"]
-                     : ctx.versions["mpi"])
-                    .c_str());
-    std::printf(
-        "# nRanks %d nNodes %d%s ranksPerNode %d minBytes %llu maxBytes %llu step: %llu(%s) "
-        "warmup iters: %d iters: %s validation: %d graph: %d\n",
-        nranks, layout.nnodes, layout.emulated ? " (emulated)" : "", layout.ranks_per_node,
-        static_cast<unsigned long long>(o.min_bytes), static_cast<unsigned long long>(o.max_bytes),
-        static_cast<unsigned long long>(o.step_bytes > 0 ? o.step_bytes : o.step_factor),
-        o.step_bytes > 0 ? "bytes" : "factor", o.warmup_iters,
-        o.fixed_samples > 0
-            ? fmt::format("{} samples", o.fixed_samples).c_str()
-            : fmt::format("adaptive ({}, {:g}-{:g} s, {}-{} samples{})",
-                          o.max_ci > 0 ? fmt::format("95% CI of the {} within +-{:g}%",
-                                                     statistic_name(o.statistic), o.max_ci * 100)
-                                       : fmt::format("noise < {:g}%", o.max_noise * 100),
-                          o.min_time_s, o.max_time_s, o.min_samples, o.max_samples,
-                          o.budget_s > 0 ? fmt::format(", budget {:g} s", o.budget_s) : "")
-                  .c_str(),
-        o.check ? 1 : 0, o.graph_launches);
-    std::printf("# buffers: %s; %s, registration %s; alltoall: %s\n",
-                o.hot ? "hot (the same buffers every operation: --hot)"
-                      : fmt::format("rotated by one message per operation through >= {} B (2 x "
-                                    "{} B cache, {})",
-                                    rotation_bytes, cache, cache_source)
-                            .c_str(),
-                backend->buffer_alloc_name().c_str(), backend->registration_name().c_str(),
-                backend->alltoall_impl().c_str());
-    std::printf("#\n# Using devices\n");
-    for (int r = 0; r < nranks; ++r)
-      std::printf("#  Rank %2d Node %2d Pid %6s on %10s device %2d %s\n", r,
-                  layout.node_of_rank[static_cast<std::size_t>(r)], "-",
-                  hosts_per_rank[static_cast<std::size_t>(r)].c_str(),
-                  backend_name == "nccl" ? layout.local_rank[static_cast<std::size_t>(r)] : 0,
-                  devices[static_cast<std::size_t>(r)].c_str());
-    if (!done_keys.empty())
-      std::printf("# Resuming %s: %zu points already measured are reused\n", o.out.c_str(),
-                  done_keys.size());
+    std::printf("%s", run_banner(o, backend_name, ctx, layout, rotation_bytes, cache, cache_source,
+                                 *backend, hosts_per_rank, devices, done_keys.size())
+                          .c_str());
     std::fflush(stdout);
   }
 
@@ -293,6 +260,10 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
   };
 
   Watchdog watchdog(o.timeout_s);
+  ProgressBoard board(hosts_per_rank); // progress reported to rank 0, named on a timeout
+  if (o.timeout_s > 0)
+    watchdog.set_board(&board);
+  RepeatMerger repeats(o.repeat); // --repeat: one record per point from its runs
   Progress progress(total_points);
   const double run_start = MPI_Wtime();
   double timing_s = 0, check_s = 0; // rank 0's wall time in timing loops and in checks
@@ -302,6 +273,7 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
   std::map<int, int> last_rank_points;
   int points_judged = 0;
   std::uint64_t point_id = 0;
+  for (int run = 0; run < o.repeat; ++run)
   for (Op op : o.ops) {
     const Collective &coll = collective(op);
     for (const GroupShape &shape : shapes) {
@@ -321,8 +293,9 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
       double busbw_sum = 0;
       int busbw_n = 0;
       if (rank == 0) {
-        std::printf("#\n# Collective test starting: %s (%s)\n", std::string(op_name(op)).c_str(),
-                    std::string(coll.nccl_tests_name).c_str());
+        std::printf("#\n# Collective test starting: %s (%s)%s\n", std::string(op_name(op)).c_str(),
+                    std::string(coll.nccl_tests_name).c_str(),
+                    o.repeat > 1 ? fmt::format(", run {} of {}", run + 1, o.repeat).c_str() : "");
         std::printf("# Group shape: %s: %d concurrent instance%s of %d ranks (%d node%s x %d)\n",
                     shape.label().c_str(), instances, instances == 1 ? "" : "s", shape.nranks,
                     shape.nnodes, shape.nnodes == 1 ? "" : "s", shape.ranks_per_node);
@@ -350,7 +323,7 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
           if (comm)
             warm_communicator(*comm, coll, *bufs, o, op, dtype, shape.nranks,
                               {points.back().count, points.front().count});
-          SCALEFIT_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+          watchdog.barrier();
           watchdog.disarm();
         }
         for (const SizePoint &pt : points) {
@@ -430,7 +403,10 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
                 k = 0;
               coll.run(*cp, send + shift, recv + shift, a);
             };
-            watchdog.set_point(point_name(op, pt.bytes, dtype, pl, shape), cp);
+            const std::string what = point_name(op, pt.bytes, dtype, pl, shape);
+            if (o.timeout_s > 0)
+              board.publish(point_id, what);
+            watchdog.set_point(what, cp);
             // This point's cap: --max-time, or with --budget the remaining time over the
             // remaining points (capped by --max-time when that was given).
             SamplingPlan plan;
@@ -543,7 +519,8 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
               }
               if (!baseline.is_null())
                 m.extra["baseline"] = baseline;
-              write_record(to_json(m));
+              if (const auto merged = repeats.add(m))
+                write_record(to_json(*merged));
               row += row_body(m.time_us, m.algbw_gbps, m.busbw_gbps, m.wrong);
               busbw_sum += m.busbw_gbps;
               ++busbw_n;
@@ -581,6 +558,10 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
         MPI_Comm_free(&sub);
     }
   }
+  if (o.timeout_s > 0)
+    board.finish(); // every progress report taken before the communicator goes
+  if (rank == 0)
+    std::printf("%s", repeats.summary().c_str());
   // --groups pairs: every node against every other, every rank pair inside a node (pairs.hpp).
   if (std::find(o.groups.begin(), o.groups.end(), GroupKind::pairs) != o.groups.end())
     run_pairs({o, layout, hosts_per_rank, *backend, dtypes.front(), sizes, watchdog,

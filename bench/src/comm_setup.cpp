@@ -139,4 +139,59 @@ nlohmann::json sampling_context(const CommOptions &o) {
                                   "communicator's sweep, before its points"}};
 }
 
+/// The banner rank 0 prints before the sweep (nccl-tests' header lines).
+std::string run_banner(const CommOptions &o, const std::string &backend_name,
+                       const ContextRecord &ctx, const NodeLayout &layout,
+                       std::size_t rotation_bytes, std::uint64_t cache,
+                       const std::string &cache_source, const Backend &backend,
+                       const std::vector<std::string> &hosts, const std::vector<std::string> &devices,
+                       std::size_t resumed) {
+  auto version = [&ctx](const char *k) {
+    const auto it = ctx.versions.find(k);
+    return it == ctx.versions.end() ? std::string() : it->second;
+  };
+  std::string s = fmt::format(
+      "# scalefit-bench comm: backend {} ({})\n", backend_name,
+      backend_name == "nccl" ? "NCCL " + version("nccl") + ", CUDA runtime " + version("cuda")
+                             : version("mpi"));
+  const std::string iters =
+      o.fixed_samples > 0
+          ? fmt::format("{} samples", o.fixed_samples)
+          : fmt::format("adaptive ({}, {:g}-{:g} s, {}-{} samples{})",
+                        o.max_ci > 0 ? fmt::format("95% CI of the {} within +-{:g}%",
+                                                   statistic_name(o.statistic), o.max_ci * 100)
+                                     : fmt::format("noise < {:g}%", o.max_noise * 100),
+                        o.min_time_s, o.max_time_s, o.min_samples, o.max_samples,
+                        o.budget_s > 0 ? fmt::format(", budget {:g} s", o.budget_s) : "");
+  s += fmt::format("# nRanks {} nNodes {}{} ranksPerNode {} minBytes {} maxBytes {} step: {}({}) "
+                   "warmup iters: {} iters: {} validation: {} graph: {}\n",
+                   layout.nranks(), layout.nnodes, layout.emulated ? " (emulated)" : "",
+                   layout.ranks_per_node, o.min_bytes, o.max_bytes,
+                   o.step_bytes > 0 ? o.step_bytes : o.step_factor,
+                   o.step_bytes > 0 ? "bytes" : "factor", o.warmup_iters, iters, o.check ? 1 : 0,
+                   o.graph_launches);
+  s += fmt::format("# buffers: {}; {}, registration {}; alltoall: {}\n",
+                   o.hot ? "hot (the same buffers every operation: --hot)"
+                         : fmt::format("rotated by one message per operation through >= {} B (2 "
+                                       "x {} B cache, {})",
+                                       rotation_bytes, cache, cache_source),
+                   backend.buffer_alloc_name(), backend.registration_name(),
+                   backend.alltoall_impl());
+  if (o.repeat > 1)
+    s += fmt::format("# repeat: the sweep runs {} times; each point's record is its median run's, "
+                     "with every run's time and busbw (extra.repeat)\n",
+                     o.repeat);
+  s += "#\n# Using devices\n";
+  for (int r = 0; r < layout.nranks(); ++r) {
+    const std::size_t i = static_cast<std::size_t>(r);
+    s += fmt::format("#  Rank {:2d} Node {:2d} Pid {:>6} on {:>10} device {:2d} {}\n", r,
+                     layout.node_of_rank[i], "-", i < hosts.size() ? hosts[i] : "",
+                     backend_name == "nccl" ? layout.local_rank[i] : 0,
+                     i < devices.size() ? devices[i] : "");
+  }
+  if (resumed > 0)
+    s += fmt::format("# Resuming {}: {} points already measured are reused\n", o.out, resumed);
+  return s;
+}
+
 } // namespace scalefit::bench::detail

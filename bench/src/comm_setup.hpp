@@ -7,7 +7,9 @@
 #include "scalefit/bench/collective.hpp"
 #include "scalefit/bench/options.hpp"
 #include "scalefit/bench/verify.hpp"
+#include "scalefit/bench/groups.hpp"
 #include "scalefit/core/collectives.hpp"
+#include "scalefit/core/records.hpp"
 #include "scalefit/core/timing.hpp"
 
 #include <nlohmann/json.hpp>
@@ -70,5 +72,15 @@ std::string slowest_rank_summary(const std::map<int, int> &last_rank_points, int
 /// The context's `sampling`: how samples are formed (mode "nccl-tests" or "adaptive", batch,
 /// warm-up operations, CUDA graph launches) and the communicator warm-up's definition.
 nlohmann::json sampling_context(const CommOptions &o);
+
+/// The banner rank 0 prints before the sweep: backend and versions, nccl-tests' "# nRanks ..."
+/// line, buffers, --repeat, the devices per rank and what --resume reuses (`resumed` points).
+/// Ends with '\n'.
+std::string run_banner(const CommOptions &o, const std::string &backend_name,
+                       const ContextRecord &ctx, const NodeLayout &layout,
+                       std::size_t rotation_bytes, std::uint64_t cache,
+                       const std::string &cache_source, const Backend &backend,
+                       const std::vector<std::string> &hosts, const std::vector<std::string> &devices,
+                       std::size_t resumed);
 
 } // namespace scalefit::bench::detail

@@ -2,6 +2,8 @@
 #include "scalefit/bench/guard.hpp"
 
 #include "scalefit/bench/backend.hpp"
+#include "scalefit/bench/check.hpp"
+#include "scalefit/bench/progress_board.hpp"
 #include "scalefit/bench/sysinfo.hpp"
 #include "scalefit/core/error.hpp"
 
@@ -143,6 +145,13 @@ void Watchdog::disarm() {
   m_deadline_ns.store(0, std::memory_order_release);
 }
 
+void Watchdog::barrier() {
+  if (ProgressBoard *b = m_board.load(std::memory_order_acquire))
+    b->barrier();
+  else
+    SCALEFIT_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+}
+
 void Watchdog::loop() {
   std::unique_lock<std::mutex> lock(m_mutex);
   while (!m_stop) {
@@ -163,11 +172,29 @@ void Watchdog::loop() {
     int rank = -1;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     const double expected = m_expected_s.load(std::memory_order_relaxed);
-    std::fprintf(stderr,
-                 "scalefit-bench: rank %d on %s: timeout: %s did not complete within --timeout "
-                 "%g s beyond its expected %.3g s (barrier, operations and gather with the other "
-                 "ranks); a rank or a link is stuck; aborting the job\n",
-                 rank, this_host().c_str(), m_what.c_str(), m_timeout_s, expected);
+    if (const ProgressBoard *board = m_board.load(std::memory_order_acquire)) {
+      if (!board->collector()) { // rank 0 names the late ranks; give its MPI_Abort the lead
+        lock.unlock();
+        std::this_thread::sleep_for(std::chrono::seconds(2));
+        lock.lock();
+      }
+      const std::string report = board->hang_report(m_what);
+      if (board->collector())
+        std::fprintf(stderr, "scalefit-bench: timeout after %.3g s %s; aborting the job (exit %d)\n",
+                     m_timeout_s + expected, report.c_str(), static_cast<int>(kExitInternal));
+      else
+        std::fprintf(stderr,
+                     "scalefit-bench: rank %d on %s: timeout after %.3g s %s; aborting the job "
+                     "(exit %d)\n",
+                     rank, this_host().c_str(), m_timeout_s + expected, report.c_str(),
+                     static_cast<int>(kExitInternal));
+    } else {
+      std::fprintf(stderr,
+                   "scalefit-bench: rank %d on %s: timeout: %s did not complete within --timeout "
+                   "%g s beyond its expected %.3g s (barrier, operations and gather with the "
+                   "other ranks); a rank or a link is stuck; aborting the job\n",
+                   rank, this_host().c_str(), m_what.c_str(), m_timeout_s, expected);
+    }
     std::fflush(stderr);
     if (m_comm)
       m_comm->abort();

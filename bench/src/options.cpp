@@ -130,7 +130,14 @@ void add_comm_options(CLI::App &app, RawCommArgs &raw) {
                  "(nccl-tests); events: CUDA events per batch (nccl only)")
       ->capture_default_str();
   app.add_option("--timeout", raw.timeout_s,
-                 "Abort the job when one operation takes longer than this [s] (0: never)")
+                 "Abort the job when a step (barrier, batch, gather) runs this long past its "
+                 "expected time [s] (0: never); rank 0 then names the op, size, group and the "
+                 "ranks that had not arrived, from progress the ranks report to it out of band")
+      ->capture_default_str();
+  app.add_option("--repeat", raw.repeat,
+                 "Run the whole sweep N times (1..1000); each point's record is its median run's "
+                 "and carries every run's time and busbw and their spread (extra.repeat), which "
+                 "`scalefit report` draws as a band and `scalefit check` judges")
       ->capture_default_str();
   app.add_option("--min-samples", raw.min_samples, "Adaptive: floor on samples per point")
       ->capture_default_str();
@@ -295,6 +302,9 @@ CommOptions validate_comm_args(const RawCommArgs &raw) {
     bad("--budget", "must be >= 0 (0: no budget)");
   if (!(raw.timeout_s >= 0))
     bad("--timeout", "must be >= 0 (0: never)");
+  if (raw.repeat < 1 || raw.repeat > 1000)
+    bad("--repeat", "must be in 1..1000, got " + std::to_string(raw.repeat));
+  o.repeat = raw.repeat;
   if (raw.statistic == "mean")
     o.statistic = Statistic::mean;
   else if (raw.statistic == "median")

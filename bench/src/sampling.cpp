@@ -70,7 +70,7 @@ PointSamples time_point(Comm *comm, const std::function<void()> &op, const Sampl
   double op_us = 0;
   if (warm > 0) {
     watchdog.arm();
-    SCALEFIT_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+    watchdog.barrier();
     op_us = combine(me ? comm->time_batch_us(1, op, 0) : 0.0, me).max;
     watchdog.disarm();
     const double budget_us = 0.5 * plan.rule.max_time_s * 1e6;
@@ -78,7 +78,7 @@ PointSamples time_point(Comm *comm, const std::function<void()> &op, const Sampl
         static_cast<int>(std::min<double>(warm - 1, std::floor(budget_us / std::max(op_us, 1e-3))));
     if (more > 0) {
       watchdog.arm(2e-6 * more * op_us);
-      SCALEFIT_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+      watchdog.barrier();
       op_us = combine(me ? comm->time_batch_us(more, op, 0) : 0.0, me).max / more;
       watchdog.disarm();
     }
@@ -92,7 +92,7 @@ PointSamples time_point(Comm *comm, const std::function<void()> &op, const Sampl
   const double start = MPI_Wtime();
   for (;;) {
     watchdog.arm(2e-6 * t.batch * launches * op_us);
-    SCALEFIT_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+    watchdog.barrier();
     const double local = me ? comm->time_batch_us(t.batch, op, point_id) : 0.0;
     // The elapsed time rides along, so every rank gets the same max and stops alike.
     const Combined c = combine(local, me, MPI_Wtime() - start);

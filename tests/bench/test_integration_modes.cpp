@@ -8,6 +8,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <vector>
 #include <filesystem>
 #include <set>
 #include <string>
@@ -94,5 +97,93 @@ TEST(Integration, TheRankThatIsConsistentlyLastIsNamed) {
   for (const auto &m : set.measurements) {
     EXPECT_EQ(m.extra["slowest_rank"], 2) << m.key();
     EXPECT_GE(m.extra["slowest_rank_share"].get<double>(), 0.5) << m.key();
+  }
+}
+
+// --timeout names the ranks that had not arrived (issue 17, section 3): the test-build hook
+// SCALEFIT_TEST_HANG_RANK/SCALEFIT_TEST_HANG_POINT makes one rank sleep forever before a point.
+namespace {
+
+/// Point names as scalefit-bench prints them (comm_setup.cpp: point_name), for -np 4, world.
+std::string allreduce_point(std::uint64_t bytes) {
+  return "allreduce " + std::to_string(bytes) + " B float out-of-place world n=4 (1x4)";
+}
+
+/// Runs a 4-rank allreduce sweep of 1K, 4K, 16K, 64K with rank `hang_rank` hung before point
+/// `hang_point` (1-based) and --timeout 1; `timeout 60` ends it should the watchdog not.
+Result run_hung(int hang_rank, int hang_point, const TempDir &d) {
+  return run_raw("--mca mpi_yield_when_idle 1 -x SCALEFIT_TEST_HANG_RANK=" +
+                     std::to_string(hang_rank) + " -x SCALEFIT_TEST_HANG_POINT=" +
+                     std::to_string(hang_point) + " -np 4 " + std::string(SCALEFIT_BENCH_BIN) +
+                     " comm --backend mpi --ops allreduce -b 1K -e 64K -f 4 -n 2 --batch 2 "
+                     "--timeout 1",
+                 d);
+}
+
+} // namespace
+
+TEST(Integration, TimeoutNamesTheRankThatHadNotArrived) {
+  TempDir d;
+  const auto start = std::chrono::steady_clock::now();
+  const Result r = run_hung(2, 3, d);
+  const double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_NE(r.code, 0) << r.out << r.err;
+  // Point 3 of the sweep is 16 KiB; rank 2 was last seen starting point 2 (4 KiB).
+  const std::string expected = "in " + allreduce_point(16384) + " (point 3): rank 2 (";
+  EXPECT_NE(r.err.find("scalefit-bench: timeout after 1"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(expected), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(") had not arrived (last seen at point 2: " + allreduce_point(4096) + ")"),
+            std::string::npos)
+      << r.err;
+  // Rank 0's line names rank 2 alone.
+  const std::size_t at = r.err.find("scalefit-bench: timeout after");
+  ASSERT_NE(at, std::string::npos) << r.err;
+  const std::string line = r.err.substr(at, r.err.find('\n', at) - at);
+  for (const char *healthy : {"rank 0 (", "rank 1 (", "rank 3 (", "ranks "})
+    EXPECT_EQ(line.find(healthy), std::string::npos) << line;
+  EXPECT_LT(took, 30.0);
+}
+
+TEST(Integration, TimeoutWithTheCollectorHungSaysSo) {
+  TempDir d;
+  const Result r = run_hung(0, 2, d);
+  EXPECT_NE(r.code, 0) << r.out << r.err;
+  // Rank 0 collects the reports; hung, it takes none of point 2, and the other ranks say so.
+  EXPECT_NE(r.err.find("in " + allreduce_point(4096) + " (point 2): rank 0 ("), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("has not taken this rank's report of point 2"), std::string::npos)
+      << r.err;
+}
+
+TEST(Integration, RepeatMergesTheRunsOfEachPointIntoOneRecordWithTheirSpread) {
+  TempDir d;
+  Result r;
+  const RecordSet set = measure(
+      2, "--backend mpi --ops allreduce -b 1K -e 4K -f 4 -n 3 --batch 2 --repeat 3", d, &r);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("run 3 of 3"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("# Run-to-run spread over 3 runs"), std::string::npos) << r.out;
+  EXPECT_EQ(set.contexts.at(0).extra["repeat"], 3);
+  ASSERT_EQ(set.measurements.size(), 2u); // one record per point, not per run
+  for (const auto &m : set.measurements) {
+    const auto &rep = m.extra.at("repeat");
+    EXPECT_EQ(rep["runs"], 3) << m.key();
+    std::vector<double> t = rep["time_us"].get<std::vector<double>>();
+    const std::vector<double> bw = rep["busbw_gbps"].get<std::vector<double>>();
+    ASSERT_EQ(t.size(), 3u);
+    ASSERT_EQ(bw.size(), 3u);
+    // The record is the median run's: its time is the middle of the three.
+    const std::size_t kept = rep["run"].get<std::size_t>();
+    ASSERT_LT(kept, 3u);
+    EXPECT_DOUBLE_EQ(m.time_us, t[kept]);
+    std::vector<double> sorted = t;
+    std::sort(sorted.begin(), sorted.end());
+    EXPECT_DOUBLE_EQ(m.time_us, sorted[1]);
+    EXPECT_DOUBLE_EQ(rep["spread_pct"].get<double>(), 100 * (sorted[2] - sorted[0]) / sorted[1]);
+    EXPECT_DOUBLE_EQ(rep["busbw_min_gbps"].get<double>(), *std::min_element(bw.begin(), bw.end()));
+    EXPECT_DOUBLE_EQ(rep["busbw_max_gbps"].get<double>(), *std::max_element(bw.begin(), bw.end()));
+    EXPECT_GE(m.busbw_gbps, rep["busbw_min_gbps"].get<double>());
+    EXPECT_LE(m.busbw_gbps, rep["busbw_max_gbps"].get<double>());
   }
 }

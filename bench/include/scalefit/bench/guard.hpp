@@ -16,6 +16,7 @@
 namespace scalefit::bench {
 
 class Comm;
+class ProgressBoard;
 
 /// Called first thing in main, before MPI_Init: whether this process was started by an MPI
 /// launcher (OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK or SLURM_PROCID in the environment). If
@@ -50,10 +51,15 @@ private:
 /// A thread that ends the job when it cannot make progress:
 ///  - --timeout: when an armed step (barrier + a batch of operations + the gather of times)
 ///    runs longer than its expected duration (batch x the warm-up's time per operation; 0 before
-///    it is known) plus --timeout seconds, it prints "scalefit-bench: rank R on HOST: timeout: <what> did not
-///    complete within ..." on stderr, aborts the current communicator (ncclCommAbort on nccl) and
-///    calls MPI_Abort(MPI_COMM_WORLD, kExitInternal). (Called from this thread: Open MPI's
-///    MPI_Abort tolerates it; the job is ending either way.)
+///    it is known) plus --timeout seconds, it prints on stderr what timed out, aborts the current
+///    communicator (ncclCommAbort on nccl) and calls MPI_Abort(MPI_COMM_WORLD, kExitInternal).
+///    (Called from this thread: Open MPI's MPI_Abort tolerates it; the job is ending either
+///    way.) With a ProgressBoard (set_board), rank 0 prints "scalefit-bench: timeout after T s
+///    in <what> (point P): rank(s) R (HOST) had not arrived (last seen at point K: <name>);
+///    aborting the job (exit 3)", and the other ranks wait 2 s (so that rank 0's message comes
+///    first and its MPI_Abort ends the job) before printing whether rank 0 took their last
+///    progress report. Without one: "scalefit-bench: rank R on HOST: timeout: <what> did not
+///    complete within ...".
 ///  - the launcher's death (when launcher_watched()): when the parent process changes
 ///    (mpirun/orted gone, the rank re-parented), it prints a line and _exit()s at once, so no
 ///    record is appended after the job was killed; PR_SET_PDEATHSIG covers the immediate case.
@@ -73,12 +79,18 @@ public:
   void arm(double expected_s = 0);
   /// Ends the step.
   void disarm();
+  /// The progress board whose table the timeout message reads (null: none). Set before arming.
+  void set_board(ProgressBoard *board) { m_board.store(board, std::memory_order_release); }
+  /// A barrier over MPI_COMM_WORLD: the board's (rank 0 takes in progress reports while it
+  /// waits) when one is set, else MPI_Barrier. Collective.
+  void barrier();
 
 private:
   void loop();
   double m_timeout_s;
   std::atomic<std::int64_t> m_deadline_ns{0}; ///< steady_clock ns; 0: disarmed
   std::atomic<double> m_expected_s{0};
+  std::atomic<ProgressBoard *> m_board{nullptr};
   std::mutex m_mutex; ///< guards m_what, m_comm, m_stop
   std::condition_variable m_cv;
   std::string m_what;

@@ -53,6 +53,9 @@ struct CommOptions {
   bool hot = false;            ///< --hot: no buffer rotation (data may stay in cache)
   bool events_timer = false;   ///< --timer events (nccl); default host (nccl-tests')
   double timeout_s = 300;      ///< --timeout: abort the job when one op takes longer [s] (0: off)
+  /// --repeat N: run the sweep N times; each point's record is its median run's, with every
+  /// run's time and busbw in extra.repeat (repeat.hpp). 1: once.
+  int repeat = 1;
   int min_samples = 5;         ///< --min-samples: floor on samples per point
   int max_samples = 1000;      ///< --max-samples: ceiling on samples per point
   double batch_time_us = 1000; ///< --batch-time: target duration of one sample [us]
@@ -93,6 +96,7 @@ struct RawCommArgs {
   std::string statistic = "mean", placement = "out", timer = "host";
   bool hot = false, max_time_given = false;
   int min_samples = 5, max_samples = 1000;
+  int repeat = 1; ///< --repeat
   std::vector<std::string> groups{"world"};
   int emulate_nodes = 0;
   std::string out, system = "local", csv;
@@ -110,7 +114,7 @@ void add_comm_options(CLI::App &app, RawCommArgs &raw);
 ///   min > max; -f <= 1; -i 0; -f and -i together; negative counts or times; min-time > max-time;
 ///   max-noise <= 0; max-ci < 0 or >= 1; min-samples > max-samples; --emulate-nodes < 0;
 ///   --resume without --out; unknown --alltoallv-matrix; unknown --stat/--placement/--timer/--alloc; -R not 0, 1 or 2;
-///   -R 2 with --alloc cuda; --budget or --timeout < 0;
+///   -R 2 with --alloc cuda; --budget or --timeout < 0; --repeat outside 1..1000;
 ///   non-finite numbers; a sweep of more than kMaxSweepSizes sizes.
 CommOptions validate_comm_args(const RawCommArgs &raw);
 

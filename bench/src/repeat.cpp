@@ -1,0 +1,110 @@
+// --repeat: one record per point from N runs of the sweep (see repeat.hpp).
+#include "scalefit/bench/repeat.hpp"
+
+#include "scalefit/core/error.hpp"
+#include "scalefit/core/units.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <numeric>
+
+namespace scalefit::bench {
+namespace {
+
+double median_value(std::vector<double> v) {
+  if (v.empty())
+    return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+} // namespace
+
+double run_spread_pct(std::vector<double> values) {
+  if (values.size() < 2)
+    return 0;
+  const double med = median_value(values);
+  if (!(med > 0))
+    return 0;
+  const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
+  return 100.0 * (*hi - *lo) / med;
+}
+
+MeasurementRecord merge_runs(const std::vector<MeasurementRecord> &runs) {
+  if (runs.empty())
+    throw InputError("no run to merge", "", 0, "--repeat");
+  if (runs.size() == 1)
+    return runs.front();
+  std::vector<std::size_t> order(runs.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  // By time; ties keep run order. For an even count the faster middle run (lower index).
+  std::stable_sort(order.begin(), order.end(), [&runs](std::size_t a, std::size_t b) {
+    return runs[a].time_us < runs[b].time_us;
+  });
+  const std::size_t kept = order[(runs.size() - 1) / 2];
+  MeasurementRecord m = runs[kept];
+  std::vector<double> time, busbw;
+  for (const MeasurementRecord &r : runs) {
+    time.push_back(r.time_us);
+    busbw.push_back(r.busbw_gbps);
+  }
+  if (!m.extra.is_object())
+    m.extra = nlohmann::json::object();
+  m.extra["repeat"] = {{"runs", runs.size()},
+                       {"run", kept},
+                       {"time_us", time},
+                       {"busbw_gbps", busbw},
+                       {"busbw_min_gbps", *std::min_element(busbw.begin(), busbw.end())},
+                       {"busbw_median_gbps", median_value(busbw)},
+                       {"busbw_max_gbps", *std::max_element(busbw.begin(), busbw.end())},
+                       {"spread_pct", run_spread_pct(time)}};
+  return m;
+}
+
+std::optional<MeasurementRecord> RepeatMerger::add(const MeasurementRecord &m) {
+  if (m_runs == 1)
+    return m;
+  std::vector<MeasurementRecord> &held = m_held[m.key()];
+  held.push_back(m);
+  if (static_cast<int>(held.size()) < m_runs)
+    return std::nullopt;
+  MeasurementRecord merged = merge_runs(held);
+  m_held.erase(m.key());
+  const std::string curve = merged.key(false);
+  auto [it, fresh] = m_curves.try_emplace(curve);
+  if (fresh) {
+    m_order.push_back(curve);
+    it->second.label = fmt::format("{} {} {} {}{}", op_name(merged.op), merged.group.label(),
+                                   dtype_name(merged.dtype), placement_name(merged.placement),
+                                   merged.method.empty() ? "" : " " + merged.method);
+  }
+  const double spread = merged.extra["repeat"]["spread_pct"].get<double>();
+  it->second.spreads.push_back(spread);
+  if (spread > it->second.worst) {
+    it->second.worst = spread;
+    it->second.worst_bytes = merged.bytes;
+  }
+  return merged;
+}
+
+std::string RepeatMerger::summary() const {
+  if (m_runs == 1 || m_order.empty())
+    return "";
+  std::string s = fmt::format("#\n# Run-to-run spread over {} runs, 100 (max - min) / median of "
+                              "the runs' times per point:\n",
+                              m_runs);
+  for (const std::string &k : m_order) {
+    const Curve &c = m_curves.at(k);
+    std::vector<double> v = c.spreads;
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    const double med = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+    s += fmt::format("#  {}: median {:.1f}%, max {:.1f}% at {} B, over {} points\n", c.label, med,
+                     c.worst, c.worst_bytes, n);
+  }
+  return s;
+}
+
+} // namespace scalefit::bench

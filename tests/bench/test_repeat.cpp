@@ -1,0 +1,85 @@
+// --repeat (issue 17, section 3): the runs of a point merged into one record (repeat.hpp).
+#include "scalefit/bench/repeat.hpp"
+
+#include "scalefit/core/error.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <vector>
+
+using namespace scalefit;
+using namespace scalefit::bench;
+
+namespace {
+
+MeasurementRecord run_of(double time_us, std::uint64_t bytes = 1 << 20) {
+  MeasurementRecord m;
+  m.op = Op::allreduce;
+  m.group.kind = "world";
+  m.group.nranks = 4;
+  m.group.nnodes = 1;
+  m.group.ranks_per_node = 4;
+  m.bytes = bytes;
+  m.count = bytes / 4;
+  m.time_us = time_us;
+  m.algbw_gbps = static_cast<double>(bytes) / time_us * 1e-3;
+  m.busbw_gbps = m.algbw_gbps * busbw_factor(m.op, m.group.nranks);
+  m.samples_us = {time_us, time_us};
+  return m;
+}
+
+} // namespace
+
+TEST(Repeat, TheRecordIsTheMedianRunsWithEveryRunBeside) {
+  const std::vector<double> times = {130.0, 100.0, 110.0};
+  std::vector<MeasurementRecord> runs;
+  for (double t : times)
+    runs.push_back(run_of(t));
+  const MeasurementRecord m = merge_runs(runs);
+  std::vector<double> sorted = times;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_DOUBLE_EQ(m.time_us, sorted[1]);
+  EXPECT_EQ(m.samples_us, runs[2].samples_us); // that run's samples, untouched
+  const auto &r = m.extra.at("repeat");
+  EXPECT_EQ(r["runs"], 3);
+  EXPECT_EQ(r["run"], 2);
+  EXPECT_EQ(r["time_us"].get<std::vector<double>>(), times);
+  EXPECT_DOUBLE_EQ(r["spread_pct"].get<double>(), 100 * (sorted[2] - sorted[0]) / sorted[1]);
+  EXPECT_DOUBLE_EQ(r["busbw_min_gbps"].get<double>(), runs[0].busbw_gbps);
+  EXPECT_DOUBLE_EQ(r["busbw_max_gbps"].get<double>(), runs[1].busbw_gbps);
+  EXPECT_DOUBLE_EQ(r["busbw_median_gbps"].get<double>(), runs[2].busbw_gbps);
+}
+
+TEST(Repeat, EvenRunsKeepTheFasterMiddleRunAndOneRunIsUnchanged) {
+  const MeasurementRecord m = merge_runs({run_of(40), run_of(10), run_of(30), run_of(20)});
+  EXPECT_DOUBLE_EQ(m.time_us, 20);
+  EXPECT_EQ(m.extra["repeat"]["run"], 3);
+  EXPECT_DOUBLE_EQ(m.extra["repeat"]["spread_pct"].get<double>(), 100.0 * (40 - 10) / 25);
+  const MeasurementRecord one = merge_runs({run_of(10)});
+  EXPECT_FALSE(one.extra.is_object() && one.extra.contains("repeat"));
+  EXPECT_THROW(merge_runs({}), InputError);
+  EXPECT_DOUBLE_EQ(run_spread_pct({5}), 0);
+  EXPECT_DOUBLE_EQ(run_spread_pct({0, 0}), 0);
+}
+
+TEST(Repeat, MergerHoldsAPointUntilItsLastRunAndSummarizesTheSpread) {
+  RepeatMerger merger(2);
+  EXPECT_FALSE(merger.add(run_of(100, 1024)).has_value());
+  EXPECT_FALSE(merger.add(run_of(100, 2048)).has_value());
+  const auto a = merger.add(run_of(120, 1024));
+  ASSERT_TRUE(a.has_value());
+  EXPECT_DOUBLE_EQ(a->time_us, 100);
+  const auto b = merger.add(run_of(100, 2048));
+  ASSERT_TRUE(b.has_value());
+  const std::string s = merger.summary();
+  EXPECT_NE(s.find("over 2 runs"), std::string::npos) << s;
+  // 1024 B: 100 (120 - 100) / 110 = 18.2%; 2048 B: 0%.
+  EXPECT_NE(s.find("allreduce world n=4 (1x4) float out-of-place: median 9.1%, max 18.2% at 1024 B, "
+                   "over 2 points"),
+            std::string::npos)
+      << s;
+  RepeatMerger once(1);
+  EXPECT_TRUE(once.add(run_of(5)).has_value());
+  EXPECT_EQ(once.summary(), "");
+}
