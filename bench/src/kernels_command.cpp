@@ -3,6 +3,7 @@
 #include "scalefit/bench/kernels_command.hpp"
 
 #include "scalefit/bench/comm.hpp"
+#include "scalefit/bench/kernels_resume.hpp"
 #include "scalefit/bench/sysinfo.hpp"
 #include "scalefit/core/csv.hpp"
 #include "scalefit/core/error.hpp"
@@ -50,7 +51,10 @@ void add_kernels_options(CLI::App &app, RawKernelsArgs &raw) {
       ->capture_default_str();
   app.add_option("--scale", raw.scale, "Shrink m, n, k by this factor in (0, 1] for quick runs")
       ->capture_default_str();
-  app.add_option("--out", raw.out, "Append JSON Lines records to FILE");
+  app.add_option("--out", raw.out,
+                 "Append JSON Lines records to FILE; a FILE that already holds this sweep (a cut "
+                 "job run again) is resumed point by point: its kernels are kept, not measured "
+                 "again, a torn last line is dropped");
   app.add_option("--csv", raw.csv, "Append one CSV row per kernel to FILE (docs/records.md)");
   app.add_flag("-c,--check", raw.check, "Check each kernel against a naive reference on a slice");
   app.add_option("--peak-tflops", raw.peak_tflops, "Device peak [TFLOP/s] for the summary");
@@ -241,6 +245,64 @@ Summary time_shape(GemmEngine &engine, const KernelsOptions &o, int &batch_out) 
   return summarize(samples);
 }
 
+/// The context record of a run (schema kKernelsSchema): the engine, device, dtype, model or
+/// sweep, layout and scale that define the sweep (same_kernels_sweep), and its provenance.
+nlohmann::json kernels_context(const KernelsOptions &o, GemmEngine &engine, Attention attention,
+                               int nranks, const std::string &command_line) {
+  nlohmann::json ctx = {{"type", "context"},
+                       {"schema", kKernelsSchema},
+                       {"tool", "scalefit-bench kernels"},
+                       {"system", o.system},
+                       {"host", host_name()},
+                       {"nranks", nranks},
+                       {"engine", o.engine},
+                       {"dtype", precision_name(o.precision)},
+                       {"device", engine.device()},
+                       {"library", engine.library()},
+                       {"model",
+                        {{"name", o.model.name},
+                         {"layers", o.model.layers},
+                         {"hidden", o.model.hidden},
+                         {"heads", o.model.heads},
+                         {"sequence", o.model.sequence},
+                         {"vocabulary", o.model.vocabulary},
+                         {"ffn", o.model.ffn_size()}}},
+                       {"tp", o.tp},
+                       {"micro_batch", o.micro_batch},
+                       {"scale", o.scale},
+                       {"attention", o.sweep ? "none" : attention_name(attention)},
+                       {"sweep", o.sweep ? sweep_grid_name(*o.sweep) : ""},
+                       {"versions", {{"scalefit", SCALEFIT_VERSION}}},
+                       {"command_line", command_line},
+                       {"start_time", utc_now_iso8601()}};
+  if (!o.sweep && o.model.moe()) {
+    ctx["model"]["experts"] = o.model.experts;
+    ctx["model"]["top_k"] = o.model.top_k;
+    ctx["model"]["moe_ffn"] = o.model.moe_ffn;
+    ctx["model"]["shared_experts"] = o.model.shared_experts;
+    ctx["model"]["moe_layers"] = o.model.moe_layers();
+    ctx["ep"] = o.moe.ep;
+    ctx["moe_imbalance"] = o.moe.imbalance;
+  }
+  return ctx;
+}
+
+/// The fields that identify a shape's record (kernel_record_key): name, kind, pass, m, n, k,
+/// batch, dtype (the one the kernel runs in) and group_tokens.
+nlohmann::json identity_json(const KernelShape &s, const KernelsOptions &o) {
+  nlohmann::json id = {{"name", s.name},
+                       {"kind", kernel_kind_name(s.kind)},
+                       {"pass", pass_name(s.pass)},
+                       {"m", s.m},
+                       {"n", s.n},
+                       {"k", s.k},
+                       {"batch", s.batch},
+                       {"dtype", precision_name(kernel_precision(o.precision, s))}};
+  if (s.kind == KernelKind::grouped_gemm && !s.group_tokens.empty())
+    id["group_tokens"] = s.group_tokens;
+  return id;
+}
+
 } // namespace
 
 int run_kernels(const KernelsOptions &o, const std::string &command_line) {
@@ -256,6 +318,8 @@ int run_kernels(const KernelsOptions &o, const std::string &command_line) {
   std::string error, field, attention_note;
   Attention attention = Attention::unfused;
   std::vector<KernelShape> shapes;
+  nlohmann::json ctx;   // the context record (with --out or --csv)
+  KernelsResume resume; // what --out already holds of this sweep
   if (rank == 0) {
     try {
       engine = make_engine(o.engine, o.precision);
@@ -293,13 +357,18 @@ int run_kernels(const KernelsOptions &o, const std::string &command_line) {
           !why.empty())
         throw InputError(why, "", 0,
                          !o.sweep && attention == Attention::unfused ? "--attention" : "--micro-batch");
-      if (!o.out.empty())
+      if (!o.out.empty() || !o.csv.empty())
+        ctx = kernels_context(o, *engine, attention, nranks, command_line);
+      if (!o.out.empty()) {
+        resume = prepare_kernels_output(o.out, ctx); // never a record twice (kernels_resume.hpp)
         writer = std::make_unique<JsonlWriter>(o.out);
+      }
       if (!o.csv.empty())
         csv = std::make_unique<CsvWriter>(o.csv, kernels_csv_header());
     } catch (const InputError &e) {
-      error = e.message();
-      field = e.field();
+      // A file's error keeps its file and line (the message then names the field itself).
+      error = e.file().empty() ? e.message() : e.what();
+      field = e.file().empty() ? e.field() : "";
     }
   }
   bench::agree_or_throw(error, field);
@@ -358,50 +427,47 @@ int run_kernels(const KernelsOptions &o, const std::string &command_line) {
                 "batch", "time(us)", "median(us)", "TFLOP/s", o.check ? "  #wrong" : "");
     std::fflush(stdout);
 
-    nlohmann::json ctx;
-    if (writer || csv) {
-      ctx = {{"type", "context"},
-             {"schema", kKernelsSchema},
-             {"tool", "scalefit-bench kernels"},
-             {"system", o.system},
-             {"host", host_name()},
-             {"nranks", nranks},
-             {"engine", o.engine},
-             {"dtype", precision_name(o.precision)},
-             {"device", engine->device()},
-             {"library", engine->library()},
-             {"model",
-              {{"name", o.model.name},
-               {"layers", o.model.layers},
-               {"hidden", o.model.hidden},
-               {"heads", o.model.heads},
-               {"sequence", o.model.sequence},
-               {"vocabulary", o.model.vocabulary},
-               {"ffn", o.model.ffn_size()}}},
-             {"tp", o.tp},
-             {"micro_batch", o.micro_batch},
-             {"scale", o.scale},
-             {"attention", o.sweep ? "none" : attention_name(attention)},
-             {"sweep", o.sweep ? sweep_grid_name(*o.sweep) : ""},
-             {"versions", {{"scalefit", SCALEFIT_VERSION}}},
-             {"command_line", command_line},
-             {"start_time", utc_now_iso8601()}};
-      if (!o.sweep && o.model.moe()) {
-        ctx["model"]["experts"] = o.model.experts;
-        ctx["model"]["top_k"] = o.model.top_k;
-        ctx["model"]["moe_ffn"] = o.model.moe_ffn;
-        ctx["model"]["shared_experts"] = o.model.shared_experts;
-        ctx["model"]["moe_layers"] = o.model.moe_layers();
-        ctx["ep"] = o.moe.ep;
-        ctx["moe_imbalance"] = o.moe.imbalance;
-      }
-      if (writer)
-        writer->write(ctx);
-    }
+    if (!resume.note.empty())
+      std::fprintf(stderr, "scalefit-bench kernels: %s\n", resume.note.c_str());
+    std::size_t resumed = 0;
+    for (const KernelShape &s : shapes)
+      resumed += resume.done.count(kernel_record_key(identity_json(s, o))) > 0;
+    if (resumed > 0)
+      std::printf("# resume: %zu of %zu kernels already in %s (kept, not measured again)%s\n",
+                  resumed, shapes.size(), o.out.c_str(),
+                  resumed == shapes.size() ? "; nothing left to measure" : "");
+    bool ctx_written = false;
+
 
     std::int64_t total_wrong = 0;
     double fwd_us = 0, bwd_us = 0, fwd_flops = 0, bwd_flops = 0, all_us = 0, best_tf = 0;
     for (const KernelShape &s : shapes) {
+      const nlohmann::json id = identity_json(s, o);
+      if (const auto old = resume.done.find(kernel_record_key(id)); old != resume.done.end()) {
+        // Measured by an earlier run of this sweep: its figures, not measured or written again.
+        const nlohmann::json &r = old->second;
+        const double mean = r.value("time_us", 0.0), tf = tflops_of(s.flops(), mean);
+        const double median =
+            r.contains("stats") && r["stats"].is_object() ? r["stats"].value("median", mean) : mean;
+        if (s.per_layer && s.blocks != Blocks::dense) {
+          (s.pass == Pass::fwd ? fwd_us : bwd_us) += mean;
+          (s.pass == Pass::fwd ? fwd_flops : bwd_flops) += s.model_flops();
+        }
+        all_us += mean;
+        best_tf = std::max(best_tf, tf);
+        const std::int64_t wrong = r.contains("wrong") && r["wrong"].is_number_integer()
+                                       ? r["wrong"].get<std::int64_t>()
+                                       : 0;
+        total_wrong += wrong;
+        std::printf("  %-22s %4s %7lld %7lld %7lld %6lld %12.2f %12.2f %9.4f", s.name.c_str(),
+                    std::string(pass_name(s.pass)).c_str(), static_cast<long long>(s.m),
+                    static_cast<long long>(s.n), static_cast<long long>(s.k),
+                    static_cast<long long>(s.batch), mean, median, tf);
+        if (o.check)
+          std::printf(" %7lld", static_cast<long long>(wrong));
+        std::printf("  (resumed)\n");
+        continue;
+      }
       std::optional<CheckResult> chk;
       if (o.check)
         chk = check_shape(*engine, s);
@@ -457,6 +523,10 @@ int run_kernels(const KernelsOptions &o, const std::string &command_line) {
         }
         if (chk)
           rec["wrong"] = chk->wrong;
+        if (writer && !ctx_written) {
+          writer->write(ctx); // a rerun's context, then the kernels it measured
+          ctx_written = true;
+        }
         if (writer)
           writer->write(rec);
         if (csv)
