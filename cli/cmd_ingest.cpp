@@ -1,4 +1,4 @@
-// `scalefit ingest nccl-tests FILE... -o OUT.jsonl` and `scalefit ingest osu FILE... -o OUT.jsonl`:
+// `scalefit ingest nccl-tests|osu|imb FILE... -o OUT.jsonl`:
 // existing logs -> the JSONL records `scalefit-bench comm` writes (a context record per file, then
 // its measurements). Warnings and notes go to stderr; --strict turns warnings into errors (exit 2).
 #include "commands.hpp"
@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iterator>
@@ -24,7 +25,11 @@ struct IngestArgs {
   std::string op, dtype, system;
   int nranks = 0, nnodes = 0;
   bool strict = false, append = false, quiet = false;
+  std::string imb_time = "avg"; ///< IMB: t_min, t_avg or t_max as the record's time
 };
+
+/// The log formats `scalefit ingest` reads.
+enum class LogTool { nccl_tests, osu, imb };
 
 ingest::IngestOptions to_options(const IngestArgs &a) {
   ingest::IngestOptions opt;
@@ -48,15 +53,20 @@ ingest::IngestOptions to_options(const IngestArgs &a) {
     opt.nnodes = a.nnodes;
   opt.system = a.system;
   opt.strict = a.strict;
+  opt.imb_time = a.imb_time == "min"   ? ingest::ImbTime::min
+                 : a.imb_time == "max" ? ingest::ImbTime::max
+                                       : ingest::ImbTime::avg;
   return opt;
 }
 
-void run_ingest(const IngestArgs &a, bool osu) {
+void run_ingest(const IngestArgs &a, LogTool tool) {
   const ingest::IngestOptions opt = to_options(a);
   // Read everything first: a bad file leaves no half-written output.
   std::vector<ingest::IngestResult> results;
   for (const auto &f : a.files) {
-    results.push_back(osu ? ingest::read_osu(f, opt) : ingest::read_nccl_tests(f, opt));
+    results.push_back(tool == LogTool::osu   ? ingest::read_osu(f, opt)
+                      : tool == LogTool::imb ? ingest::read_imb(f, opt)
+                                             : ingest::read_nccl_tests(f, opt));
     const auto &r = results.back();
     if (!a.quiet)
       for (const auto &n : r.notes)
@@ -93,12 +103,13 @@ void run_ingest(const IngestArgs &a, bool osu) {
     for (const auto &m : r.measurements)
       emit(to_json(m));
     if (!a.quiet) {
-      std::string ops;
-      for (const auto &m : r.measurements) {
-        const std::string name(op_name(m.op));
-        if (ops.find(name) == std::string::npos)
-          ops += (ops.empty() ? "" : ",") + name;
-      }
+      std::string ops; // each op once, in file order ("reduce" is not "allreduce")
+      std::vector<Op> seen;
+      for (const auto &m : r.measurements)
+        if (std::find(seen.begin(), seen.end(), m.op) == seen.end()) {
+          seen.push_back(m.op);
+          ops += (ops.empty() ? "" : ",") + std::string(op_name(m.op));
+        }
       std::fprintf(stderr, "%s",
                    fmt::format("scalefit: {}: {} records ({}; {} ranks, {} nodes), {} warnings\n",
                                a.files[i], r.measurements.size(), ops, r.context.nranks,
@@ -132,17 +143,28 @@ void add_common(CLI::App *sub, IngestArgs &a) {
 } // namespace
 
 void add_ingest_commands(CLI::App &app) {
-  auto *ingest = app.add_subcommand("ingest", "convert nccl-tests or OSU output to scalefit JSONL");
+  auto *ingest =
+      app.add_subcommand("ingest", "convert nccl-tests, OSU or IMB output to scalefit JSONL");
   ingest->require_subcommand(1);
   auto args = std::make_shared<IngestArgs>();
   auto *nccl = ingest->add_subcommand("nccl-tests", "read nccl-tests *_perf output (any version)");
   add_common(nccl, *args);
-  nccl->callback([args] { run_ingest(*args, false); });
+  nccl->callback([args] { run_ingest(*args, LogTool::nccl_tests); });
   auto osu_args = std::make_shared<IngestArgs>();
   auto *osu = ingest->add_subcommand(
       "osu", "read OSU Micro-Benchmarks output (latency, bw, bibw, collectives)");
   add_common(osu, *osu_args);
-  osu->callback([osu_args] { run_ingest(*osu_args, true); });
+  osu->callback([osu_args] { run_ingest(*osu_args, LogTool::osu); });
+  auto imb_args = std::make_shared<IngestArgs>();
+  auto *imb = ingest->add_subcommand(
+      "imb", "read Intel MPI Benchmarks output (IMB-MPI1: PingPong, PingPing, Sendrecv, "
+             "Allreduce, Reduce, Reduce_scatter, Allgather, Alltoall, Bcast; every #processes)");
+  add_common(imb, *imb_args);
+  imb->add_option("--imb-time", imb_args->imb_time,
+                  "IMB column taken as the time: avg (t_avg, as nccl-tests averages its ranks; "
+                  "default), max (t_max, what IMB's Mbytes/sec uses) or min")
+      ->check(CLI::IsMember({"min", "avg", "max"}));
+  imb->callback([imb_args] { run_ingest(*imb_args, LogTool::imb); });
 }
 
 } // namespace scalefit::cli

@@ -1,4 +1,5 @@
-// libFuzzer target: scalefit::ingest::read_osu on arbitrary bytes (fuzz/README.md).
+// libFuzzer target: scalefit::ingest::read_osu and read_imb (the two MPI benchmark log readers)
+// on arbitrary bytes (fuzz/README.md).
 #include "fuzz_input.hpp"
 
 #include "scalefit/ingest/ingest.hpp"
@@ -8,6 +9,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
   scalefit::fuzz::expect_clean("read_osu", [&] {
     scalefit::ingest::IngestOptions opt;
     (void)scalefit::ingest::read_osu(path, opt);
+  });
+  scalefit::fuzz::expect_clean("read_imb", [&] {
+    scalefit::ingest::IngestOptions opt;
+    (void)scalefit::ingest::read_imb(path, opt);
   });
   return 0;
 }

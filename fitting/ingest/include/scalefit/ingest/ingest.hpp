@@ -1,5 +1,5 @@
 /// \file ingest.hpp
-/// Readers of existing nccl-tests and OSU Micro-Benchmarks output. Each turns one log file into
+/// Readers of existing nccl-tests, OSU Micro-Benchmarks and Intel MPI Benchmarks output. Each turns one log file into
 /// the records `scalefit-bench comm` writes (core's ContextRecord + MeasurementRecord), so that
 /// `scalefit fit` treats ingested and measured curves alike.
 ///
@@ -37,6 +37,10 @@ struct IngestResult {
   std::vector<std::string> notes;
 };
 
+/// Which of IMB's per-process time statistics a record's time is (IMB prints t_min, t_max and
+/// t_avg over the processes of each one's mean time per call).
+enum class ImbTime { min, avg, max };
+
 /// Fallbacks for what a log does not say, and strictness.
 struct IngestOptions {
   std::optional<Op> op;       ///< used when the file does not name the operation
@@ -47,6 +51,9 @@ struct IngestOptions {
   std::optional<DType> dtype; ///< used when the file's type is missing or unknown
   std::string system;         ///< system name; empty: the file name without extension (noted)
   bool strict = false;        ///< turn every warning into an InputError
+  /// IMB: the statistic a record's time is; avg (the default) matches nccl-tests' default of
+  /// averaging the ranks' times (`-a 1`), max is what IMB's Mbytes/sec uses.
+  ImbTime imb_time = ImbTime::avg;
 };
 
 /// Reads an nccl-tests log (stdout of `*_perf`): all three formats (before 2.13 with an `error`
@@ -86,5 +93,20 @@ IngestResult read_nccl_tests(const std::string &path, const IngestOptions &opt =
 /// the test is not supported, a collective's rank count is unknown (field nranks), or (strict) on
 /// the first warning.
 IngestResult read_osu(const std::string &path, const IngestOptions &opt = {});
+
+/// Reads Intel MPI Benchmarks output (IMB-MPI1 2018-2021.x and its GPU variant; IMB 3.x's
+/// `#Benchmarking #procs` layout): every `# Benchmarking <name>` / `# #processes = P` table,
+/// several process counts per file (-npmin) included. PingPong, PingPing, Sendrecv, Allreduce,
+/// Reduce, Reduce_scatter(_block), Allgather, Alltoall and Bcast become records (mapping to
+/// nccl-tests' bytes and time in imb.cpp: Allgather and Alltoall bytes = size * P; PingPong and
+/// PingPing 2 ranks, one-way time); other benchmarks are skipped with a note. time_us is the
+/// IngestOptions::imb_time column (t_avg by default; t[usec] for the ping tests), the other two
+/// go to `extra`. A row IMB cut at its time limit (`time-out.`) becomes a warning naming the size.
+/// Ranks per table from `#processes`; the job's shape and nodes from a launcher line in the file
+/// (`mpirun -n 144 -N 36 ... IMB-MPI1`), its allocation, or --nranks/--nnodes; else 1 node
+/// (noted). Tables of fewer processes than the job (-npmin) are placed on its first ranks by slot.
+/// \throws InputError (file, line, field) when the file cannot be opened, holds no IMB table, a
+/// table has no process count and --nranks is not given, or (strict) on the first warning.
+IngestResult read_imb(const std::string &path, const IngestOptions &opt = {});
 
 } // namespace scalefit::ingest
