@@ -193,6 +193,11 @@ void add_records(std::map<std::string, Curve> &curves, std::vector<std::string> 
     p = std::max(p, m.busbw_gbps);
     c.busbw_sum += m.busbw_gbps;
     ++c.busbw_count;
+    if (const auto sp = point_spread(m, i < set.origin.size() ? set.origin[i] : file)) {
+      PointSpread &old = c.spread[m.bytes];
+      if (sp->spread_pct >= old.spread_pct)
+        old = *sp;
+    }
   }
   // nccl-tests averages its size-0 rows (busbw 0) too; attributable when the log is one curve.
   if (zero_rows > 0 && keys.size() == 1) {
@@ -237,6 +242,108 @@ void add_fit(std::map<std::string, Curve> &curves, std::vector<std::string> &ord
       ++c.busbw_count;
     }
   }
+}
+
+std::optional<PointSpread> point_spread(const MeasurementRecord &m, const std::string &origin) {
+  if (!m.extra.is_object() || !m.extra.contains("repeat"))
+    return std::nullopt;
+  const nlohmann::json &r = m.extra["repeat"];
+  PointSpread p;
+  try {
+    p.runs = r.at("runs").get<int>();
+    p.spread_pct = r.at("spread_pct").get<double>();
+    p.busbw_min_gbps = r.at("busbw_min_gbps").get<double>();
+    p.busbw_max_gbps = r.at("busbw_max_gbps").get<double>();
+  } catch (const nlohmann::json::exception &e) {
+    throw InputError(std::string("malformed run-to-run spread: ") + e.what(), origin, 0,
+                     "extra.repeat");
+  }
+  if (p.runs < 1 || !std::isfinite(p.spread_pct) || p.spread_pct < 0 ||
+      !std::isfinite(p.busbw_min_gbps) || !std::isfinite(p.busbw_max_gbps) ||
+      p.busbw_min_gbps > p.busbw_max_gbps)
+    throw InputError("malformed run-to-run spread (runs >= 1, spread_pct >= 0, busbw_min_gbps <= "
+                     "busbw_max_gbps)",
+                     origin, 0, "extra.repeat");
+  if (p.runs < 2)
+    return std::nullopt;
+  return p;
+}
+
+std::optional<CurveSpread> curve_spread(const Curve &c, double noisy_pct) {
+  if (c.spread.empty())
+    return std::nullopt;
+  CurveSpread s;
+  std::vector<double> v;
+  for (const auto &[bytes, p] : c.spread) {
+    v.push_back(p.spread_pct);
+    s.runs = std::max(s.runs, p.runs);
+    if (v.size() == 1 || p.spread_pct > s.max_pct) {
+      s.max_pct = p.spread_pct;
+      s.max_bytes = bytes;
+      s.busbw_min_gbps = p.busbw_min_gbps;
+      s.busbw_max_gbps = p.busbw_max_gbps;
+    }
+  }
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  s.points = static_cast<int>(n);
+  s.median_pct = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  s.noisy = s.max_pct > noisy_pct;
+  return s;
+}
+
+// Contiguous runs of sizes (ascending) where `short_at` holds, as [first, last] pairs.
+std::vector<std::pair<std::uint64_t, std::uint64_t>>
+short_ranges(const std::vector<std::uint64_t> &sizes, const std::vector<bool> &is_short) {
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> out;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    if (!is_short[i])
+      continue;
+    if (i > 0 && is_short[i - 1] && !out.empty())
+      out.back().second = sizes[i];
+    else
+      out.push_back({sizes[i], sizes[i]});
+  }
+  return out;
+}
+
+std::string ranges_text(const std::vector<std::pair<std::uint64_t, std::uint64_t>> &r) {
+  if (r.empty())
+    return "-";
+  std::string s;
+  for (const auto &[lo, hi] : r)
+    s += (s.empty() ? "" : ",") +
+         (lo == hi ? format_bytes(lo) : format_bytes(lo) + "-" + format_bytes(hi));
+  return s;
+}
+
+nlohmann::json ranges_json(const std::vector<std::pair<std::uint64_t, std::uint64_t>> &r) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const auto &[lo, hi] : r)
+    j.push_back({lo, hi});
+  return j;
+}
+
+nlohmann::json spread_json(const CurveSpread &s) {
+  return {{"runs", s.runs},
+          {"points", s.points},
+          {"max_spread_pct", s.max_pct},
+          {"max_spread_bytes", s.max_bytes},
+          {"median_spread_pct", s.median_pct},
+          {"busbw_range_gbps", {s.busbw_min_gbps, s.busbw_max_gbps}},
+          {"noisy", s.noisy}};
+}
+
+std::string spread_note(const std::string &label, const CurveSpread &s, double noisy_pct) {
+  return fmt::format("{}: run-to-run spread over {} runs: max {:.1f}% at {} (busbw {:.2f}..{:.2f} "
+                     "GB/s), median {:.1f}% over {} points; figures and verdict are the median "
+                     "run's{}",
+                     label, s.runs, s.max_pct, format_bytes(s.max_bytes), s.busbw_min_gbps,
+                     s.busbw_max_gbps, s.median_pct, s.points,
+                     s.noisy ? fmt::format("; noisy (above --noisy {:g}%): rerun, or look for "
+                                           "other jobs or a throttled link, before trusting it",
+                                           noisy_pct)
+                             : std::string());
 }
 
 } // namespace scalefit::cli::check

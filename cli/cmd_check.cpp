@@ -61,6 +61,7 @@ struct CheckArgs {
   double min_busbw = -1; ///< GB/s; < 0: not set (nccl-tests' NCCL_TESTS_MIN_BW unset is -1)
   bool strict = false;
   bool json = false;
+  double noisy_pct = 10; ///< --noisy: a run-to-run spread above this is noted noisy [%]
   int nranks = 0, nnodes = 0;
 };
 
@@ -88,38 +89,6 @@ Verdict grade(double pct, const CheckArgs &a) {
   if (pct < a.low_pct)
     return Verdict::low;
   return Verdict::ok;
-}
-
-/// Contiguous runs of sizes (ascending) where `short_at` holds, as [first, last] pairs.
-std::vector<std::pair<std::uint64_t, std::uint64_t>>
-short_ranges(const std::vector<std::uint64_t> &sizes, const std::vector<bool> &is_short) {
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> out;
-  for (std::size_t i = 0; i < sizes.size(); ++i) {
-    if (!is_short[i])
-      continue;
-    if (i > 0 && is_short[i - 1] && !out.empty())
-      out.back().second = sizes[i];
-    else
-      out.push_back({sizes[i], sizes[i]});
-  }
-  return out;
-}
-
-std::string ranges_text(const std::vector<std::pair<std::uint64_t, std::uint64_t>> &r) {
-  if (r.empty())
-    return "-";
-  std::string s;
-  for (const auto &[lo, hi] : r)
-    s += (s.empty() ? "" : ",") +
-         (lo == hi ? format_bytes(lo) : format_bytes(lo) + "-" + format_bytes(hi));
-  return s;
-}
-
-nlohmann::json ranges_json(const std::vector<std::pair<std::uint64_t, std::uint64_t>> &r) {
-  nlohmann::json j = nlohmann::json::array();
-  for (const auto &[lo, hi] : r)
-    j.push_back({lo, hi});
-  return j;
 }
 
 /// A reference fit file with the name it is known by.
@@ -378,6 +347,14 @@ Result check_curve(Curve c, const CheckArgs &a, const est::SystemConfig *sys,
       r.notes.push_back(fmt::format("{}: average busbw {:.2f} GB/s < 0.9 x --min-busbw {:g}", label,
                                     avg, a.min_busbw));
   }
+  // --repeat: the record is the median run's (so is every figure above); the spread is shown.
+  r.json["repeat"] = nullptr;
+  if (const auto sp = curve_spread(c, a.noisy_pct)) {
+    r.json["repeat"] = spread_json(*sp);
+    r.notes.push_back(spread_note(label, *sp, a.noisy_pct));
+    short_col = fmt::format("{}spread {:.1f}%{}", sp->noisy ? "noisy " : "", sp->max_pct,
+                            short_col.empty() ? "" : " " + short_col);
+  }
   r.json["verdict"] = verdict_name(r.verdict);
   r.row =
       fmt::format("{:<14} {:<20} {:<9} {:>9.2f} {:>7} {:<15} {:>8} {:>6} {:<24} {:>6} {:<8} {}",
@@ -387,7 +364,10 @@ Result check_curve(Curve c, const CheckArgs &a, const est::SystemConfig *sys,
   return r;
 }
 
-void run_check(const CheckArgs &a) {
+/// Reads the inputs, checks every curve and returns `--json`'s object (schema scalefit.check/1),
+/// notes included; `rows` (when given) receives the table rows in curve order. \throws
+/// InputError as run_check.
+nlohmann::json evaluate(const CheckArgs &a, std::vector<std::string> *rows) {
   if (!(a.fail_pct >= 0 && a.fail_pct <= a.low_pct))
     throw InputError(
         fmt::format("--fail {:g} must be between 0 and --low {:g}", a.fail_pct, a.low_pct), "", 0,
@@ -479,9 +459,7 @@ void run_check(const CheckArgs &a) {
     ++counts[results.back().verdict];
   }
   const bool fail = counts[Verdict::failing] > 0 || (a.strict && counts[Verdict::low] > 0);
-  command_exit_code() = fail ? kExitCheck : kExitOk;
-
-  if (a.json) {
+  {
     nlohmann::json refs_json = nlohmann::json::array();
     for (const Reference &r : refs)
       refs_json.push_back(r.file);
@@ -505,7 +483,8 @@ void run_check(const CheckArgs &a) {
           {"fail_pct", a.fail_pct},
           {"min_busbw_gbps",
            a.min_busbw >= 0 ? nlohmann::json(a.min_busbw) : nlohmann::json(nullptr)},
-          {"strict", a.strict}}},
+          {"strict", a.strict},
+          {"noisy_pct", a.noisy_pct}}},
         {"curves", list},
         {"notes", notes},
         {"summary",
@@ -514,23 +493,35 @@ void run_check(const CheckArgs &a) {
           {"low", counts[Verdict::low]},
           {"failing", counts[Verdict::failing]},
           {"unchecked", counts[Verdict::unchecked]}}},
-        {"exit_code", command_exit_code()}};
+        {"exit_code", fail ? kExitCheck : kExitOk}};
     for (const Result &r : results)
       for (const std::string &n : r.notes)
         out["notes"].push_back(n);
+    if (rows)
+      for (const Result &r : results)
+        rows->push_back(r.row);
+    return out;
+  }
+}
+
+void run_check(const CheckArgs &a) {
+  std::vector<std::string> rows;
+  const nlohmann::json out = evaluate(a, &rows);
+  command_exit_code() = out["exit_code"].get<int>();
+  if (a.json) {
     fmt::print("{}\n", dump_json(out, 2));
     return;
   }
+  const nlohmann::json &sys = out["system"];
+  std::string refs;
+  for (const auto &r : out["references"])
+    refs += (refs.empty() ? "" : ", ") + r.get<std::string>();
   fmt::print("# scalefit check: {}; reference {}; verdict vs expected: ok >= {:g}%, low >= {:g}%, "
              "failing below{}\n",
-             sys ? fmt::format("system {} ({})", sys->name, sys_path) : std::string("no system"),
-             refs.empty() ? std::string("none")
-                          : [&] {
-                              std::string s;
-                              for (const Reference &r : refs) s += (s.empty() ? "" : ", ") + r.file;
-                              return s;
-                            }(),
-             a.low_pct, a.fail_pct,
+             sys.is_null() ? std::string("no system")
+                           : fmt::format("system {} ({})", sys["name"].get<std::string>(),
+                                         sys["file"].get<std::string>()),
+             refs.empty() ? std::string("none") : refs, a.low_pct, a.fail_pct,
              a.min_busbw >= 0 ? fmt::format("; --min-busbw {:g} GB/s (avg < 0.9x fails)", a.min_busbw)
                               : std::string());
   fmt::print("{:<14} {:<20} {:<9} {:>9} {:>7} {:<15} {:>8} {:>6} {:<24} {:>6} {:<8} {}\n", "op",
@@ -538,19 +529,24 @@ void run_check(const CheckArgs &a) {
              "verdict", "short (< low)");
   fmt::print("{:<14} {:<20} {:<9} {:>9} {:>7} {:<15} {:>8} {:>6} {:<24} {:>6} {:<8} {}\n", "", "",
              "", "[GB/s]", "[B]", "", "[GB/s]", "[%]", "", "[%]", "", "[B]");
-  for (const Result &r : results)
-    fmt::print("{}\n", r.row);
-  for (const std::string &n : notes)
-    fmt::print("note: {}\n", n);
-  for (const Result &r : results)
-    for (const std::string &n : r.notes)
-      fmt::print("note: {}\n", n);
-  fmt::print("{} curves: {} ok, {} low, {} failing, {} unchecked; exit {}\n", results.size(),
-             counts[Verdict::ok], counts[Verdict::low], counts[Verdict::failing],
-             counts[Verdict::unchecked], command_exit_code());
+  for (const std::string &r : rows)
+    fmt::print("{}\n", r);
+  for (const auto &n : out["notes"])
+    fmt::print("note: {}\n", n.get<std::string>());
+  const nlohmann::json &sum = out["summary"];
+  fmt::print("{} curves: {} ok, {} low, {} failing, {} unchecked; exit {}\n",
+             sum["curves"].get<int>(), sum["ok"].get<int>(), sum["low"].get<int>(),
+             sum["failing"].get<int>(), sum["unchecked"].get<int>(), command_exit_code());
 }
 
 } // namespace
+
+nlohmann::json check_json(const std::vector<std::string> &inputs, const std::string &system) {
+  CheckArgs a;
+  a.inputs = inputs;
+  a.system = system;
+  return evaluate(a, nullptr);
+}
 
 void add_check_command(CLI::App &app) {
   auto a = std::make_shared<CheckArgs>();
@@ -579,6 +575,12 @@ void add_check_command(CLI::App &app) {
   c->add_option("--min-busbw", a->min_busbw,
                 "GB/s: failing when a curve's average busbw < 0.9 x this (nccl-tests' "
                 "NCCL_TESTS_MIN_BW)")
+      ->check(CLI::Range(0.0, 1e6));
+  c->add_option("--noisy", a->noisy_pct,
+                "%: a curve measured with scalefit-bench comm --repeat whose run-to-run spread "
+                "(100 (max - min) / median of the runs' times) exceeds this at a point is noted "
+                "noisy; verdicts are judged on the median run")
+      ->default_val(10)
       ->check(CLI::Range(0.0, 1e6));
   c->add_flag("--strict", a->strict, "exit 1 on a low verdict too");
   c->add_flag("--json", a->json, "print JSON (schema scalefit.check/1)");

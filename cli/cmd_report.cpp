@@ -3,6 +3,8 @@
 
 #include "scalefit/report/report.hpp"
 
+#include "scalefit/core/error.hpp"
+
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -13,12 +15,20 @@ namespace {
 
 struct ReportArgs {
   std::vector<std::string> results, fits, estimates;
+  std::string system; ///< --system: add `scalefit check`'s verdicts over the comm inputs
   report::ReportOptions opt;
 };
 
 void run_report(const ReportArgs &a) {
   const report::Inputs in = report::load_inputs(a.results, a.fits, a.estimates);
-  const std::vector<report::Plot> plots = report::write_report(in, a.opt);
+  report::ReportOptions opt = a.opt;
+  if (!a.system.empty()) {
+    if (in.comm_files.empty())
+      throw InputError("--system checks the comm measurements, but no comm JSONL was given", "",
+                       0, "--system");
+    opt.check = check_json(in.comm_files, a.system);
+  }
+  const std::vector<report::Plot> plots = report::write_report(in, opt);
   const std::string index =
       (std::filesystem::path(a.opt.out_dir) / "index.html").lexically_normal().string();
   fmt::print("scalefit report: {} plot(s){}; open {}\n", plots.size(),
@@ -40,6 +50,9 @@ void add_report_command(CLI::App &app) {
   r->add_option("-o,--out", ra->opt.out_dir, "output directory (index.html, *.png, data/)")
       ->required();
   r->add_option("--title", ra->opt.title, "page title")->capture_default_str();
+  r->add_option("--system", ra->system,
+                "system YAML or name in configs/systems: add `scalefit check`'s verdict table "
+                "(links, reference, run-to-run spread) for the comm measurements");
   r->add_option("--python", ra->opt.python,
                 "Python with matplotlib (default: $SCALEFIT_PYTHON, else python3 or "
                 "/usr/bin/python3, whichever imports matplotlib)");

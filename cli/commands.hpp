@@ -4,6 +4,10 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
 
 namespace scalefit::cli {
 
@@ -25,6 +29,11 @@ void add_calibrate_command(CLI::App &app);
 /// `scalefit check`: measured busbw curves against the system's links and a reference fit file
 /// (cmd_check.cpp; docs/check.md).
 void add_check_command(CLI::App &app);
+
+/// `scalefit check INPUTS --system SYSTEM --json` with the default thresholds and references, as
+/// a value (for `scalefit report --system`): the scalefit.check/1 object (docs/check.md,
+/// "Output"). \throws InputError as `check` (exit 2: bad input, unknown system).
+nlohmann::json check_json(const std::vector<std::string> &inputs, const std::string &system);
 
 /// The exit code a command asks main to return once it has finished normally: kExitCheck when
 /// `check` found a failing curve (a measured failure, as `scalefit-bench comm -c`); kExitOk else.

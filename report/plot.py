@@ -20,6 +20,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
+from matplotlib.text import Text  # noqa: E402
 
 DPI = 100
 COLORS = plt.rcParams["axes.prop_cycle"].by_key()["color"]
@@ -63,11 +64,16 @@ def bandwidth(fig, spec, d):
     for j, p in enumerate(panels):
         ax = fig.add_subplot(gs[0, j])
         ar = fig.add_subplot(gs[1, j], sharex=ax)
-        lo, hi, handles = float("inf"), 0.0, []
+        lo, hi, handles, bands = float("inf"), 0.0, [], 0
         rmax, excl = 5.0, []  # residual range of the kept points; excluded points drawn clipped
         for i, s in enumerate(p["series"]):
             c = COLORS[i % len(COLORS)]
             b = s["bytes"]
+            band = s.get("busbw_band")
+            if band:  # run-to-run range of scalefit-bench comm --repeat N
+                ax.fill_between(band["bytes"], band["min_gbps"], band["max_gbps"], color=c,
+                                alpha=0.2, lw=0, step=None)
+                bands = max(bands, band["runs"])
             if b:
                 lo, hi = min(lo, min(b)), max(hi, max(b))
                 ax.plot(b, s["busbw_gbps"], "o", color=c, ms=4)
@@ -101,6 +107,9 @@ def bandwidth(fig, spec, d):
                     Line2D([], [], color="gray", ls=":", label="regime centre"),
                     Line2D([], [], color="red", marker="x", ls="", mew=2,
                            label="excluded by the fitter")]
+        if bands:
+            handles.append(Patch(color="gray", alpha=0.3,
+                                 label="busbw min..max over %d runs (--repeat)" % bands))
         ax.set_title("%s: %s" % (d["op"], p["group"]))
         ax.set_ylabel("bandwidth [GB/s]" if j == 0 else "")
         ax.set_ylim(bottom=0)
@@ -181,7 +190,7 @@ def scaling(fig, spec, d):
 def kernels(fig, spec, d):
     ax = fig.add_subplot(1, 1, 1)
     fig.suptitle(spec["title"], fontsize=12)
-    handles = []
+    handles, labels = [], []
     for i, s in enumerate(d["sets"]):
         c = COLORS[i % len(COLORS)]
         for p in s["points"]:
@@ -189,9 +198,8 @@ def kernels(fig, spec, d):
             ax.plot([p["flops"]], [p["tflops"]], "o", color=c, ms=6,
                     mfc="none" if bwd else c)
             if i == 0 and not bwd:  # one label per shape: the forward GEMM of the first set
-                ax.annotate("%s %s" % (p["name"].replace(".fwd", ""), p["shape"]),
-                            (p["flops"], p["tflops"]), xytext=(5, 3), textcoords="offset points",
-                            fontsize=7, color="black")
+                labels.append(("%s %s" % (p["name"].replace(".fwd", ""), p["shape"]),
+                               p["flops"], p["tflops"]))
             if p.get("fit_tflops") is not None:
                 ax.plot([p["flops"]], [p["fit_tflops"]], "+", color="black", ms=8, mew=1.2)
         handles.append(Patch(color=c, label=s["label"]))
@@ -199,8 +207,8 @@ def kernels(fig, spec, d):
     for j, f in enumerate(d.get("compute_fits", [])):
         ax.axhline(f["tflops"], color="black", lw=0.8, ls=styles[j % len(styles)])
         handles.append(Line2D([], [], color="black", lw=0.8, ls=styles[j % len(styles)],
-                              label="compute fit %s %s: R = %.0f TFLOP/s, MAPE %.1f%%"
-                              % (f["dtype"], f["kind"], f["tflops"], f["mape_pct"])))
+                              label="compute fit %s %s: R = %s TFLOP/s, MAPE %.1f%%"
+                              % (f["dtype"], f["kind"], sig(f["tflops"]), f["mape_pct"])))
     if d.get("compute_fits"):
         handles.append(Line2D([], [], color="black", marker="+", ls="", ms=8,
                               label="compute fit prediction"))
@@ -212,6 +220,58 @@ def kernels(fig, spec, d):
     ax.set_ylabel("achieved [TFLOP/s]")
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7)
     fig.subplots_adjust(left=0.06, right=0.7, bottom=0.1, top=0.92)
+    place_labels(fig, ax, labels, fontsize=7)
+
+
+def sig(x, digits=3):
+    """x with `digits` significant digits ("0.0553", "745", "1.23e+03" never: 1230)."""
+    if x == 0 or not math.isfinite(x):
+        return "%g" % x
+    if abs(x) >= 10 ** digits:
+        return "%.0f" % x
+    return "%.*g" % (digits, x)
+
+
+def place_labels(fig, ax, labels, fontsize):
+    """Annotates (text, x, y) points so that no two labels overlap: each label goes to the first
+    offset (right of its point, then alternately above and below, then the same on its left)
+    whose box, measured in display pixels, lies inside the axes and meets no box placed before;
+    failing that, the first candidate inside the axes, else the first one."""
+    fig.canvas.draw()  # fixes the limits and transforms the boxes are measured in
+    placed = []
+    renderer = fig.canvas.get_renderer()
+    frame = ax.get_window_extent(renderer)
+    step = fontsize * 1.4
+    offsets = []
+    for dx in (5, -5):
+        offsets.append((dx, 3))
+        for k in range(1, 16):
+            offsets += [(dx, 3 + k * step), (dx, 3 - k * step)]
+
+    def draw(text, x, y, dx, dy):
+        return ax.annotate(text, (x, y), xytext=(dx, dy), textcoords="offset points",
+                           fontsize=fontsize, color="black", ha="left" if dx >= 0 else "right",
+                           arrowprops=None if dy == 3 else
+                           dict(arrowstyle="-", color="gray", lw=0.5))
+
+    for text, x, y in sorted(labels, key=lambda t: (t[1], t[2])):
+        best, fallback = None, None
+        for dx, dy in offsets:
+            ann = draw(text, x, y, dx, dy)
+            ann.update_positions(renderer)
+            box = Text.get_window_extent(ann, renderer)  # the text alone, not its leader line
+            ann.remove()
+            inside = (box.x0 >= frame.x0 and box.x1 <= frame.x1 and box.y0 >= frame.y0
+                      and box.y1 <= frame.y1)
+            if inside and fallback is None:
+                fallback = (dx, dy)
+            if inside and not any(box.overlaps(b) for b in placed):
+                best = (dx, dy)
+                break
+        dx, dy = best or fallback or offsets[0]
+        ann = draw(text, x, y, dx, dy)
+        ann.update_positions(renderer)
+        placed.append(Text.get_window_extent(ann, renderer))
 
 
 def attention(fig, spec, d):

@@ -60,6 +60,10 @@ struct Curve {
   Placement placement = Placement::out_of_place;
   std::string label_suffix; ///< " max" / " root 2" / " osu_bw" where redop, root, method are set
   std::vector<double> bytes, time_us, algbw, busbw;
+  /// Run-to-run range of the points measured with `scalefit-bench comm --repeat N` (the record's
+  /// extra.repeat busbw_min_gbps/busbw_max_gbps [GB/s]), per point; NaN where a point has none.
+  std::vector<double> busbw_lo, busbw_hi;
+  int runs = 0; ///< the largest run count of those points
   const FitEntry *fit = nullptr;
   std::string fit_file;
 };
@@ -120,6 +124,19 @@ std::vector<Curve> collect_curves(const Inputs &in) {
       c.time_us.push_back(m.time_us);
       c.algbw.push_back(m.algbw_gbps);
       c.busbw.push_back(m.busbw_gbps);
+      double lo = std::nan(""), hi = std::nan("");
+      if (m.extra.is_object() && m.extra.contains("repeat")) {
+        const nlohmann::json &r = m.extra["repeat"];
+        const double rlo = r.value("busbw_min_gbps", std::nan(""));
+        const double rhi = r.value("busbw_max_gbps", std::nan(""));
+        if (r.value("runs", 0) >= 2 && std::isfinite(rlo) && std::isfinite(rhi) && rlo <= rhi) {
+          lo = rlo;
+          hi = rhi;
+          c.runs = std::max(c.runs, r.value("runs", 0));
+        }
+      }
+      c.busbw_lo.push_back(lo);
+      c.busbw_hi.push_back(hi);
     }
   }
   // Fit entries without measurements still show their curve.
@@ -183,6 +200,21 @@ nlohmann::json curve_json(const Curve &c) {
   s["time_us"] = c.time_us;
   s["algbw_gbps"] = c.algbw;
   s["busbw_gbps"] = c.busbw;
+  // The run-to-run band (--repeat): min..max busbw over the runs at the points that have them.
+  nlohmann::json band = nullptr;
+  for (std::size_t i = 0; i < c.bytes.size(); ++i) {
+    if (!std::isfinite(c.busbw_lo[i]))
+      continue;
+    if (band.is_null())
+      band = {{"runs", c.runs},
+              {"bytes", nlohmann::json::array()},
+              {"min_gbps", nlohmann::json::array()},
+              {"max_gbps", nlohmann::json::array()}};
+    band["bytes"].push_back(c.bytes[i]);
+    band["min_gbps"].push_back(c.busbw_lo[i]);
+    band["max_gbps"].push_back(c.busbw_hi[i]);
+  }
+  s["busbw_band"] = band;
   std::vector<bool> excluded(c.bytes.size(), false);
   std::vector<std::string> reasons(c.bytes.size());
   if (c.fit) {

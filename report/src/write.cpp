@@ -102,7 +102,63 @@ std::string find_plot_script() {
   throw InputError("cannot find report/plot.py (set SCALEFIT_REPORT_SCRIPT or --script)");
 }
 
-std::string index_html(const Inputs &in, const std::vector<Plot> &plots, const std::string &title) {
+std::string check_html(const nlohmann::json &check) {
+  if (check.is_null() || !check.contains("curves"))
+    return "";
+  std::string o;
+  auto out = std::back_inserter(o);
+  const nlohmann::json &sys = check["system"];
+  const nlohmann::json &th = check["thresholds"];
+  fmt::format_to(out,
+                 "<h2>Check</h2>\n<p><code>scalefit check</code> against {} (docs/check.md): ok "
+                 "&ge; {:g}% of expected, low &ge; {:g}%, failing below; run-to-run spread noted "
+                 "noisy above {:g}%.</p>\n",
+                 sys.is_null() ? std::string("no system")
+                               : esc(fmt::format("system {} ({})", sys.value("name", ""),
+                                                 sys.value("file", ""))),
+                 th.value("low_pct", 0.0), th.value("fail_pct", 0.0), th.value("noisy_pct", 0.0));
+  o += "<table><tr><th>op</th><th>group</th><th>dtype</th><th>peak busbw [GB/s]</th><th>at</th>"
+       "<th>link</th><th>expected [GB/s]</th><th>% exp</th><th>reference</th><th>% ref</th>"
+       "<th>spread [%]</th><th>verdict</th></tr>\n";
+  auto num = [](const nlohmann::json &j, const char *k, const char *fmtstr) {
+    return j.is_object() && j.contains(k) && j[k].is_number()
+               ? fmt::format(fmt::runtime(fmtstr), j[k].get<double>())
+               : std::string("-");
+  };
+  for (const nlohmann::json &c : check["curves"]) {
+    const nlohmann::json &g = c["group"];
+    const nlohmann::json &link = c["link"];
+    const nlohmann::json &ref = c["reference"];
+    const nlohmann::json &rep = c.contains("repeat") ? c["repeat"] : nlohmann::json();
+    fmt::format_to(
+        out,
+        "<tr><td>{}</td><td>{} n={} ({}x{})</td><td>{}</td><td class=n>{:.2f}</td><td>{}</td>"
+        "<td>{}</td><td class=n>{}</td><td class=n>{}</td><td>{}</td><td class=n>{}</td>"
+        "<td class=n>{}</td><td>{}</td></tr>\n",
+        esc(c.value("method", "").empty() ? c.value("op", "") : c.value("method", "")),
+        esc(g.value("kind", "")), g.value("nranks", 0), g.value("nnodes", 0),
+        g.value("ranks_per_node", 0), esc(c.value("dtype", "")), c.value("peak_busbw_gbps", 0.0),
+        esc(size_label(c.value("peak_bytes", 0.0))),
+        link.is_object() ? esc(link.value("link", "") + " " + link.value("algorithm", "")) : "-",
+        num(link, "expected_busbw_gbps", "{:.1f}"), num(link, "pct_of_expected", "{:.1f}"),
+        ref.is_object() ? esc(ref.value("file", "")) : "-", num(ref, "pct_of_reference", "{:.1f}"),
+        rep.is_object() ? num(rep, "max_spread_pct", "{:.1f}") +
+                              (rep.value("noisy", false) ? " noisy" : "")
+                        : std::string("-"),
+        esc(c.value("verdict", "")));
+  }
+  o += "</table>\n";
+  if (!check["notes"].empty()) {
+    o += "<ul>\n";
+    for (const auto &n : check["notes"])
+      fmt::format_to(out, "<li>{}</li>\n", esc(n.get<std::string>()));
+    o += "</ul>\n";
+  }
+  return o;
+}
+
+std::string index_html(const Inputs &in, const std::vector<Plot> &plots, const std::string &title,
+                       const nlohmann::json &check) {
   std::string o;
   auto out = std::back_inserter(o);
   fmt::format_to(out, R"(<!DOCTYPE html>
@@ -174,6 +230,8 @@ the numbers behind each are in <code>data/&lt;name&gt;.json</code>.</p>
     o += "</table>\n";
   }
 
+  o += check_html(check);
+
   std::string section;
   for (const Plot &p : plots) {
     const std::string sec = p.kind == "bandwidth" || p.kind == "latency" || p.kind == "scaling"
@@ -241,7 +299,9 @@ std::vector<Plot> write_report(const Inputs &in, const ReportOptions &opt) {
       if (!fs::exists(dir / (p.name + ".png")))
         throw RuntimeError("the plot script wrote no " + (dir / (p.name + ".png")).string());
   }
-  write_atomic(dir / "index.html", index_html(in, plots, opt.title));
+  if (!opt.check.is_null())
+    write_atomic(dir / "data" / "check.json", opt.check.dump(1) + "\n");
+  write_atomic(dir / "index.html", index_html(in, plots, opt.title, opt.check));
   return plots;
 }
 

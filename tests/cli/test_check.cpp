@@ -7,6 +7,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -31,6 +34,13 @@ const std::string kH100x4 =
 
 Result check(const std::string &args, const TempDir &dir) {
   return run_captured(kBin + " check " + args, dir);
+}
+
+/// "PREFIX12.3%": a percentage as the check table prints it (one decimal).
+std::string fmt_pct(const std::string &prefix, double pct) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.1f%%", pct);
+  return prefix + buf;
 }
 
 /// Runs with --json; the parsed output (fails the test when it is not JSON).
@@ -254,4 +264,80 @@ TEST(Check, JsonSchemaFields) {
                         "min_pct_bytes", "short_ranges_bytes", "verdict"})
     EXPECT_TRUE(c["reference"].contains(k)) << k;
   EXPECT_EQ(c["placements"].size(), 2u);
+}
+
+// scalefit-bench comm --repeat N records (extra.repeat): the verdict is the median run's (the
+// record itself), the spread is printed and a spread above --noisy is noted (issue 17, §3).
+TEST(Check, RepeatSpreadIsPrintedAndNoisyCurvesNoted) {
+  TempDir dir("sf_check_");
+  const std::string comm =
+      std::string(SCALEFIT_SOURCE_DIR) + "/results/reference/a100-sxm4-40gb-nvswitch/comm.jsonl";
+  // Every allreduce point gets 3 runs: busbw -5%..+2%, and -5%..+40% at the largest size.
+  std::uint64_t largest = 0;
+  {
+    std::ifstream in(comm);
+    for (std::string line; std::getline(in, line);) {
+      const json j = json::parse(line);
+      if (j["type"] == "measurement" && j["op"] == "allreduce")
+        largest = std::max(largest, j["bytes"].get<std::uint64_t>());
+    }
+  }
+  ASSERT_GT(largest, 0u);
+  auto spread_pct = [](double up) { return 100 * (1 / 0.95 - 1 / (1 + up)); }; // times t/bw
+  const fs::path rep = dir.path / "repeat.jsonl";
+  {
+    std::ifstream in(comm);
+    std::ofstream out(rep);
+    for (std::string line; std::getline(in, line);) {
+      json j = json::parse(line);
+      if (j["type"] == "measurement" && j["op"] == "allreduce" && j["bytes"].get<double>() > 0) {
+        const double up = j["bytes"].get<std::uint64_t>() == largest ? 0.4 : 0.02;
+        const double bw = j["busbw_gbps"].get<double>();
+        j["repeat"] = {{"runs", 3}, // extra fields are top-level keys on disk
+                                {"run", 1},
+                                {"busbw_gbps", {0.95 * bw, bw, (1 + up) * bw}},
+                                {"busbw_min_gbps", 0.95 * bw},
+                                {"busbw_max_gbps", (1 + up) * bw},
+                                {"spread_pct", spread_pct(up)}};
+      }
+      out << j.dump() << "\n";
+    }
+  }
+  const std::string args = " --system dgx-a100 --no-reference";
+  const json plain = check_json(comm + args, dir, 0);
+  const json j = check_json(rep.string() + args, dir, 0);
+  EXPECT_DOUBLE_EQ(j["thresholds"]["noisy_pct"].get<double>(), 10);
+  ASSERT_EQ(j["curves"].size(), plain["curves"].size());
+  int with_repeat = 0;
+  for (std::size_t i = 0; i < j["curves"].size(); ++i) {
+    const json &c = j["curves"][i];
+    EXPECT_EQ(c["verdict"], plain["curves"][i]["verdict"]) << c["op"]; // the median run's
+    EXPECT_EQ(c["peak_busbw_gbps"], plain["curves"][i]["peak_busbw_gbps"]) << c["op"];
+    if (c["op"] != "allreduce") {
+      EXPECT_TRUE(c["repeat"].is_null()) << c["op"];
+      continue;
+    }
+    ++with_repeat;
+    const json &r = c["repeat"];
+    EXPECT_EQ(r["runs"], 3);
+    EXPECT_NEAR(r["max_spread_pct"].get<double>(), spread_pct(0.4), 1e-9);
+    EXPECT_EQ(r["max_spread_bytes"].get<std::uint64_t>(), largest);
+    EXPECT_NEAR(r["median_spread_pct"].get<double>(), spread_pct(0.02), 1e-9);
+    EXPECT_TRUE(r["noisy"].get<bool>());
+  }
+  EXPECT_EQ(with_repeat, 1);
+  // The text: the spread in the short column, the note naming the runs and "noisy".
+  const Result t = check(rep.string() + args, dir);
+  EXPECT_EQ(t.code, 0) << t.err;
+  EXPECT_NE(t.out.find(fmt_pct("noisy spread ", spread_pct(0.4))), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("run-to-run spread over 3 runs: max"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("noisy (above --noisy 10%)"), std::string::npos) << t.out;
+  // Above the spread, --noisy lets the curve pass without the note's warning.
+  const json quiet = check_json(rep.string() + args + " --noisy 50", dir, 0);
+  for (const auto &c : quiet["curves"])
+    if (c["op"] == "allreduce")
+      EXPECT_FALSE(c["repeat"]["noisy"].get<bool>());
+  const Result bad = check(rep.string() + args + " --noisy -1", dir);
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("--noisy"), std::string::npos) << bad.err;
 }

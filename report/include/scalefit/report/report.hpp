@@ -89,9 +89,17 @@ std::vector<Plot> build_plots(const Inputs &in);
 /// Human size label on the log2 axis: "8 B", "4 KiB", "64 MiB", "1 GiB".
 std::string size_label(double bytes);
 
-/// The index page: title, inputs with provenance, fit-quality table, one figure per plot (its
-/// PNG beside index.html) and a tiny inline script that records whether every image loaded.
-std::string index_html(const Inputs &in, const std::vector<Plot> &plots, const std::string &title);
+/// The index page: title, inputs with provenance, fit-quality table, the check verdicts (when
+/// `check` is a scalefit.check/1 object, `scalefit check --json`'s; null: no such section), one
+/// figure per plot (its PNG beside index.html) and a tiny inline script that records whether
+/// every image loaded.
+std::string index_html(const Inputs &in, const std::vector<Plot> &plots, const std::string &title,
+                       const nlohmann::json &check = nullptr);
+
+/// The "Check" section of index.html from a scalefit.check/1 object: system and thresholds, one
+/// row per curve (op, group, dtype, peak busbw and size, expected, % of expected, reference and %,
+/// run-to-run spread, verdict, short ranges) and the notes. "" for null.
+std::string check_html(const nlohmann::json &check);
 
 /// Options of write_report.
 struct ReportOptions {
@@ -100,6 +108,9 @@ struct ReportOptions {
   std::string python;       ///< interpreter that runs the script; "" = find_python()
   std::string script;       ///< report/plot.py; "" = find_plot_script()
   bool data_only = false;   ///< write data/*.json and plots.json, do not draw
+  /// `scalefit check --json`'s object over the comm inputs (`scalefit report --system`), shown
+  /// as index.html's "Check" section and written to data/check.json; null: none.
+  nlohmann::json check;
 };
 
 /// The Python that draws: $SCALEFIT_PYTHON, else the first of `python3` (PATH) and
