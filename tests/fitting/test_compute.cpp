@@ -13,6 +13,9 @@
 #include <map>
 #include <cstdio>
 #include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
 
 using namespace scalefit;
 using namespace scalefit::fitting;
@@ -276,4 +279,99 @@ TEST(Compute, Fp8KernelRecordsFitTheirOwnEntry) {
   EXPECT_GT(odd8.gemm_us(4096, 4104, 4096, 1), 2 * odd8.gemm_us(4096, 4096, 4096, 1));
   EXPECT_LT(odd16.gemm_us(4096, 4104, 4096, 1), 1.1 * odd16.gemm_us(4096, 4096, 4096, 1));
   std::remove(path.c_str());
+}
+
+namespace {
+/// `src`'s lines with every kernel's time_us times `factor` (the same sweep run again).
+std::string rerun_of(const std::string &src, double factor) {
+  std::ifstream in(src);
+  std::string out;
+  for (std::string line; std::getline(in, line);) {
+    auto j = nlohmann::json::parse(line);
+    if (j["type"] == "kernel")
+      j["time_us"] = j["time_us"].get<double>() * factor;
+    out += j.dump() + "\n";
+  }
+  return out;
+}
+} // namespace
+
+TEST(Compute, KernelsRepeatedInAnotherFileAreMergedAndCountedOnce) {
+  // Kernels of one node type measured on two of its nodes: every shape twice, 10% apart.
+  const std::string a = kernels("gpt-1.3b", "bf16");
+  const std::string b = testing::TempDir() + "/kernels_rerun.jsonl";
+  std::ofstream(b) << rerun_of(a, 1.1);
+  const ComputeSection once = fit_kernel_files({a});
+  std::vector<std::string> notes;
+  const ComputeSection both = fit_kernel_files({a, b}, false, {}, {}, RepeatPolicy::merge, &notes);
+  ASSERT_EQ(notes.size(), 1u); // one line for the pair of files
+  EXPECT_EQ(notes[0].find(b + " repeats 22 kernel shapes of " + a + " (another run): merged"), 0u)
+      << notes[0];
+  const ComputeFit *g1 = once.find("bf16", KernelKind::gemm);
+  const ComputeFit *g2 = both.find("bf16", KernelKind::gemm);
+  ASSERT_TRUE(g1 && g2);
+  EXPECT_EQ(g2->quality.points, g1->quality.points); // 15, not 30: every GEMM counted once
+  EXPECT_EQ(g2->repeats.points, g1->quality.points);
+  EXPECT_EQ(g2->repeats.measurements, 2 * g1->quality.points);
+  EXPECT_NEAR(g2->repeats.max_spread_pct, 100 * 0.1 / 1.05, 1e-6);
+  EXPECT_TRUE(g1->repeats.empty());
+  // The point value is the median of the repeats: 1.05 x, so the rate is 1/1.05 of once's.
+  EXPECT_NEAR(g2->tflops, g1->tflops / 1.05, 0.02 * g1->tflops);
+  // The fit file keeps the repeats of each compute fit.
+  FitFile f;
+  f.compute = both;
+  f.repeat_policy = "merge";
+  const std::string text = to_yaml(f);
+  EXPECT_NE(text.find("repeats:\n  policy: merge"), std::string::npos) << text.substr(0, 600);
+  const FitFile back = parse_fit_file(text, "repeats.yaml");
+  EXPECT_EQ(back.repeat_policy, "merge");
+  const ComputeFit *g3 = back.compute.find("bf16", KernelKind::gemm);
+  ASSERT_TRUE(g3);
+  EXPECT_EQ(g3->repeats.points, g2->repeats.points);
+  EXPECT_EQ(g3->repeats.measurements, g2->repeats.measurements);
+  EXPECT_EQ(back.merged_points(), f.merged_points());
+  EXPECT_EQ(f.merged_points(), 22);
+
+  // --repeats refuse: an error naming the second file's record and the first's.
+  try {
+    fit_kernel_files({a, b}, false, {}, {}, RepeatPolicy::refuse);
+    FAIL();
+  } catch (const InputError &e) {
+    EXPECT_EQ(e.file(), b);
+    EXPECT_EQ(e.line(), 2);
+    EXPECT_EQ(e.field(), "time_us");
+    EXPECT_NE(e.message().find(a + ":2"), std::string::npos) << e.what();
+  }
+  // The same file given twice: every kernel once, with a note.
+  notes.clear();
+  const ComputeSection twice = fit_kernel_files({a, a}, false, {}, {}, RepeatPolicy::merge, &notes);
+  EXPECT_EQ(twice.find("bf16", KernelKind::gemm)->quality.points, g1->quality.points);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("22 kernel record(s) identical"), std::string::npos) << notes[0];
+}
+
+TEST(Compute, AKernelTwiceInOneFileWithAnotherTimeIsRefused) {
+  // A kernels run cut and rerun by an older scalefit-bench: the rerun appended 7 shapes again.
+  const std::string a = kernels("gpt-1.3b", "bf16");
+  const std::string path = testing::TempDir() + "/kernels_appended.jsonl";
+  const std::string rerun = rerun_of(a, 1.1);
+  std::string again; // the rerun's context and its first 7 kernels
+  std::size_t pos = 0;
+  for (int i = 0; i < 8; ++i)
+    pos = rerun.find('\n', pos) + 1;
+  {
+    std::ifstream in(a);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    std::ofstream(path) << ss.str() << rerun.substr(0, pos);
+  }
+  try {
+    fit_kernel_files({path});
+    FAIL() << "7 GEMM shapes twice in one file were fitted";
+  } catch (const InputError &e) {
+    EXPECT_EQ(e.file(), path);
+    EXPECT_EQ(e.line(), 25); // 23 lines, the rerun's context, its first kernel
+    EXPECT_NE(e.message().find(path + ":2"), std::string::npos) << e.what();
+    EXPECT_NE(e.message().find("keep one of them"), std::string::npos) << e.what();
+  }
 }

@@ -255,3 +255,76 @@ TEST(Cli, SweepSmallWritesGemmRecords) {
   EXPECT_EQ(kinds, (std::set<std::string>{"gemm", "batched_gemm"}));
   EXPECT_TRUE(odd_n);
 }
+
+TEST(Cli, ACutRunResumesItsPartFileKernelByKernel) {
+  // A kernels step killed mid-way leaves FILE.part with some kernels and a torn last line; the
+  // rerun keeps the whole records, drops the torn one, measures only what is missing: every
+  // kernel once (a rerun used to append all 22 again).
+  TempDir d;
+  const fs::path part = d.path / "kernels.jsonl.part";
+  const std::string args = std::string(kTiny) + " --attention unfused -n 2 -w 0 --out " + part.string();
+  const Result first = run_kernels(args, d);
+  ASSERT_EQ(first.code, 0) << first.out << first.err;
+  std::string text;
+  {
+    std::ifstream in(part);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    text = ss.str();
+  }
+  // Keep the context and 7 kernels, then half of the 8th line (the write the kill interrupted).
+  std::size_t cut = 0;
+  for (int i = 0; i < 8; ++i)
+    cut = text.find('\n', cut) + 1;
+  const std::size_t next = text.find('\n', cut);
+  const std::string kept = text.substr(0, cut);
+  std::ofstream(part, std::ios::trunc) << kept << text.substr(cut, (next - cut) / 2);
+
+  const Result again = run_kernels(args, d);
+  ASSERT_EQ(again.code, 0) << again.out << again.err;
+  EXPECT_NE(again.err.find(part.string() + ":9: dropped an incomplete last line"), std::string::npos)
+      << again.err;
+  EXPECT_NE(again.out.find("# resume: 7 of 22 kernels already in " + part.string()), std::string::npos)
+      << again.out;
+  EXPECT_NE(again.out.find("(resumed)"), std::string::npos) << again.out;
+  const auto recs = read_jsonl(part);
+  ASSERT_EQ(recs.size(), 2u + 22u); // the first run's context and 7, the rerun's context and 15
+  EXPECT_EQ(recs[8]["type"], "context");
+  std::set<std::string> names;
+  for (const auto &r : recs)
+    if (r["type"] == "kernel")
+      EXPECT_TRUE(names.insert(r["name"].get<std::string>()).second) << "twice: " << r["name"];
+  EXPECT_EQ(names.size(), 22u);
+  // The first 7 are the first run's records, byte for byte.
+  {
+    std::ifstream in(part);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    EXPECT_EQ(ss.str().substr(0, kept.size()), kept);
+  }
+  // Run again: nothing left to measure, nothing written.
+  const auto size = fs::file_size(part);
+  const Result third = run_kernels(args, d);
+  ASSERT_EQ(third.code, 0) << third.out << third.err;
+  EXPECT_NE(third.out.find("22 of 22 kernels already in"), std::string::npos) << third.out;
+  EXPECT_NE(third.out.find("nothing left to measure"), std::string::npos) << third.out;
+  EXPECT_EQ(fs::file_size(part), size);
+  // Another sweep into the same file (fp64) is appended: its own 22.
+  const Result other = run_kernels(args + " -d fp64", d);
+  ASSERT_EQ(other.code, 0) << other.out << other.err;
+  EXPECT_EQ(read_jsonl(part).size(), 2u + 22u + 23u);
+}
+
+TEST(Cli, ResumeRefusesAnotherToolsFileNamingIt) {
+  TempDir d;
+  const fs::path comm = d.path / "comm.jsonl";
+  std::ofstream(comm) << "{\"type\": \"context\", \"schema\": \"scalefit.comm/1\"}\n";
+  const Result r = run_kernels(std::string(kTiny) + " -n 1 -w 0 --out " + comm.string(), d);
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find(comm.string() + ":1"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("scalefit.comm/1"), std::string::npos) << r.err;
+  std::ofstream(comm, std::ios::trunc) << "{\"type\": \"context\", \"schema\": \"scalefit.kernels/1\"}\nnot json\n";
+  const Result bad = run_kernels(std::string(kTiny) + " -n 1 -w 0 --out " + comm.string(), d);
+  EXPECT_EQ(bad.code, 2) << bad.out << bad.err;
+  EXPECT_NE(bad.err.find(comm.string() + ":2"), std::string::npos) << bad.err;
+}
