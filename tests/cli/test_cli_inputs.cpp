@@ -237,3 +237,78 @@ TEST(CliDuplicates, TwoRunsAppendedToOneFileAreRefusedNamingBothLines) {
   EXPECT_NE(r.err.find("same point as " + both.string() + ":2"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(dir.path / "fit.yaml"));
 }
+
+namespace {
+/// The intra-node points of the local measurements as a one-node job measured them: a context of
+/// 2 ranks on 1 node and every intra point's time_us times `factor` (another run, another result).
+std::string intra_only_run(const std::string &text, double factor) {
+  std::string out;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(pos, end - pos);
+    pos = end + 1;
+    if (line.find("\"type\": \"context\"") != std::string::npos) {
+      const std::string two = "\"nnodes\": 2, \"nranks\": 4";
+      const auto at = line.find(two);
+      if (at != std::string::npos) line.replace(at, two.size(), "\"nnodes\": 1, \"nranks\": 2");
+      out += line + "\n";
+      continue;
+    }
+    if (line.find("\"kind\": \"intra\"") == std::string::npos) continue;
+    const auto t = line.find("\"time_us\": ");
+    if (t == std::string::npos) continue;
+    const auto stop = line.find_first_of(",}", t);
+    const double v = std::stod(line.substr(t + 11, stop - t - 11));
+    line.replace(t, stop - t, "\"time_us\": " + std::to_string(v * factor));
+    out += line + "\n";
+  }
+  return out;
+}
+}  // namespace
+
+TEST(CliRepeats, IntraPointsMeasuredAgainAtEachNodeCountAreMergedAndTheFitFileSaysSo) {
+  // characterize's multi-node job: comm-n1.jsonl holds the intra groups, comm-n2.jsonl the world,
+  // intra and inter groups; the intra points (48: reduce and sendrecv on 1x2) were measured twice.
+  TempDir dir("sf_cli_");
+  const std::string text = slurp(kData + "/fitting/local_mpi_3curves.jsonl");
+  const fs::path n1 = dir.path / "comm-n1.jsonl", n2 = dir.path / "comm-n2.jsonl";
+  write(n1, intra_only_run(text, 1.08));
+  write(n2, text);
+  const fs::path fit = dir.path / "fit.yaml";
+  const Result r = sf("fit " + n1.string() + " " + n2.string() + " -o " + fit.string(), dir);
+  ASSERT_EQ(r.code, 0) << r.err;
+  // One summary line for the pair of files, not one per point.
+  const std::string line = n2.string() + " repeats 48 points of " + n1.string() + " (another run)";
+  EXPECT_NE(r.err.find("scalefit fit: " + line), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find(line), r.err.rfind(line)) << r.err;
+  EXPECT_EQ(r.err.find("warning: " + line), std::string::npos) << r.err;
+  const std::string yaml = slurp(fit);
+  EXPECT_NE(yaml.find("repeats:\n  policy: merge\n"), std::string::npos) << yaml.substr(0, 2000);
+  EXPECT_NE(yaml.find("merged_points: 48\n"), std::string::npos);
+  // Both intra curves (24 sizes each, every one measured in both files) state their repeats.
+  const std::string entry = "repeats: {points: 24, measurements: 48, max_spread_pct: ";
+  const auto first = yaml.find(entry);
+  ASSERT_NE(first, std::string::npos) << yaml.substr(0, 3000);
+  EXPECT_NE(yaml.find(entry, first + 1), std::string::npos);
+  EXPECT_EQ(yaml.find(entry, yaml.find(entry, first + 1) + 1), std::string::npos); // world: none
+  // 8% apart: the spread of every merged point.
+  EXPECT_NE(yaml.find(entry + "7.6"), std::string::npos) << yaml.substr(first, 120);
+  // The fit reads back (predict) and the table counts every point once.
+  const Result p = sf("predict --fit " + fit.string() + " --op reduce --nranks 2 --bytes 1M", dir);
+  EXPECT_EQ(p.code, 0) << p.err;
+
+  // --repeats refuse: the behaviour before, exit 2 naming both records, no fit file.
+  const fs::path refused = dir.path / "refused.yaml";
+  const Result x = sf("fit " + n1.string() + " " + n2.string() + " --repeats refuse -o " +
+                          refused.string(), dir);
+  EXPECT_EQ(x.code, 2) << x.err;
+  EXPECT_NE(x.err.find(n2.string() + ":"), std::string::npos) << x.err;
+  EXPECT_NE(x.err.find("same point as " + n1.string() + ":2"), std::string::npos) << x.err;
+  EXPECT_NE(x.err.find("--repeats merge"), std::string::npos) << x.err;
+  EXPECT_FALSE(fs::exists(refused));
+  const Result bad = sf("fit " + n1.string() + " --repeats keep -o " + refused.string(), dir);
+  EXPECT_EQ(bad.code, 2) << bad.err;
+  EXPECT_NE(bad.err.find("--repeats"), std::string::npos) << bad.err;
+}
