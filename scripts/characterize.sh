@@ -133,7 +133,8 @@ elif [ -n "${SLURM_NTASKS_PER_NODE:-}" ]; then
 else
   bad "ranks per node unknown: set GPUS_PER_NODE, or submit with --gpus-per-node=G (GPUs in Slurm's gres) or --ntasks-per-node=R"
 fi
-positive_int "GPUS_PER_NODE (from $RANKS_FROM)" "$GPUS_PER_NODE"
+[[ $GPUS_PER_NODE =~ ^[1-9][0-9]*$ ]] ||
+  bad "GPUS_PER_NODE='$GPUS_PER_NODE' (ranks per node, from $RANKS_FROM): expected a positive integer"
 [[ $KERNELS_EP =~ ^[1-9][0-9]*$ ]] || bad "KERNELS_EP='$KERNELS_EP': expected a positive integer"
 
 if [ "$DRY_RUN" != 1 ] || [ -e "$BUILD_DIR" ] || [ -e "$SCALEFIT_HOME/$BUILD_DIR" ]; then
@@ -394,7 +395,9 @@ fi
 # failed_exit: after the fit and report of what was measured, name the failed steps.
 failed_exit() {
   if ((${#FAILED[@]})); then
-    echo "characterize: failed step(s): ${FAILED[*]} (logs in $OUT/logs/); fitted and reported what was measured; run the job again to retry them (finished steps are skipped)" >&2
+    local done_part="fitted and reported what was measured"
+    [[ " ${FAILED[*]} " == *" fit "* || " ${FAILED[*]} " == *" report "* ]] && done_part="no complete fit and report"
+    echo "characterize: failed step(s): ${FAILED[*]} (logs in $OUT/logs/); $done_part; run the job again to retry them (finished steps are skipped)" >&2
     exit 1
   fi
 }

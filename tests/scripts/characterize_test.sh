@@ -17,7 +17,7 @@
 set -euo pipefail
 src=$(cd "$1" && pwd) build=$(cd "$2" && pwd) kind=$3
 tmp=$(mktemp -d /tmp/scalefit_characterize_XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
+trap '[ -n "${KEEP_TMP:-}" ] || rm -rf "$tmp"' EXIT
 sh "$src/tests/scripts/fake_launchers.sh" "$tmp/bin"
 export PATH="$tmp/bin:$PATH" FAKE_LOG="$tmp/launch.log"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
@@ -47,13 +47,11 @@ if [ "$kind" = slurm ]; then
   export FAKE_JOB_COMMAND=$src/scripts/slurm/characterize.sbatch
   cp "$src/scripts/slurm/characterize.sbatch" "$tmp/spool/slurm_script"  # as slurmd runs it
   job=(bash "$tmp/spool/slurm_script")
-  launcher=srun
 else
   printf 'nodeA\nnodeA\nnodeA\nnodeA\nnodeB\nnodeB\nnodeB\nnodeB\n' >"$tmp/nodefile"
   export PBS_JOBID=77.polaris PBS_NODEFILE=$tmp/nodefile PBS_O_WORKDIR=$submit SCALEFIT_HOME=$src
   cp "$src/scripts/pbs/characterize.pbs" "$tmp/spool/77.polaris.SC"
   job=(bash "$tmp/spool/77.polaris.SC")
-  launcher=mpiexec
 fi
 cd "$submit"
 OUT=$submit/results/fakecluster
@@ -62,7 +60,7 @@ OUT=$submit/results/fakecluster
 expect_exit 2 "$tmp/bad.log" "GPUS_PER_NODE is set but empty" env GPUS_PER_NODE= "${job[@]}"
 expect_exit 2 "$tmp/bad.log" "BACKEND='cuda'" env BACKEND=cuda "${job[@]}"
 expect_exit 2 "$tmp/bad.log" "MAX_BYTES is set but empty" env MAX_BYTES= "${job[@]}"
-expect_exit 2 "$tmp/bad.log" "GPUS_PER_NODE (from .*): expected a positive integer" \
+expect_exit 2 "$tmp/bad.log" "GPUS_PER_NODE='0' (ranks per node, from GPUS_PER_NODE): expected a positive integer" \
   env GPUS_PER_NODE=0 "${job[@]}"
 expect_exit 2 "$tmp/bad.log" "KERNELS_MODELS: configs/models/nope.yaml not found" \
   env KERNELS_MODELS=configs/models/nope.yaml "${job[@]}"
@@ -126,7 +124,7 @@ lines1=$(wc -l <"$OUT/comm-n1.jsonl")
 [ "$(grep -c '^=== job' "$tmp/run1.log")" = 1 ] || fail "no start line in the job log"
 
 # Run 2 (the requeue): 1 node skipped, 2 nodes and kernels measured, fit and report written.
-rm -f "$FAKE_LOG" "$FAKE_LOG.count"
+rm -f "$FAKE_LOG.count"
 "${job[@]}" >"$tmp/run2.log" 2>&1 || { cat "$tmp/run2.log"; fail "run 2 failed"; }
 grep -q "comm-n1: done in an earlier run, skipped" "$tmp/run2.log" || fail "run 2 redid 1 node"
 [ "$(wc -l <"$OUT/comm-n1.jsonl")" = "$lines1" ] || fail "1-node records changed on rerun"
@@ -159,7 +157,7 @@ if [ "$kind" = slurm ]; then
   ! grep "^srun" "$FAKE_LOG" | grep -qv -- " -n [0-9]" || fail "an srun without -n"
   # SRUN_ARGS adds to --mpi=pmix; LAUNCHER=mpirun: OpenMPI's mpirun with per-host slots.
   rm -f "$FAKE_LOG" "$FAKE_LOG.count"
-  LAUNCHER=mpirun NODE_COUNTS=2 OPS=allreduce MAX_BYTES=64 KERNELS_MODELS= OUT="$tmp/mpirun" \
+  LAUNCHER=mpirun NODE_COUNTS=2 OPS=allreduce MAX_BYTES=64 KERNELS_MODELS='' OUT="$tmp/mpirun" \
     "${job[@]}" >"$tmp/mpirun.log" 2>&1 || { cat "$tmp/mpirun.log"; fail "LAUNCHER=mpirun failed"; }
   grep -q -- "^mpirun -np 8 --map-by ppr:4:node --host nodeA:4,nodeB:4 .*comm" "$FAKE_LOG" || fail "no mpirun"
   env SRUN_ARGS="--exclusive" DRY_RUN=1 OUT="$tmp/plan2" "${job[@]}" >/dev/null 2>&1 || fail "SRUN_ARGS dry run"
