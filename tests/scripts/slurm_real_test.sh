@@ -3,7 +3,8 @@
 # cluster of its own (munged, slurmctld, and two slurmd on this host as nodes n1 and n2, 2 CPUs
 # each, in a temporary folder with its own ports and slurm.conf), the mpi backend, small sizes:
 #   1. a 1-node job (sbatch -N 1 --ntasks-per-node=2) runs to the end: collectives, kernels, fit,
-#      report;
+#      report; requeued (scontrol requeue), it runs again, skipping every step, and appends to its
+#      log;
 #   2. a 2-node job (sbatch -N 2 --ntasks-per-node=2) is cancelled (scancel) in the middle of its
 #      2-node sweep, then submitted again: the new job skips the finished 1-node step and resumes
 #      the 2-node one;
@@ -155,6 +156,21 @@ j1=$(sbatch_job one 1)
 wait_job "$j1" 120
 [ "$(job_state "$j1")" = COMPLETED ] || { cat "scalefit-characterize-$j1.out"; fail "1-node job $j1: $(job_state "$j1")"; }
 echo "slurm test: 1-node job done at $(($(date +%s) - t0)) s"
+# Requeued (scontrol requeue), it runs again: every step skipped, fit and report redone, the log
+# appended to (--open-mode=append) with a second start line.
+scontrol requeue "$j1"
+# a requeued job waits about 2 minutes before it is eligible again (its BeginTime): not here
+for _ in $(seq 20); do
+  [ "$(squeue -h -j "$j1" -o %T)" = PENDING ] && scontrol update JobId="$j1" StartTime=now 2>/dev/null && break
+  sleep 0.5
+done
+wait_job "$j1" 120
+[ "$(job_state "$j1")" = COMPLETED ] || { cat "scalefit-characterize-$j1.out"; fail "requeued job $j1: $(job_state "$j1")"; }
+[ "$(grep -c "^=== job $j1 start .*restart 1," "scalefit-characterize-$j1.out")" = 1 ] &&
+  [ "$(grep -c "^characterize: done in" "scalefit-characterize-$j1.out")" = 2 ] ||
+  { cat "scalefit-characterize-$j1.out"; fail "the requeued job's log was not appended to"; }
+grep -q "comm-n1: done in an earlier run, skipped" "scalefit-characterize-$j1.out" || fail "requeue redid comm-n1"
+echo "slurm test: requeued 1-node job done at $(($(date +%s) - t0)) s"
 
 # 2. Two nodes, cancelled in the middle of the 2-node sweep, then submitted again.
 j2=$(sbatch_job two 2)
