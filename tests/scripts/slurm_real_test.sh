@@ -51,7 +51,16 @@ stop_cluster() {
   exit "$rc"
 }
 trap stop_cluster EXIT
-trap 'exit 1' INT TERM
+trap 'echo "slurm test: interrupted (or over its 300 s limit)"; exit 1' INT TERM
+# Its own limit, below CTest's (400 s): a hung job ends in stop_cluster, not in a CTest kill that
+# would leave the daemons running.
+(
+  trap 'kill "$sp" 2>/dev/null; exit 0' TERM
+  sleep 300 &
+  sp=$!
+  wait "$sp" && kill -TERM $$
+) >/dev/null 2>&1 &
+pids+=($!)
 fail() { echo "FAIL: $*"; exit 1; }
 
 # The cluster: munge with its own key and socket; slurmctld and two slurmd on free ports.
