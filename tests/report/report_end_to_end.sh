@@ -1,6 +1,7 @@
 #!/bin/sh
 # End to end: scalefit fit/estimate/search/compare --json -> scalefit report -> every PNG a real,
-# non-blank image of the stated size (check_pngs.py), and, in `render` mode, index.html rendered
+# non-blank image of the stated size (check_pngs.py), plot.py's label and band logic
+# (check_plot_logic.py), and, in `render` mode, index.html rendered
 # by headless Chromium with every image loaded.
 # Usage: report_end_to_end.sh SCALEFIT SOURCE_DIR [pngs|render]. Exit 77 (CTest: skipped) when no
 # python3 with matplotlib (scripts/setup.sh installs python3-matplotlib) or, for render, no
@@ -37,6 +38,8 @@ sys=$src/configs/systems model=$src/configs/models/gpt-13b.yaml
 if [ "$mode" = pngs ]; then
   # 3 bandwidth + latency + kernels + attention + search + compare + estimate time + memory.
   "$py" "$src/tests/report/check_pngs.py" "$tmp/report" 10
+  # What a PNG check cannot see: significant digits, label placement, the --repeat band.
+  "$py" "$src/tests/report/check_plot_logic.py" "$src/report/plot.py"
   # The checker itself must refuse a blank picture and a wrong stated size.
   mkdir "$tmp/blank"
   "$py" - "$tmp/blank" <<'PY'
