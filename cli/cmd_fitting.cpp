@@ -2,6 +2,7 @@
 #include "commands.hpp"
 
 #include "scalefit/core/error.hpp"
+#include "scalefit/core/input_file.hpp"
 #include "scalefit/core/records.hpp"
 #include "scalefit/core/units.hpp"
 #include "scalefit/fitting/fit_file.hpp"
@@ -69,6 +70,7 @@ void run_fit(const FitArgs &a) {
   if (!policy)
     throw InputError("expected merge or refuse, got '" + a.repeats + "'", "", 0, "--repeats");
   const std::vector<std::string> all = expand_jsonl_inputs(a.inputs);
+  refuse_outputs_over_inputs({{a.out, "--out"}, {a.csv, "--csv"}}, all);
   std::vector<std::string> files, kernel_files; // scalefit.comm/1 and scalefit.kernels/1 files
   for (const std::string &f : all)
     (is_kernels_file(f) ? kernel_files : files).push_back(f);

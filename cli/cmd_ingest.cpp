@@ -5,6 +5,7 @@
 
 #include "scalefit/core/atomic_file.hpp"
 #include "scalefit/core/error.hpp"
+#include "scalefit/core/input_file.hpp"
 #include "scalefit/core/records.hpp"
 #include "scalefit/ingest/ingest.hpp"
 
@@ -61,6 +62,7 @@ ingest::IngestOptions to_options(const IngestArgs &a) {
 
 void run_ingest(const IngestArgs &a, LogTool tool) {
   const ingest::IngestOptions opt = to_options(a);
+  refuse_outputs_over_inputs({{a.out, "--out"}}, a.files);
   // Read everything first: a bad file leaves no half-written output.
   std::vector<ingest::IngestResult> results;
   for (const auto &f : a.files) {

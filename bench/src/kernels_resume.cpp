@@ -35,7 +35,9 @@ bool same_kernels_sweep(const nlohmann::json &a, const nlohmann::json &b) {
 KernelsResume prepare_kernels_output(const std::string &path, const nlohmann::json &ctx) {
   KernelsResume r;
   std::error_code ec;
-  if (!fs::exists(path, ec))
+  // Only a regular file holds earlier kernels: a device (/dev/full, /dev/null) or a pipe is
+  // written to, never read (reading /dev/full or /dev/zero would not end).
+  if (!fs::is_regular_file(path, ec))
     return r;
   std::string text;
   {

@@ -2,6 +2,7 @@
 #include "scalefit/core/yaml.hpp"
 
 #include "scalefit/core/error.hpp"
+#include "scalefit/core/input_file.hpp"
 #include "scalefit/core/validate.hpp"
 
 #include <fstream>
@@ -60,12 +61,7 @@ YAML::Node parse_yaml(const std::string &text, const std::string &name) {
 }
 
 YAML::Node load_yaml_file(const std::string &path) {
-  std::ifstream in(path);
-  if (!in)
-    throw InputError("cannot open file", path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse_yaml(text.str(), path);
+  return parse_yaml(*read_input(path), path);
 }
 
 } // namespace scalefit

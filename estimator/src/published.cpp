@@ -2,6 +2,7 @@
 #include "scalefit/estimator/published.hpp"
 
 #include "scalefit/core/error.hpp"
+#include "scalefit/core/jsonl.hpp"
 #include "scalefit/core/units.hpp"
 
 #include <nlohmann/json.hpp>
@@ -51,24 +52,11 @@ T field(const json &j, const char *key, const T &fallback, const std::string &fi
 } // namespace
 
 std::vector<PublishedRun> load_published_runs(const std::string &path, const std::string &root) {
-  std::ifstream in(path);
-  if (!in)
-    throw InputError("cannot open", path, 0, "");
   std::vector<PublishedRun> runs;
-  std::string text;
-  long line = 0;
   const std::string source = std::filesystem::path(path).filename().string();
-  while (std::getline(in, text)) {
-    ++line;
-    if (text.find_first_not_of(" \t\r") == std::string::npos)
-      continue;
-    json j;
-    try {
-      j = json::parse(text);
-    } catch (const json::exception &e) {
-      throw InputError(std::string("not JSON: ") + e.what(), path, line, "");
-    }
-    if (!j.is_object() || !j.contains("model") || !j["model"].is_object())
+  // one JSON object per line, read once, nesting bounded (core/jsonl.hpp)
+  for_each_json_line(path, [&](const json &j, long line) {
+    if (!j.contains("model") || !j["model"].is_object())
       throw InputError("expected an object with a model", path, line, "model");
     const json &mj = j["model"];
     PublishedRun r;
@@ -205,7 +193,8 @@ std::vector<PublishedRun> load_published_runs(const std::string &path, const std
       r.not_expressible = "no system file " + r.system;
     r.held_for_calibration = field<bool>(j, "calibration", false, path, line);
     runs.push_back(std::move(r));
-  }
+    return true;
+  });
   return runs;
 }
 

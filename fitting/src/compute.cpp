@@ -3,6 +3,7 @@
 #include "scalefit/fitting/compute.hpp"
 
 #include "scalefit/core/error.hpp"
+#include "scalefit/core/input_file.hpp"
 #include "scalefit/core/jsonl.hpp"
 
 #include <Eigen/Dense>
@@ -344,14 +345,23 @@ int device_sms(const std::string &device) {
 }
 
 bool is_kernels_file(const std::string &path) {
-  std::ifstream in(path);
-  if (!in)
-    throw InputError("cannot open file", path);
-  std::string line;
-  for (int i = 0; i < 50 && std::getline(in, line); ++i) {
-    if (line.find("\"context\"") == std::string::npos)
+  // read once (a pipe or FIFO is kept for the reader that follows: core/input_file.hpp)
+  const auto text = read_input(path);
+  std::size_t pos = 0;
+  for (int i = 0; i < 50 && pos < text->size(); ++i) {
+    std::size_t end = text->find('\n', pos);
+    if (end == std::string::npos)
+      end = text->size();
+    const std::string_view line(text->data() + pos, end - pos);
+    pos = end + 1;
+    if (line.find("\"context\"") == std::string_view::npos)
       continue;
-    const auto j = nlohmann::json::parse(line, nullptr, false);
+    nlohmann::json j;
+    try {
+      j = parse_json_bounded(line, path, i + 1);
+    } catch (const InputError &) {
+      continue; // the reader that follows names the line
+    }
     if (j.is_object() && j.value("type", "") == "context")
       return j.value("schema", "").rfind("scalefit.kernels/", 0) == 0;
   }

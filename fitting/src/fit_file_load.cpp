@@ -2,6 +2,7 @@
 #include "scalefit/fitting/fit_file.hpp"
 
 #include "scalefit/core/error.hpp"
+#include "scalefit/core/input_file.hpp"
 #include "scalefit/core/yaml.hpp"
 #include "scalefit/core/validate.hpp"
 
@@ -440,12 +441,8 @@ static FitFile parse_fit_file_unguarded(const std::string &text, const std::stri
 }
 
 FitFilePtr load_fit_file(const std::string &path) {
-  std::ifstream in(path);
-  if (!in)
-    throw InputError(std::string("cannot open the fit file: ") + std::strerror(errno), path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return std::make_shared<const FitFile>(parse_fit_file(ss.str(), path));
+  // read once: a pipe (`--fit <(...)`) or FIFO is kept for a second load (core/input_file.hpp)
+  return std::make_shared<const FitFile>(parse_fit_file(*read_input(path), path));
 }
 
 } // namespace scalefit::fitting

@@ -105,3 +105,38 @@ TEST_F(ExitCodes, UnwritableOutputIs2) {
   expect_exit(2, kBin + " fit " + kJsonl + " -o " + out("no/such/dir/fit.yaml"), dir);
   expect_exit(2, kBin + " ingest nccl-tests " + kNccl + " -q -o " + out("no/such/dir/a.jsonl"), dir);
 }
+
+// Issue 19, Sec. 2: special files, pipes read once, deep nesting, outputs over inputs.
+TEST_F(ExitCodes, SpecialInputsAndOutputsOverInputsAre2OrReadOnce) {
+  // /dev/zero is refused at once, not read for gigabytes
+  Result r = expect_exit(2, kBin + " fit /dev/zero -o " + out("z.yaml"), dir);
+  EXPECT_NE(r.err.find("character device"), std::string::npos) << r.err;
+  r = expect_exit(2, kBin + " estimate --system /dev/zero --model " + kModel + " --dp 8", dir);
+  EXPECT_NE(r.err.find("character device"), std::string::npos) << r.err;
+  // a pipe is read once although fit looks at it twice (kernel or collective records?)
+  expect_exit(0, "bash -c '" + kBin + " fit <(cat " + kJsonl + ") -o " + out("p.yaml") + "'", dir);
+  // a fit file through a pipe, loaded by estimate
+  expect_exit(0, "bash -c '" + kBin + " estimate --system " + kSystem + " --model " + kModel +
+                     " --dp 8 --fit <(cat " + out("p.yaml") + ")'",
+              dir);
+  // a line nested 100,000 deep: exit 2 naming file and line
+  {
+    std::ofstream deep(out("deep.jsonl"));
+    deep << "{\"type\":\"context\",\"x\":" << std::string(100000, '[') << std::string(100000, ']')
+         << "}\n";
+  }
+  r = expect_exit(2, kBin + " fit " + out("deep.jsonl") + " -o " + out("d.yaml"), dir);
+  EXPECT_NE(r.err.find("deep.jsonl:1"), std::string::npos) << r.err;
+  // an output over an input: refused, the input left as it was
+  fs::copy_file(kJsonl, out("m.jsonl"));
+  const auto before = fs::file_size(out("m.jsonl"));
+  r = expect_exit(2, kBin + " fit " + out("m.jsonl") + " -o " + out("m.jsonl"), dir);
+  EXPECT_NE(r.err.find("--out"), std::string::npos) << r.err;
+  EXPECT_EQ(fs::file_size(out("m.jsonl")), before);
+  r = expect_exit(2, kBin + " fit " + kJsonl + " -o " + out("f.yaml") + " --csv " + out("f.yaml"),
+                  dir);
+  EXPECT_NE(r.err.find("--csv"), std::string::npos) << r.err;
+  fs::copy_file(kNccl, out("n.txt"));
+  r = expect_exit(2, kBin + " ingest nccl-tests " + out("n.txt") + " -o " + out("n.txt"), dir);
+  EXPECT_NE(r.err.find("--out"), std::string::npos) << r.err;
+}

@@ -1,5 +1,6 @@
 #include "text.hpp"
 
+#include "scalefit/core/input_file.hpp"
 #include "scalefit/core/validate.hpp"
 
 #include <algorithm>
@@ -115,12 +116,15 @@ std::string file_stem(const std::string &path) {
 }
 
 std::vector<std::string> read_lines(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw InputError("cannot open file", path);
+  const auto text = read_input(path); // regular files and pipes only, at most 1 GiB
   std::vector<std::string> lines;
-  std::string line;
-  while (std::getline(in, line)) {
+  std::size_t pos = 0;
+  while (pos < text->size()) {
+    std::size_t end = text->find('\n', pos);
+    if (end == std::string::npos)
+      end = text->size();
+    std::string line = text->substr(pos, end - pos);
+    pos = end + 1;
     if (!line.empty() && line.back() == '\r')
       line.pop_back();
     lines.push_back(std::move(line));
