@@ -4,7 +4,7 @@
 # figure with its range over runs (min..max, and the median) — never a single favourable run.
 #
 # Usage: scripts/figures.sh [-b BUILD_DIR] [-r RUNS] [--main-job]
-#   -b  a Release build with benchmarks and tests (default build; scripts/setup.sh makes it)
+#   -b  a Release build with benchmarks and tests (default build; scripts/setup.sh --all makes it)
 #   -r  runs of each timed figure (default 5)
 #   --main-job  also time scripts/main-job.sh (about 1-2 minutes on 2 cores; writes results/local/)
 # Needs: scalefit-bench, bm_fitting, bm_estimator and the test suite built in BUILD_DIR.
@@ -22,7 +22,7 @@ while (($#)); do
 done
 bin=$build/bin
 for b in scalefit-bench bm_fitting bm_estimator; do
-  [ -x "$bin/$b" ] || { echo "figures: no $bin/$b (build with benchmarks: bash scripts/setup.sh)" >&2; exit 2; }
+  [ -x "$bin/$b" ] || { echo "figures: no $bin/$b (build with benchmarks: bash scripts/setup.sh --all)" >&2; exit 2; }
 done
 [ "$(id -u)" -eq 0 ] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 

@@ -3,10 +3,14 @@
 # prints the apt-get command), then configures and builds into build/ (executables in build/bin/).
 # CUDA and NCCL are used when nvcc is found (PATH, CUDACXX or /usr/local/cuda/bin/nvcc).
 #
-# Usage: scripts/setup.sh [--no-build] [-- extra cmake arguments]
+# Usage: scripts/setup.sh [--no-build] [--all] [-- extra cmake arguments]
+#   Without --all only the two binaries the main job runs are built (scalefit, scalefit-bench):
+#   a fresh machine reaches the main job in minutes; scripts/test.sh builds --all (tests,
+#   benchmarks, the NCCL profiler plugin).
 # Environment: BUILD_DIR (default build), JOBS (default nproc), SCALEFIT_ENABLE_CUDA=ON|OFF.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+setup_started=$(date +%s)
 
 packages=(cmake g++ make openmpi-bin libopenmpi-dev libeigen3-dev libyaml-cpp-dev libcli11-dev
           nlohmann-json3-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
@@ -41,16 +45,22 @@ if ((${#missing[@]})); then
 fi
 
 build=true
+all=false
 extra=()
 while (($#)); do
   case "$1" in
     --no-build) build=false ;;
+    --all) all=true ;;
     --) shift; extra=("$@"); break ;;
-    *) echo "setup: unknown argument '$1' (expected --no-build or -- CMAKE_ARGS)" >&2; exit 2 ;;
+    *) echo "setup: unknown argument '$1' (expected --no-build, --all or -- CMAKE_ARGS)" >&2; exit 2 ;;
   esac
   shift
 done
 $build || exit 0
+BUILD_DIR=${BUILD_DIR:-build}
+mkdir -p "$BUILD_DIR"
+# When the first run started (scripts/main-job.sh prints the time from here to its report).
+[ -f "$BUILD_DIR/.first-run-start" ] || echo "$setup_started" > "$BUILD_DIR/.first-run-start"
 
 # nvcc outside PATH (the CUDA toolkit's default prefix) still enables the CUDA targets.
 if ! command -v nvcc >/dev/null && [ -z "${CUDACXX:-}" ] && [ -x /usr/local/cuda/bin/nvcc ]; then
@@ -82,10 +92,13 @@ if [ "${SCALEFIT_ENABLE_CUDA:-}" != OFF ] && { command -v nvcc >/dev/null || [ -
   fetch_cudnn_frontend
 fi
 
-BUILD_DIR=${BUILD_DIR:-build}
 JOBS=${JOBS:-$(nproc)}
 cuda_arg=()
 [ -n "${SCALEFIT_ENABLE_CUDA:-}" ] && cuda_arg=(-DSCALEFIT_ENABLE_CUDA="$SCALEFIT_ENABLE_CUDA")
 cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release "${cuda_arg[@]}" "${extra[@]}"
-cmake --build "$BUILD_DIR" -j "$JOBS"
+if $all; then
+  cmake --build "$BUILD_DIR" -j "$JOBS"
+else
+  cmake --build "$BUILD_DIR" -j "$JOBS" --target scalefit scalefit-bench
+fi
 echo "setup: built into $BUILD_DIR/bin: $(ls "$BUILD_DIR/bin" | tr '\n' ' ')"

@@ -46,7 +46,7 @@ step() {
   fi
 }
 
-step build bash scripts/setup.sh
+step build bash scripts/setup.sh --all
 step tests ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure --no-tests=error -j "$JOBS"
 if $all; then
   steps=${STEPS:-configure fuzz}
