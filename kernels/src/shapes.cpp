@@ -113,10 +113,6 @@ struct Linear {
 };
 
 void check_moe(const ModelConfig &model, int tp, int micro_batch, const MoeLayout &moe) {
-  if (model.mla())
-    throw InputError("multi-head latent attention (kv_lora_rank) is not in the kernel list yet; "
-                     "its attention projections are priced by the estimator alone",
-                     "", 0, "--model");
   if (!model.moe())
     return;
   if (moe.ep < 1 || model.experts % moe.ep != 0)
@@ -174,19 +170,39 @@ std::vector<KernelShape> transformer_gemms(const ModelConfig &model, int tp,
   const std::int64_t kv_local = (g + t - 1) / t;
   const std::int64_t gate = mlp_gated(model.mlp) ? 2 : 1; // fc1 holds gate and up (h x 2f)
 
-  const Linear qkv{"qkv", KernelKind::gemm, tokens, (a / t + 2 * kv_local) * d, h, 1};
+  // The projections in front of the attention core: one fused QKV, or MLA's (DeepSeek-V2,
+  // arXiv 2405.04434, Eq. 9-19; Megatron-Core MLASelfAttention): the down projections whole on
+  // every TP rank (replicated), the up projections column-parallel over the heads.
+  std::vector<Linear> attn_in;
+  std::int64_t d_qk = d, d_v = d;
+  if (model.mla()) {
+    const std::int64_t dn = model.qk_nope_head_dim, dr = model.qk_rope_head_dim;
+    const std::int64_t dc = model.kv_lora_rank, dq = model.q_lora_rank;
+    d_qk = dn + dr;
+    d_v = model.v_head_dim;
+    if (dq > 0) {
+      attn_in.push_back({"q_down", KernelKind::gemm, tokens, dq, h, 1});
+      attn_in.push_back({"q_up", KernelKind::gemm, tokens, a / t * d_qk, dq, 1});
+    } else {
+      attn_in.push_back({"q", KernelKind::gemm, tokens, a / t * d_qk, h, 1});
+    }
+    attn_in.push_back({"kv_down", KernelKind::gemm, tokens, dc + dr, h, 1});
+    attn_in.push_back({"kv_up", KernelKind::gemm, tokens, a / t * (dn + d_v), dc, 1});
+  } else {
+    attn_in.push_back({"qkv", KernelKind::gemm, tokens, (a / t + 2 * kv_local) * d, h, 1});
+  }
   // Score S = Q K^T: the gradient of Q is dS K (m=s, n=d, k=s); of K, dS^T Q (m=s, n=d, k=s).
   const KernelShape score_fwd =
-      make("attn_score.fwd", KernelKind::batched_gemm, Pass::fwd, s, s, d, heads_local);
+      make("attn_score.fwd", KernelKind::batched_gemm, Pass::fwd, s, s, d_qk, heads_local);
   const KernelShape score_dgrad =
-      make("attn_score.dgrad", KernelKind::batched_gemm, Pass::bwd, s, d, s, heads_local);
+      make("attn_score.dgrad", KernelKind::batched_gemm, Pass::bwd, s, d_qk, s, heads_local);
   const KernelShape score_wgrad =
-      make("attn_score.wgrad", KernelKind::batched_gemm, Pass::bwd, s, d, s, heads_local);
+      make("attn_score.wgrad", KernelKind::batched_gemm, Pass::bwd, s, d_qk, s, heads_local);
   const KernelShape softmax =
       make("softmax.fwd", KernelKind::softmax, Pass::fwd, s, s, 0, heads_local);
-  // Context O = P V is a plain batched GEMM (m=s, n=d, k=s).
-  const Linear context{"attn_context", KernelKind::batched_gemm, s, d, s, heads_local};
-  const Linear proj{"attn_proj", KernelKind::gemm, tokens, h, a * d / t, 1};
+  // Context O = P V is a plain batched GEMM (m=s, n=d_v, k=s).
+  const Linear context{"attn_context", KernelKind::batched_gemm, s, d_v, s, heads_local};
+  const Linear proj{"attn_proj", KernelKind::gemm, tokens, h, a * d_v / t, 1};
   const bool moe_blocks = model.moe_layers() > 0;
   const bool dense_blocks = model.moe_layers() < model.layers;
   const Blocks dense = moe_blocks ? Blocks::dense : Blocks::all;
@@ -229,14 +245,18 @@ std::vector<KernelShape> transformer_gemms(const ModelConfig &model, int tp,
   const Linear logits{"logits", KernelKind::gemm, tokens, vocab_local, h, 1, false};
 
   const bool fused = attention == Attention::fused;
-  KernelShape attn_fwd = make("attention.fwd", KernelKind::attention, Pass::fwd, s, s, d,
+  // (MLA: the fused kernel runs at the query/key head dimension d_qk; its value dimension is
+  // taken as d_qk too, which one k cannot tell apart: an upper bound on the AV half.)
+  KernelShape attn_fwd = make("attention.fwd", KernelKind::attention, Pass::fwd, s, s, d_qk,
                               heads_local);
   attn_fwd.causal = true;
   KernelShape attn_bwd = attn_fwd;
   attn_bwd.name = "attention.bwd";
   attn_bwd.pass = Pass::bwd;
 
-  std::vector<KernelShape> out{qkv.fwd()};
+  std::vector<KernelShape> out;
+  for (const Linear &l : attn_in)
+    out.push_back(l.fwd());
   if (fused) {
     out.push_back(attn_fwd);
   } else {
@@ -274,13 +294,23 @@ std::vector<KernelShape> transformer_gemms(const ModelConfig &model, int tp,
     out.push_back(score_dgrad);
     out.push_back(score_wgrad);
   }
-  out.push_back(qkv.dgrad());
-  out.push_back(qkv.wgrad());
+  for (auto it = attn_in.rbegin(); it != attn_in.rend(); ++it) {
+    out.push_back(it->dgrad());
+    out.push_back(it->wgrad());
+  }
   return out;
 }
 
 double layer_forward_flops(const ModelConfig &model, int micro_batch) {
   const double b = micro_batch, s = model.sequence, h = model.hidden, f = model.ffn_size();
+  if (model.mla()) { // DeepSeek-V2 Eq. 9-19: the five projections, QK^T at d_qk, AV at d_v
+    const double a = model.heads, dn = model.qk_nope_head_dim, dr = model.qk_rope_head_dim,
+                 dv = model.v_head_dim, dc = model.kv_lora_rank, dq = model.q_lora_rank;
+    const double q = dq > 0 ? h * dq + dq * a * (dn + dr) : h * a * (dn + dr);
+    const double proj = q + h * (dc + dr) + dc * a * (dn + dv) + a * dv * h;
+    const double gate = mlp_gated(model.mlp) ? 2.0 : 1.0;
+    return 2.0 * b * s * (proj + (gate + 1.0) * h * f) + 2.0 * b * s * s * a * (dn + dr + dv);
+  }
   const double q = static_cast<double>(model.heads) * model.head_dim(),
                kv = static_cast<double>(model.kv_heads_count()) * model.head_dim();
   const double gate = mlp_gated(model.mlp) ? 2.0 : 1.0;

@@ -182,10 +182,47 @@ TEST(MoeShapes, ImbalanceDenseBlocksAndSharedExperts) {
   const auto d = transformer_gemms(dense, 1, 1, false, Attention::fused);
   EXPECT_FALSE(has(d, "router.fwd"));
   EXPECT_EQ(find(d, "mlp_up.fwd").blocks, Blocks::all);
-  // MLA is refused, not silently mis-shaped.
-  ModelConfig mla = m;
-  mla.kv_lora_rank = 16;
-  EXPECT_THROW(transformer_gemms(mla, 1, 1), InputError);
+}
+
+// MLA's projections and attention core by hand (DeepSeek-V2-Lite-like: no query compression;
+// DeepSeek-V3-like: with it), at TP 2.
+TEST(KernelShapes, MultiHeadLatentAttentionLayer) {
+  ModelConfig m;
+  m.hidden = 256;
+  m.heads = 4;
+  m.sequence = 64;
+  m.vocabulary = 1000;
+  m.layers = 2;
+  m.ffn = 512;
+  m.mlp = Mlp::swiglu;
+  m.kv_lora_rank = 32;
+  m.qk_nope_head_dim = 16;
+  m.qk_rope_head_dim = 8;
+  m.v_head_dim = 12;
+  auto v = transformer_gemms(m, 2, 1, false, Attention::unfused);
+  EXPECT_FALSE(has(v, "qkv.fwd"));
+  EXPECT_EQ(find(v, "q.fwd").n, 2 * 24);        // a/t (d_h + d_h^R)
+  EXPECT_EQ(find(v, "q.fwd").k, 256);
+  EXPECT_EQ(find(v, "kv_down.fwd").n, 32 + 8);  // d_c + d_h^R, whole on every rank
+  EXPECT_EQ(find(v, "kv_down.fwd").m, 64);
+  EXPECT_EQ(find(v, "kv_up.fwd").n, 2 * (16 + 12));
+  EXPECT_EQ(find(v, "kv_up.fwd").k, 32);
+  EXPECT_EQ(find(v, "attn_score.fwd").k, 24);   // QK^T at d_qk
+  EXPECT_EQ(find(v, "attn_context.fwd").n, 12); // AV at d_v
+  EXPECT_EQ(find(v, "attn_proj.fwd").k, 2 * 12);
+  EXPECT_EQ(find(v, "kv_down.wgrad").k, 64);    // the weight gradient over the tokens
+  // with query compression: q_down and q_up instead of q
+  m.q_lora_rank = 48;
+  v = transformer_gemms(m, 2, 1, false, Attention::fused);
+  EXPECT_FALSE(has(v, "q.fwd"));
+  EXPECT_EQ(find(v, "q_down.fwd").n, 48);
+  EXPECT_EQ(find(v, "q_up.fwd").k, 48);
+  EXPECT_EQ(find(v, "attention.fwd").k, 24);
+  EXPECT_TRUE(has(v, "q_down.dgrad"));
+  // the layer's forward FLOPs: the five projections, the MLP and the core, by hand
+  const double proj = 256.0 * 48 + 48.0 * 4 * 24 + 256.0 * 40 + 32.0 * 4 * 28 + 4.0 * 12 * 256;
+  EXPECT_DOUBLE_EQ(layer_forward_flops(m, 1),
+                   2.0 * 64 * (proj + 3.0 * 256 * 512) + 2.0 * 64 * 64 * 4 * (24 + 12));
 }
 
 namespace {

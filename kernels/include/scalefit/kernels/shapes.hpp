@@ -132,10 +132,16 @@ std::int64_t expert_tokens(const ModelConfig &model, int tp, int micro_batch, in
 /// the other linears (the wgrad of a grouped GEMM has the tokens as k). Those kernels have
 /// blocks = moe; when the model also has dense blocks (first_dense_layers, moe_layer_freq > 1)
 /// its dense MLP (mlp_up, mlp_down) follows with blocks = dense; attention kernels are
-/// blocks = all. MLA models (model.mla()) are refused: their attention projections are not
-/// listed here yet (estimator/architecture.cpp has them).
+/// blocks = all. Multi-head latent attention (model.mla(); DeepSeek-V2 arXiv 2405.04434 Eq.
+/// 9-19, Megatron-Core MLASelfAttention) replaces qkv with
+///   q_down  m=bs, n=d_c', k=h   and  q_up m=bs, n=a/t (d_h + d_h^R), k=d_c'  (or q: k=h)
+///   kv_down m=bs, n=d_c + d_h^R, k=h      kv_up m=bs, n=a/t (d_h + d_v), k=d_c
+/// (the down projections replicated on every TP rank, the up projections split over heads),
+/// the attention core at d_qk = d_h + d_h^R for QK^T and d_v for AV (the fused kernel at d_qk
+/// for both: an upper bound), and attn_proj with k = a d_v / t.
 /// Sum of forward per-layer model_flops() * t = layer_forward_flops(model, b) exactly when t
-/// divides h, a and ffn (both attention implementations; dense models, GPT-style attention).
+/// divides h, a and ffn (both attention implementations; dense models, GPT-style attention;
+/// not MLA, whose down projections are replicated).
 /// \throws InputError (field "--tp" / "--micro-batch") when tp < 1, tp does not divide
 /// heads or ffn, or micro_batch < 1; the model must have passed validate_model.
 std::vector<KernelShape> transformer_gemms(const ModelConfig &model, int tp,
@@ -145,7 +151,8 @@ std::vector<KernelShape> transformer_gemms(const ModelConfig &model, int tp,
 
 /// Forward FLOPs of one whole layer (all t GPUs together) for b samples: 2bs(4h^2 + 2h ffn) +
 /// 4bs^2h, which is Narayanan et al.'s 24bsh^2 + 4bs^2h when ffn = 4h; gated MLPs 2bs(4h^2 +
-/// 3h ffn) + 4bs^2h [FLOP]. The dense MLP (an MoE model's dense blocks).
+/// 3h ffn) + 4bs^2h [FLOP]. The dense MLP (an MoE model's dense blocks). MLA: 2bs (the five
+/// projections' k n + MLP) + 2bs^2 a (d_h + d_h^R + d_v) (non-causal, as Megatron-LM counts).
 double layer_forward_flops(const ModelConfig &model, int micro_batch);
 
 /// Forward FLOPs of an MoE block's MLP per token routed balanced (all GPUs together): 2 h E
