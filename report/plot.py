@@ -13,6 +13,7 @@ import json
 import math
 import os
 import sys
+import tempfile
 
 import matplotlib
 
@@ -26,6 +27,10 @@ DPI = 100
 COLORS = plt.rcParams["axes.prop_cycle"].by_key()["color"]
 plt.rcParams.update({"font.size": 9, "axes.grid": True, "grid.alpha": 0.3,
                      "axes.titlesize": 10, "legend.fontsize": 7})
+# Every text is drawn literally: names from the records (a system 'my$cluster$') must not go
+# through mathtext, which draws or rejects them (matplotlib >= 3.5 has text.parse_math).
+if "text.parse_math" in plt.rcParams:
+    plt.rcParams["text.parse_math"] = False
 
 
 def size_label(b):
@@ -454,11 +459,25 @@ def main(argv):
         fig = figure(spec)
         DRAW[spec["kind"]](fig, spec, spec["data"])
         out = os.path.join(root, p["png"])
-        tmp = out + ".tmp.png"
-        fig.savefig(tmp, dpi=DPI, format="png")
-        plt.close(fig)
-        shrink(tmp)
-        os.replace(tmp, out)
+        if os.path.islink(out):
+            sys.stderr.write("plot.py: %s is a symbolic link; not writing through it\n" % out)
+            return 2
+        # A fresh temporary file of our own (O_EXCL: a link planted at a fixed name is never
+        # followed), then a rename over the PNG (which replaces a link rather than its target).
+        fd, tmp = tempfile.mkstemp(prefix="." + p["png"] + ".", suffix=".tmp.png", dir=root)
+        mask = os.umask(0)
+        os.umask(mask)
+        os.fchmod(fd, 0o666 & ~mask)  # as a plain open() would (mkstemp makes 0600)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                fig.savefig(f, dpi=DPI, format="png")
+            plt.close(fig)
+            shrink(tmp)
+            os.replace(tmp, out)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
     return 0
 
 

@@ -7,6 +7,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <map>
+#include <set>
 
 namespace scalefit::report {
 namespace {
@@ -264,11 +267,36 @@ std::vector<Plot> estimate_plots(const Inputs &in) {
   return plots;
 }
 
+void make_names_unique(std::vector<Plot> &plots) {
+  std::map<std::string, int> count;
+  for (const Plot &p : plots)
+    ++count[p.name];
+  std::set<std::string> taken;
+  for (const Plot &p : plots)
+    if (count[p.name] == 1)
+      taken.insert(p.name);
+  for (Plot &p : plots) {
+    if (count[p.name] == 1)
+      continue;
+    // Names differing only in case or punctuation slug alike ("DGX A100", "dgx-a100"): a short
+    // FNV-1a hash of the title (which holds the name as written) tells them apart, stably.
+    std::uint32_t h = 2166136261u;
+    for (unsigned char c : p.title)
+      h = (h ^ c) * 16777619u;
+    std::string name = fmt::format("{}-{:06x}", p.name, h & 0xffffffu);
+    for (int k = 2; taken.count(name); ++k)
+      name = fmt::format("{}-{:06x}-{}", p.name, h & 0xffffffu, k);
+    taken.insert(name);
+    p.name = name;
+  }
+}
+
 std::vector<Plot> build_plots(const Inputs &in) {
   std::vector<Plot> all;
   for (auto f : {bandwidth_plots, latency_plots, scaling_plots, kernel_plots, estimate_plots})
     for (Plot &p : f(in))
       all.push_back(std::move(p));
+  make_names_unique(all);
   return all;
 }
 

@@ -5,10 +5,12 @@
 #include "scalefit/report/report.hpp"
 
 #include <fmt/format.h>
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -36,34 +38,94 @@ std::string esc(const std::string &s) {
   return o;
 }
 
-/// Writes `text` to `path` atomically (core's AtomicFile: readers never see half a file).
+/// Refuses a symbolic link at an output path in the report's directory: AtomicFile follows a
+/// link (replacing its target), and a link planted in -o DIR must not redirect the report's
+/// writes elsewhere. \throws InputError naming the path and -o (exit 2).
+void refuse_link(const fs::path &path) {
+  std::error_code ec;
+  if (fs::is_symlink(fs::symlink_status(path, ec)))
+    throw InputError("is a symbolic link: scalefit report writes no output through a link in "
+                     "its directory (remove it, or choose another -o)",
+                     path.string(), 0, "-o");
+}
+
+/// Writes `text` to `path` atomically (core's AtomicFile: readers never see half a file); never
+/// through a symbolic link (refuse_link).
 void write_atomic(const fs::path &path, const std::string &text) {
+  refuse_link(path);
   AtomicFile out(path.string());
   out.write(text);
   out.commit();
 }
 
-/// Runs argv, waits; \returns the exit status (-1 when it did not exit normally).
-int run_process(const std::vector<std::string> &args) {
+/// What run_process saw: the exit status, or that the program could not be started at all.
+struct ProcessResult {
+  int status = -1;     ///< exit status; -1 when it did not exit normally (a signal)
+  int exec_errno = 0;  ///< errno of a failed execvp (no such file, not executable); 0: it ran
+};
+
+/// Runs argv (PATH searched), waits. A failed exec is reported through a close-on-exec pipe, so
+/// "cannot start" (the environment) is told apart from "ran and failed".
+/// \throws RuntimeError when fork, pipe or waitpid fail.
+ProcessResult run_process(const std::vector<std::string> &args) {
   std::vector<char *> argv;
   for (const std::string &a : args)
     argv.push_back(const_cast<char *>(a.c_str()));
   argv.push_back(nullptr);
   std::fflush(stdout);
   std::fflush(stderr);
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0)
+    throw RuntimeError(std::string("pipe failed: ") + std::strerror(errno));
   const pid_t pid = fork();
-  if (pid < 0)
-    throw RuntimeError(std::string("fork failed: ") + std::strerror(errno));
+  if (pid < 0) {
+    const int e = errno;
+    ::close(fds[0]);
+    ::close(fds[1]);
+    throw RuntimeError(std::string("fork failed: ") + std::strerror(e));
+  }
   if (pid == 0) {
+    ::close(fds[0]);
     execvp(argv[0], argv.data());
-    std::fprintf(stderr, "scalefit report: cannot run %s: %s\n", argv[0], std::strerror(errno));
+    const int e = errno;
+    (void)!::write(fds[1], &e, sizeof e);
     _exit(127);
   }
+  ::close(fds[1]);
+  ProcessResult r;
+  int e = 0;
+  ssize_t n;
+  while ((n = ::read(fds[0], &e, sizeof e)) < 0 && errno == EINTR) {
+  }
+  ::close(fds[0]);
+  if (n == static_cast<ssize_t>(sizeof e))
+    r.exec_errno = e;
   int status = 0;
   while (waitpid(pid, &status, 0) < 0)
     if (errno != EINTR)
       throw RuntimeError(std::string("waitpid failed: ") + std::strerror(errno));
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+/// Runs the plot script; a Python that cannot start or cannot import matplotlib is the
+/// environment's problem (InputError naming `option`, exit 2); a script that fails under a
+/// working Python is a bug (RuntimeError, exit 3).
+void run_plot_script(const std::string &python, const std::string &option,
+                     const std::string &script, const std::string &manifest) {
+  const ProcessResult r = run_process({python, script, manifest});
+  if (r.exec_errno != 0)
+    throw InputError("cannot run '" + python + "': " + std::strerror(r.exec_errno) +
+                         " (give a Python 3 with matplotlib; --data-only skips drawing)",
+                     "", 0, option);
+  if (r.status == 0)
+    return;
+  const ProcessResult probe = run_process({python, "-c", "import matplotlib"});
+  if (probe.exec_errno != 0 || probe.status != 0)
+    throw InputError("'" + python + "' does not import matplotlib (scripts/setup.sh installs "
+                     "python3-matplotlib; --data-only skips drawing)",
+                     "", 0, option);
+  throw RuntimeError(fmt::format("{} {} exited with status {}", python, script, r.status));
 }
 
 std::string self_dir() {
@@ -271,7 +333,13 @@ std::vector<Plot> write_report(const Inputs &in, const ReportOptions &opt) {
   fs::create_directories(dir / "data", ec);
   if (ec)
     throw InputError("cannot create directory: " + ec.message(), (dir / "data").string());
+  refuse_link(dir / "data");
   std::vector<Plot> plots = build_plots(in);
+  for (const Plot &p : plots) // every output checked before anything is written
+    for (const fs::path &f : {dir / "data" / (p.name + ".json"), dir / (p.name + ".png")})
+      refuse_link(f);
+  for (const char *f : {"plots.json", "index.html"})
+    refuse_link(dir / f);
   nlohmann::json manifest = nlohmann::json::array();
   for (const Plot &p : plots) {
     nlohmann::json j = {{"name", p.name},         {"kind", p.kind},
@@ -287,14 +355,15 @@ std::vector<Plot> write_report(const Inputs &in, const ReportOptions &opt) {
   }
   write_atomic(dir / "plots.json", manifest.dump(1) + "\n");
   if (!opt.data_only && !plots.empty()) {
+    if (!opt.script.empty() && !fs::is_regular_file(opt.script))
+      throw InputError("no such file (the plot script)", opt.script, 0, "--script");
     const std::string script = opt.script.empty() ? find_plot_script() : opt.script;
+    const char *env = std::getenv("SCALEFIT_PYTHON");
+    const std::string option = !opt.python.empty()   ? "--python"
+                               : env && *env          ? "$SCALEFIT_PYTHON"
+                                                      : "--python (none found)";
     const std::string python = opt.python.empty() ? find_python() : opt.python;
-    const int rc = run_process({python, script, (dir / "plots.json").string()});
-    if (rc != 0)
-      throw RuntimeError(fmt::format(
-          "{} {} exited with status {} (is python3-matplotlib installed? scripts/setup.sh "
-          "installs it; --data-only skips drawing)",
-          python, script, rc));
+    run_plot_script(python, option, script, (dir / "plots.json").string());
     for (const Plot &p : plots)
       if (!fs::exists(dir / (p.name + ".png")))
         throw RuntimeError("the plot script wrote no " + (dir / (p.name + ".png")).string());

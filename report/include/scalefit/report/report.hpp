@@ -83,7 +83,11 @@ std::vector<Plot> kernel_plots(const Inputs &in);
 /// device memory per layout; compare: the two systems side by side (Cheng et al.); search: top
 /// layouts.
 std::vector<Plot> estimate_plots(const Inputs &in);
-/// All of the above, in that order.
+/// Makes every plot's name (its PNG and data file stem) unique: names that collide (systems
+/// whose names differ only in case or punctuation slug alike) get "-" and 6 hex digits of a hash
+/// of their title, then "-2", "-3"... if still taken; names that do not collide are kept.
+void make_names_unique(std::vector<Plot> &plots);
+/// All of the above, in that order, names made unique (make_names_unique).
 std::vector<Plot> build_plots(const Inputs &in);
 
 /// Human size label on the log2 axis: "8 B", "4 KiB", "64 MiB", "1 GiB".
