@@ -37,28 +37,40 @@ void run_calibrate(const CalibrateArgs &a) {
   const std::vector<est::StepErrors> errs = est::calibration_errors(steps, sys, fit->compute);
   fitting::write_fit_file(out, a.out);
   const fitting::FrameworkConstants &k = out.compute.framework;
-  fmt::print("calibrated on {} steps ({}): dispatch {:.2f} us per kernel, memory-bound efficiency "
-             "{:.3f}, fixed memory {:.2f} GiB\n",
-             k.steps, a.steps, k.dispatch_us, k.memory_efficiency, k.memory_overhead_gib);
+  fmt::print("calibrated on {} step{} ({}): dispatch {:.2f} us per kernel, memory-bound "
+             "efficiency {:.3f}, fixed memory {:.2f} GiB\n",
+             k.steps, k.steps == 1 ? "" : "s", a.steps, k.dispatch_us, k.memory_efficiency, k.memory_overhead_gib);
   fmt::print("{:<14} {:>9} {:>15} {:>15} {:>15} {:>8} {:>14} {:>14} {:>14}\n", "step", "iter_s",
              "kernel fits", "calibrated", "left out", "mem_GiB", "kernel fits", "calibrated",
              "left out");
   double lt = 0, lm = 0, ut = 0;
+  // leave-one-out needs >= 2 steps: with one, its columns say n/a, never a 0.0% error
+  const auto loo = [](double v, double meas, int width) {
+    return std::isfinite(v) ? fmt::format("{:>{}.{}f} {:>+5.1f}%", v, width, width == 8 ? 4 : 2,
+                                          pct(v, meas))
+                            : fmt::format("{:>{}}", "n/a", width + 7);
+  };
   for (const est::StepErrors &e : errs) {
-    fmt::print("{:<14} {:>9.4f} {:>8.4f} {:>+5.1f}% {:>8.4f} {:>+5.1f}% {:>8.4f} {:>+5.1f}% "
-               "{:>8.2f} {:>7.2f} {:>+5.1f}% {:>7.2f} {:>+5.1f}% {:>7.2f} {:>+5.1f}%\n",
+    fmt::print("{:<14} {:>9.4f} {:>8.4f} {:>+5.1f}% {:>8.4f} {:>+5.1f}% {} "
+               "{:>8.2f} {:>7.2f} {:>+5.1f}% {:>7.2f} {:>+5.1f}% {}\n",
                e.name, e.measured_s, e.uncalibrated_s, pct(e.uncalibrated_s, e.measured_s),
-               e.calibrated_s, pct(e.calibrated_s, e.measured_s), e.loo_s,
-               pct(e.loo_s, e.measured_s), e.measured_gib, e.uncalibrated_gib,
-               pct(e.uncalibrated_gib, e.measured_gib), e.calibrated_gib,
-               pct(e.calibrated_gib, e.measured_gib), e.loo_gib, pct(e.loo_gib, e.measured_gib));
+               e.calibrated_s, pct(e.calibrated_s, e.measured_s), loo(e.loo_s, e.measured_s, 8),
+               e.measured_gib, e.uncalibrated_gib, pct(e.uncalibrated_gib, e.measured_gib),
+               e.calibrated_gib, pct(e.calibrated_gib, e.measured_gib),
+               loo(e.loo_gib, e.measured_gib, 7));
     lt = std::max(lt, std::abs(pct(e.loo_s, e.measured_s)));
     lm = std::max(lm, std::abs(pct(e.loo_gib, e.measured_gib)));
     ut = std::max(ut, std::abs(pct(e.uncalibrated_s, e.measured_s)));
   }
-  fmt::print("largest |error|: kernel fits only {:.1f}% time; leave-one-out {:.1f}% time, "
-             "{:.1f}% memory\n",
-             ut, lt, lm);
+  if (errs.size() < 2)
+    fmt::print("largest |error|: kernel fits only {:.1f}% time; leave-one-out: not available "
+               "with {} step (it needs >= 2 steps: each is predicted by a calibration on the "
+               "others)\n",
+               ut, errs.size());
+  else
+    fmt::print("largest |error|: kernel fits only {:.1f}% time; leave-one-out {:.1f}% time, "
+               "{:.1f}% memory\n",
+               ut, lt, lm);
   fmt::print("wrote {} (estimate --fit {} --framework pytorch uses these constants)\n", a.out,
              a.out);
 }

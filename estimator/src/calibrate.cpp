@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <limits>
 #include <cstdint>
 #include <fstream>
 
@@ -174,8 +175,9 @@ std::vector<StepErrors> calibration_errors(const std::vector<MeasuredStep> &step
     r.uncalibrated_gib = u.memory_bytes.total / kGiB;
     r.calibrated_s = c.time_s.iteration;
     r.calibrated_gib = c.memory_bytes.total / kGiB;
-    r.loo_s = r.calibrated_s;
-    r.loo_gib = r.calibrated_gib;
+    // one step: nothing to leave it out of; NaN says "not available" (not 0% error)
+    r.loo_s = std::numeric_limits<double>::quiet_NaN();
+    r.loo_gib = std::numeric_limits<double>::quiet_NaN();
     if (steps.size() >= 2) {
       std::vector<MeasuredStep> rest;
       for (std::size_t j = 0; j < steps.size(); ++j)

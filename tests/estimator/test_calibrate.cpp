@@ -105,3 +105,16 @@ TEST(Calibrate, BadStepNamesLineAndField) {
   }
   std::remove(path.c_str());
 }
+
+// Issue 19: from one step there is nothing to leave it out of; the held-out columns are NaN (the
+// CLI prints n/a and says so), not the in-sample figures (which read as a 0.0% held-out error).
+TEST(Calibrate, OneStepHasNoLeaveOneOut) {
+  const SystemConfig sys = load_system(test_paths::system_path("dgx-h100"));
+  auto steps = read_steps(test_paths::data_path("h100_pytorch_gpt_steps.jsonl"));
+  steps.resize(1);
+  const auto errs = calibration_errors(steps, sys, h100());
+  ASSERT_EQ(errs.size(), 1u);
+  EXPECT_TRUE(std::isnan(errs[0].loo_s));
+  EXPECT_TRUE(std::isnan(errs[0].loo_gib));
+  EXPECT_TRUE(std::isfinite(errs[0].calibrated_s));
+}

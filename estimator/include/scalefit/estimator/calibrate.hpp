@@ -46,11 +46,13 @@ struct StepErrors {
   double measured_s = 0, measured_gib = 0;
   double uncalibrated_s = 0, uncalibrated_gib = 0; ///< kernel fits only (no framework section)
   double calibrated_s = 0, calibrated_gib = 0;     ///< calibrated on all steps (in sample)
-  double loo_s = 0, loo_gib = 0;                   ///< calibrated on the others (held out)
+  double loo_s = 0, loo_gib = 0;                   ///< calibrated on the others (held out);
+                                                   ///< NaN with one step (not available)
 };
 
 /// Errors of every step, the leave-one-out column calibrating on all the others (needs >= 2
-/// steps; with one step the loo columns repeat the calibrated ones).
+/// steps; with one step the loo columns are NaN: leave-one-out is not available, and repeating
+/// the in-sample figures would report a 0% held-out error).
 std::vector<StepErrors> calibration_errors(const std::vector<MeasuredStep> &steps,
                                            const SystemConfig &system,
                                            const fitting::ComputeSection &compute);
