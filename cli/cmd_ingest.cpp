@@ -48,6 +48,11 @@ ingest::IngestOptions to_options(const IngestArgs &a) {
     throw InputError("must be >= 1", "", 0, "--nranks");
   if (a.nnodes < 0)
     throw InputError("must be >= 1", "", 0, "--nnodes");
+  if (a.nranks > 0 && a.nnodes > 0 && a.nranks % a.nnodes != 0)
+    throw InputError(fmt::format("--nranks {} is not divisible by --nnodes {}: every node runs "
+                                 "the same number of ranks",
+                                 a.nranks, a.nnodes),
+                     "", 0, "--nnodes");
   if (a.nranks > 0)
     opt.nranks = a.nranks;
   if (a.nnodes > 0)

@@ -311,6 +311,10 @@ IngestResult read_imb(const std::string &path, const IngestOptions &opt) {
         tb.name = toks[0];
     }
     const auto size = to_u64(row[0]);
+    if (!size && bench && detail::is_bad_size_token(row[0]) && row.size() == cols_used.size()) {
+      diag.warn(ln, "size", "expected a byte count, got '" + row[0] + "'; row skipped");
+      continue; // a broken row: -1, nan, inf
+    }
     if (!size)
       continue; // shell, module or launcher noise
     if (!bench)

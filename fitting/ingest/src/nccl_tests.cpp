@@ -337,6 +337,12 @@ IngestResult read_nccl_tests(const std::string &path, const IngestOptions &opt) 
     if (info)
       read_info(*info, ln, facts, ctx);
 
+    // A row whose size is -1, nan, inf or fractional: warned about, not taken for noise.
+    if (!comment && !info && cur && detail::is_bad_size_token(toks[0]) &&
+        toks.size() + 2 >= detail::expected_tokens(cur->columns)) {
+      diag.warn(ln, "size", "expected a byte count, got '" + toks[0] + "'; row skipped");
+      continue;
+    }
     // A result row.
     if (!comment && !info && cur && to_u64(toks[0])) {
       auto row = detail::map_row(cur->columns, toks, ln);

@@ -369,6 +369,10 @@ IngestResult read_osu(const std::string &path, const IngestOptions &opt) {
     if (comment)
       continue;
     const auto &toks = btoks;
+    if (cur && detail::is_bad_size_token(toks[0]) && toks.size() == cur->columns.size()) {
+      diag.warn(ln, "size", "expected a byte count, got '" + toks[0] + "'; row skipped");
+      continue; // a broken row: -1, nan, inf
+    }
     if (!cur || !to_u64(toks[0]))
       continue; // mpirun/shell/module/time noise
     if (cur->dtype_assumed) {

@@ -65,6 +65,18 @@ std::optional<double> to_double(std::string_view tok) {
   return v;
 }
 
+bool is_bad_size_token(std::string_view tok) {
+  if (tok.empty() || to_u64(tok))
+    return false;
+  const char *b = tok.data();
+  const char *e = b + tok.size();
+  if (*b == '+')
+    ++b;
+  double v = 0;
+  const auto [p, ec] = std::from_chars(b, e, v); // accepts nan, inf, infinity (any case)
+  return p == e && (ec == std::errc() || ec == std::errc::result_out_of_range);
+}
+
 std::optional<std::uint64_t> to_u64(std::string_view tok) {
   if (tok.empty())
     return std::nullopt;

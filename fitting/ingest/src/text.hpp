@@ -31,6 +31,11 @@ std::optional<double> to_double(std::string_view tok);
 /// The whole token as an unsigned integer (digits only); nullopt otherwise or on overflow.
 std::optional<std::uint64_t> to_u64(std::string_view tok);
 
+/// Whether `tok` is a number that is not a byte count: negative ("-1"), fractional, "nan" or
+/// "inf" (any case, with a sign). A result row whose size column holds one is a broken row, to be
+/// warned about and skipped (not silently taken for noise).
+bool is_bad_size_token(std::string_view tok);
+
 /// The whole token as a signed integer; nullopt otherwise.
 std::optional<std::int64_t> to_i64(std::string_view tok);
 
