@@ -218,11 +218,13 @@ MeasurementRecord measurement_from_json(const json &j, const std::string &file, 
         return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '-' || ch == '.';
       }))
     r.fail("method", "expected a benchmark name of letters, digits, '_', '-', '.' (at most 64)");
-  m.bytes = static_cast<std::uint64_t>(r.integer_in("bytes", 0, kMaxRecordBytes));
+  // A 0 B point has no bandwidth and nothing to fit (the ingesters skip nccl-tests' size-0 rows
+  // with a note): refused here, not silently excluded later.
+  m.bytes = static_cast<std::uint64_t>(r.integer_in("bytes", 1, kMaxRecordBytes));
   m.count = static_cast<std::uint64_t>(r.integer_in(
       "count", 0, kMaxRecordBytes, false,
       static_cast<std::int64_t>(count_per_rank(m.op, m.bytes, dtype_size(m.dtype), m.group.nranks))));
-  m.time_us = r.num_in("time_us", bounds::time_us);
+  m.time_us = r.num_in("time_us", bounds::measured_time_us);  // 0 or 5e-324: no measurement
   const Bounds bw{0, 1e6};  // [GB/s]; 0 when the time is 0
   m.algbw_gbps = r.num_in("algbw_gbps", bw, false, gbps(static_cast<double>(m.bytes), m.time_us));
   m.busbw_gbps =

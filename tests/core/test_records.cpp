@@ -164,6 +164,18 @@ TEST(Records, NonPhysicalNumbersAreRefusedWithTheField) {
   EXPECT_EQ(measurement_error(more_nodes_than_ranks).field(), "group.nnodes");
 }
 
+// Issue 19: a zero or denormal time (5e-324 made the fit file hold .inf) and a 0 B point are no
+// measurement: refused where records are read, with line and field.
+TEST(Records, ZeroOrDenormalTimeAndZeroBytesAreRefused) {
+  for (const char *t : {"0", "0.0", "5e-324", "1e-4"}) {
+    const InputError e = measurement_error(point(t));
+    EXPECT_EQ(e.field(), "time_us") << t;
+    EXPECT_EQ(e.line(), 2) << t;
+  }
+  EXPECT_EQ(measurement_error(point("1", R"(,"bytes":0)")).field(), "bytes");
+  EXPECT_NO_THROW(measurement_from_json(nlohmann::json::parse(point("0.001")))) << "1 ns is a time";
+}
+
 TEST(Records, InvalidUtf8IsAnInputErrorWithTheLine) {
   const InputError e = measurement_error(point("1", ",\"note\":\"caf\xE9\""));
   EXPECT_NE(std::string(e.what()).find("UTF-8"), std::string::npos) << e.what();
