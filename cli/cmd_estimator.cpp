@@ -118,6 +118,7 @@ struct StrategyArgs {
   bool no_scatter_gather = false;
   std::string pp_layers;
   std::string a2a_matrix = "uniform";
+  std::string moe_dispatcher = "alltoall";
   est::AlltoallMatrix matrix() const {
     return a2a_matrix == "skewed" ? est::AlltoallMatrix::skewed : est::AlltoallMatrix::uniform;
   }
@@ -134,6 +135,14 @@ struct StrategyArgs {
     c->add_flag("--moe-shared-expert-overlap", s.moe_shared_expert_overlap,
                 "hide the token dispatch/combine all-to-alls behind the shared experts' GEMMs "
                 "(Megatron-Core)");
+    c->add_option("--moe-dispatcher", moe_dispatcher,
+                  "MoE token dispatcher: alltoall (default) or allgather (Megatron-Core "
+                  "--moe-token-dispatcher-type; all-gather/reduce-scatter over the ep x etp ranks)")
+        ->check(CLI::IsMember({"alltoall", "allgather"}))
+        ->each([this](const std::string &v) {
+          s.moe_dispatcher =
+              v == "allgather" ? est::MoeDispatcher::allgather : est::MoeDispatcher::alltoall;
+        });
     c->add_option("--alltoallv-matrix", a2a_matrix,
                   "with --fit: the measured alltoallv count matrix that prices the MoE "
                   "dispatch/combine, uniform or skewed (default uniform; then alltoall, then "

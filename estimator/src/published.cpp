@@ -131,6 +131,13 @@ std::vector<PublishedRun> load_published_runs(const std::string &path, const std
     s.overlap_dp = field<bool>(j, "overlap_grad_reduce", true, path, line);
     s.overlap_param_gather = field<bool>(j, "overlap_param_gather", false, path, line);
     s.fused_ce = field<bool>(j, "fused_ce", false, path, line);
+    // Megatron-Core --moe-token-dispatcher-type; flex (DeepEP) moves the same all-to-all traffic
+    const std::string disp = field<std::string>(j, "moe_token_dispatcher", "alltoall", path, line);
+    if (disp != "alltoall" && disp != "allgather" && disp != "flex")
+      throw InputError("expected alltoall, allgather or flex, got '" + disp + "'", path, line,
+                       "moe_token_dispatcher");
+    s.moe_dispatcher =
+        disp == "allgather" ? MoeDispatcher::allgather : MoeDispatcher::alltoall;
     s.recompute_layers = field<int>(j, "recompute_layers", 0, path, line);
     const std::string rc = field<std::string>(j, "recompute", "none", path, line);
     s.recompute = rc == "full" ? Recompute::full

@@ -14,7 +14,8 @@ std::string strategy_label(const Strategy &s) {
   if (s.cp > 1)
     extra += fmt::format(" cp={}", s.cp);
   if (s.ep > 1)
-    extra += fmt::format(" ep={}", s.ep);
+    extra += fmt::format(" ep={}{}", s.ep,
+                         s.moe_dispatcher == MoeDispatcher::allgather ? " (allgather)" : "");
   if (s.first_stage_layers || s.last_stage_layers)
     extra += fmt::format(" pp-layers={}/../{}", s.first_stage_layers, s.last_stage_layers);
   if (s.zero_shard > 0)
@@ -32,6 +33,8 @@ nlohmann::json strategy_json(const Strategy &s) {
           {"cp", s.cp},
           {"ep", s.ep},
           {"etp", s.expert_tp()},
+          {"moe_dispatcher",
+           s.moe_dispatcher == MoeDispatcher::allgather ? "allgather" : "alltoall"},
           {"first_stage_layers", s.first_stage_layers},
           {"last_stage_layers", s.last_stage_layers},
           {"zero_shard", s.shard_ranks()},

@@ -309,6 +309,18 @@ void Estimator::evaluate(const Strategy &st, Estimate &e, bool messages) const n
           ? o.moe.top_k * (st.tp > 1 ? T / t : T) * h * el * o.moe.load(st.moe_imbalance)
           : 0.0;
   const double u_ep = ep_bytes > 0 ? sink.one(Op::alltoall, g_ep, ep_bytes) : 0.0;
+  // The all-gather dispatcher (Megatron-Core MoEAllGatherTokenDispatcher): per MoE block and
+  // direction one AllGather of the hidden states of the ep x etp ranks (every rank then holds the
+  // group's tokens, each once: no factor k) and one ReduceScatter of the experts' outputs; the
+  // whole gathered buffer is nccl-tests' size. Not hidden behind the shared experts (Megatron-Core
+  // overlaps them with the all-to-all dispatcher only).
+  const bool ag_dispatch = st.moe_dispatcher == MoeDispatcher::allgather;
+  const CommGroup g_epg = group_shape(st.ep * st.expert_tp(), 1, gpn);
+  const double ag_bytes = ag_dispatch && ep_bytes > 0
+                              ? double(st.ep) * st.expert_tp() * (st.tp > 1 ? T / t : T) * h * el
+                              : 0.0;
+  const double u_agd = ag_bytes > 0 ? sink.one(Op::allgather, g_epg, ag_bytes) : 0.0;
+  const double u_rsd = ag_bytes > 0 ? sink.one(Op::reducescatter, g_epg, ag_bytes) : 0.0;
   // Which frameworks hide the dispatch/combine behind compute: Megatron-Core's
   // --moe-shared-expert-overlap (shared_experts.py: the shared expert's fc1 runs on its own
   // stream while the dispatch all-to-all moves the routed tokens, its fc2 while the combine
@@ -320,7 +332,7 @@ void Estimator::evaluate(const Strategy &st, Estimate &e, bool messages) const n
   // DeepSeek's DualPipe (forward and backward chunks of two micro-batches interleaved so that
   // all-to-all and PP traffic hide behind compute; DeepSeek-V3, arXiv 2412.19437, Sec. 3.2.1).
   double ep_hide_f = 0, ep_hide_b = 0;
-  if (u_ep > 0 && st.moe_shared_expert_overlap && o.moe.f_shared > 0) {
+  if (u_ep > 0 && !ag_dispatch && st.moe_shared_expert_overlap && o.moe.f_shared > 0) {
     const bool fp8 = md.fp8;
     const double su = (o.moe.up_n / o.moe.f_e) * o.moe.f_shared / t, sd = o.moe.f_shared / t;
     // the shared experts' GEMMs as layer_cost prices them (a TP-split dense MLP on T tokens)
@@ -380,7 +392,15 @@ void Estimator::evaluate(const Strategy &st, Estimate &e, bool messages) const n
     // backward, and again for a recomputed block; hidden only behind the shared expert with
     // --moe-shared-expert-overlap (above).
     double epc = 0, ep_hidden = 0;
-    if (ep_bytes > 0) {
+    if (ag_bytes > 0) {
+      const double n_each = o.moe.fraction * (2 * c.layers + rec);
+      epc = record ? (sink.add(Op::allgather, Parallelism::ep, "token dispatch (all-gather)",
+                               ag_bytes, g_epg, m * n_each) +
+                      sink.add(Op::reducescatter, Parallelism::ep, "token combine (reduce-scatter)",
+                               ag_bytes, g_epg, m * n_each)) /
+                         m
+                   : n_each * (u_agd + u_rsd);
+    } else if (ep_bytes > 0) {
       const double n_a2a = o.moe.fraction * (4 * c.layers + 2 * rec);
       epc = record ? sink.add(Op::alltoall, Parallelism::ep, "token dispatch/combine", ep_bytes,
                               g_ep, m * n_a2a) / m

@@ -369,3 +369,35 @@ TEST(MoeMla, SharedExpertOverlapHidesDispatchBehindTheSharedExperts) {
   const auto on0 = run(est0, s);
   EXPECT_DOUBLE_EQ(on0->time_s.iteration, off0->time_s.iteration);
 }
+
+// Megatron-Core's all-gather token dispatcher (--moe-token-dispatcher-type allgather): per MoE
+// block and direction one AllGather and one ReduceScatter of the ep x etp ranks' hidden states,
+// each token once (no factor k), instead of the all-to-alls of the k routed copies.
+TEST(MoeMla, AllGatherDispatcherMovesEachTokenOnce) {
+  const SystemConfig sys = load_system(test_paths::system_path("dgx-h100"));
+  const ModelConfig m = load_model(test_paths::model_path("qwen3-30b-a3b"));
+  const Estimator est(m, sys);
+  Strategy s;
+  s.dp = 8, s.ep = 2, s.zero = 1, s.micro_batch = 1, s.global_batch = 64;
+  const auto a2a = run(est, s);
+  s.moe_dispatcher = MoeDispatcher::allgather;
+  const auto ag = run(est, s);
+  const double T = double(m.sequence), h = m.hidden, el = 2;
+  int n_ag = 0, n_rs = 0;
+  for (int i = 0; i < ag->n_messages; ++i) {
+    const Message &msg = ag->messages[static_cast<std::size_t>(i)];
+    if (msg.by != Parallelism::ep)
+      continue;
+    EXPECT_NE(msg.op, Op::alltoall);
+    EXPECT_DOUBLE_EQ(msg.bytes, 2 * T * h * el); // ep x tokens x h, each token once
+    EXPECT_EQ(msg.group.nranks, 2);
+    // per micro-batch and MoE block: one forward and one backward each
+    EXPECT_DOUBLE_EQ(msg.count, 2.0 * m.moe_layers() * 8);
+    (msg.op == Op::allgather ? n_ag : n_rs) += 1;
+  }
+  EXPECT_EQ(n_ag, 1);
+  EXPECT_EQ(n_rs, 1);
+  // k = 8 copies through the all-to-alls against one gathered copy: less EP traffic here
+  EXPECT_LT(ag->comm_ep_s, a2a->comm_ep_s);
+  EXPECT_DOUBLE_EQ(ag->time_s.compute, a2a->time_s.compute);
+}

@@ -96,6 +96,12 @@ struct SystemConfig {
 
 /// Activation recomputation (Korthikanti et al. 2022).
 enum class Recompute { none, selective, full };
+
+/// How an MoE block moves tokens to its experts (Megatron-Core --moe-token-dispatcher-type):
+/// alltoall (dispatch and combine all-to-alls of the k routed copies) or allgather (the hidden
+/// states of the EP x ETP ranks all-gathered, the expert outputs reduce-scattered back; Megatron
+/// offers it for small EP).
+enum class MoeDispatcher { alltoall, allgather };
 /// "none", "selective", "full".
 const char *recompute_name(Recompute r);
 
@@ -128,6 +134,7 @@ struct Strategy {
   /// Megatron-Core's --moe-shared-expert-overlap: the shared experts' GEMMs run beside the
   /// token dispatch/combine all-to-alls (off by default, as in Megatron-Core).
   bool moe_shared_expert_overlap = false;
+  MoeDispatcher moe_dispatcher = MoeDispatcher::alltoall; ///< the token dispatcher
   int zero = 0;                          ///< ZeRO stage 0..3 (3 = FSDP full shard)
   /// Ranks one shard group spans (hybrid sharding, HSDP / DeepSpeed's hpZ): model states are
   /// sharded over zero_shard ranks and replicated across the dp*cp/zero_shard groups; 0 = the
