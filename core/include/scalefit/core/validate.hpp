@@ -32,6 +32,22 @@ inline constexpr Bounds efficiency{1e-3, 1};         ///< a fraction of a peak, 
 inline constexpr Bounds tflops{1e-6, 1e6};           ///< a compute peak [TFLOP/s]
 inline constexpr Bounds memory_gib{1e-3, 1e6};       ///< a device memory [GiB]
 inline constexpr Bounds bytes{0, 1.2e18};            ///< a message or buffer size [B] (< 2^60)
+/// A measured time [us]: 1 ns .. 1e12 us (11.6 days). A smaller time is a unit error or a
+/// denormal (5e-324 makes bytes / time infinite), never a measurement.
+inline constexpr Bounds measured_time_us{1e-3, 1e12};
+/// A fitted or loaded kernel rate [TFLOP/s]: (1 MFLOP/s, 100 PFLOP/s]. 1e-308 or 1e308 would
+/// price a kernel at zero or make an MFU of 194%.
+inline constexpr Bounds fitted_tflops{1e-6, 1e5, true, false};
+/// A fitted memory bandwidth [GB/s]: (1 kB/s, 1 PB/s].
+inline constexpr Bounds fitted_gbps{1e-6, 1e6, true, false};
+/// A fixed cost of a kernel or a dispatch [us]: 0 .. 1e7 us (10 s).
+inline constexpr Bounds kernel_overhead_us{0, 1e7};
+/// A kernel dimension (m, n, k, batch) [elements]: 1 .. 1e12 (a denormal m is no shape).
+inline constexpr Bounds kernel_dim{1, 1e12};
+/// A count of points or measurements in a fit: 0 .. 1e9 (a whole number; checked by the reader).
+inline constexpr Bounds point_count{0, 1e9};
+/// An error or spread in percent: 0 .. 1e6 %.
+inline constexpr Bounds error_pct{0, 1e6};
 }  // namespace bounds
 
 /// Returns `v` when bounds.contains(v). \throws InputError "expected a finite number in [lo, hi],
