@@ -192,6 +192,34 @@ def scaling(fig, spec, d):
     ax.legend(loc="lower left")
 
 
+def pairs(fig, spec, d):
+    """Pair matrices of `scalefit-bench comm --groups pairs`, one panel per size: busbw per pair,
+    darker is slower."""
+    fig.suptitle(spec["title"], fontsize=12)
+    names = d["players"]
+    n = len(names)
+    panels = d["sizes"]
+    for i, p in enumerate(panels):
+        ax = fig.add_subplot(1, len(panels), i + 1)
+        grid = [[float("nan") if v is None else v for v in row] for row in p["busbw_gbps"]]
+        im = ax.imshow(grid, cmap="viridis", vmin=0, interpolation="nearest")
+        cb = fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
+        cb.set_label("busbw [GB/s]")
+        ax.set_xticks(range(n))
+        ax.set_yticks(range(n))
+        ax.set_xticklabels(names, rotation=90, fontsize=7)
+        ax.set_yticklabels(names, fontsize=7)
+        ax.set_title("%s (median pair %.3g GB/s)" % (size_label(p["bytes"]), p["median_gbps"]),
+                     fontsize=9)
+        if n <= 12:  # values in the cells while they stay readable
+            for r in range(n):
+                for c in range(n):
+                    v = grid[r][c]
+                    if v == v:  # not NaN
+                        ax.text(c, r, "%.3g" % v, ha="center", va="center", fontsize=6,
+                                color="white" if v < 0.5 * p["median_gbps"] else "black")
+
+
 def kernels(fig, spec, d):
     ax = fig.add_subplot(1, 1, 1)
     fig.suptitle(spec["title"], fontsize=12)
@@ -436,7 +464,8 @@ def shrink(path):
     q.save(path, format="PNG", optimize=True)
 
 
-DRAW = {"bandwidth": bandwidth, "latency": latency, "scaling": scaling, "kernels": kernels,
+DRAW = {"bandwidth": bandwidth, "latency": latency, "scaling": scaling, "pairs": pairs,
+        "kernels": kernels,
         "attention": attention, "estimate_time": estimate_time,
         "estimate_memory": estimate_memory, "search": search, "compare": compare}
 

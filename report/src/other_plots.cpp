@@ -293,7 +293,8 @@ void make_names_unique(std::vector<Plot> &plots) {
 
 std::vector<Plot> build_plots(const Inputs &in) {
   std::vector<Plot> all;
-  for (auto f : {bandwidth_plots, latency_plots, scaling_plots, kernel_plots, estimate_plots})
+  for (auto f :
+       {bandwidth_plots, latency_plots, scaling_plots, pair_plots, kernel_plots, estimate_plots})
     for (Plot &p : f(in))
       all.push_back(std::move(p));
   make_names_unique(all);

@@ -1,5 +1,6 @@
-// The run-to-run band (scalefit-bench comm --repeat) in the bandwidth plots' data, and the Check
-// section index.html shows for `scalefit report --system` (issue 17, section 3).
+// The run-to-run band (scalefit-bench comm --repeat) in the bandwidth plots' data, the Check
+// section index.html shows for `scalefit report --system` (issue 17, section 3), and the pair
+// matrix of `--groups pairs` (section 2).
 #include "scalefit/fitting/fit_file.hpp"
 #include "scalefit/report/report.hpp"
 
@@ -94,4 +95,47 @@ TEST(ReportRepeat, CheckSectionListsEveryCurveWithItsVerdictSpreadAndNotes) {
 }
 
 } // namespace
+// A 4-node pairs run with node 2 slowed (tests/data/report/README.md): one plot per op with a
+// matrix per size, every node pair in it once (symmetric); at 64 KiB, where the run itself named
+// node 2, its row and column are below the median and every other pair above.
+TEST(ReportPairs, PairMatrixShowsTheSlowNodesRowAndColumn) {
+  const Inputs in =
+      load_inputs({std::string(SCALEFIT_TEST_DATA_DIR) + "/report/pairs_4node_slow-node2.jsonl"},
+                  {}, {});
+  const std::vector<Plot> plots = pair_plots(in);
+  ASSERT_EQ(plots.size(), 2u); // allreduce and sendrecv
+  for (const Plot &p : plots) {
+    EXPECT_EQ(p.kind, "pairs");
+    const auto players = p.data["players"].get<std::vector<std::string>>();
+    ASSERT_EQ(players, (std::vector<std::string>{"n0.g0", "n1.g0", "n2.g0", "n3.g0"}));
+    ASSERT_EQ(p.data["sizes"].size(), 3u); // 64 KiB, 256 KiB, 1 MiB
+    for (const auto &panel : p.data["sizes"]) {
+      const auto &m = panel["busbw_gbps"];
+      const double median = panel["median_gbps"];
+      int cells = 0;
+      for (std::size_t r = 0; r < 4; ++r)
+        for (std::size_t c = 0; c < 4; ++c) {
+          if (r == c) {
+            EXPECT_TRUE(m[r][c].is_null());
+            continue;
+          }
+          ASSERT_FALSE(m[r][c].is_null()) << p.name << " " << r << "," << c;
+          EXPECT_DOUBLE_EQ(m[r][c].get<double>(), m[c][r].get<double>());
+          ++cells;
+          if (panel["bytes"] != 65536)
+            continue;
+          if (r == 2 || c == 2)
+            EXPECT_LT(m[r][c].get<double>(), median) << p.name << " " << r << "," << c;
+          else
+            EXPECT_GT(m[r][c].get<double>(), median) << p.name << " " << r << "," << c;
+        }
+      EXPECT_EQ(cells, 12); // 6 pairs, both halves
+    }
+  }
+  int in_all = 0; // build_plots includes them
+  for (const Plot &p : build_plots(in))
+    in_all += p.kind == "pairs";
+  EXPECT_EQ(in_all, 2);
+}
+
 } // namespace scalefit::report

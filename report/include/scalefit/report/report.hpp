@@ -57,8 +57,8 @@ KernelsFile read_kernels_file(const std::string &path);
 /// One picture: what the script draws (kind), into which file (name + ".png"), at which size.
 struct Plot {
   std::string name;    ///< file stem, [a-z0-9_-] only: "bw-allreduce", "kernels-tflops"
-  std::string kind;    ///< bandwidth, latency, scaling, kernels, attention, estimate_time,
-                       ///< estimate_memory, compare, search
+  std::string kind;    ///< bandwidth, latency, scaling, pairs, kernels, attention,
+                       ///< estimate_time, estimate_memory, compare, search
   std::string title;   ///< figure title
   std::string caption; ///< one sentence under the picture in index.html
   int width_px = 1200; ///< PNG width [px]
@@ -76,6 +76,11 @@ std::vector<Plot> latency_plots(const Inputs &in);
 /// efficiency and per band, and the fitted trend (predict() at 1..4·max nodes; extrapolated
 /// beyond the measured counts).
 std::vector<Plot> scaling_plots(const Inputs &in);
+/// Pair matrices of `scalefit-bench comm --groups pairs`, one plot per (system, op) with a panel
+/// per measured size: the busbw [GB/s] of every pair of players (n<node>.g<local rank>, from the
+/// records' method `pair_A-B`), symmetric, null where a pair was not measured; data: players,
+/// sizes[] {bytes, busbw_gbps (matrix), median_gbps}. Issue 17, section 2.
+std::vector<Plot> pair_plots(const Inputs &in);
 /// Kernels: achieved TFLOP/s against FLOPs per GEMM call (shape labels), and attention kernel
 /// times per pass.
 std::vector<Plot> kernel_plots(const Inputs &in);
