@@ -69,6 +69,12 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
   const std::vector<DType> dtypes = sweep_dtypes(o, backend_name);
   validate_for_backend(o, backend_name, dtypes);
   const std::vector<GroupShape> shapes = enumerate_shapes(layout, o.groups);
+  if (const std::string why = unavailable_groups(layout, o.groups); !why.empty()) {
+    if (shapes.empty() && std::find(o.groups.begin(), o.groups.end(), GroupKind::pairs) == o.groups.end())
+      throw InputError(why + ": nothing to measure", "", 0, "--groups"); // alike on every rank
+    if (rank == 0)
+      std::fprintf(stderr, "scalefit-bench: note: %s; measuring the other groups\n", why.c_str());
+  }
   if (std::any_of(o.ops.begin(), o.ops.end(), op_has_root))
     for (const GroupShape &s : shapes)
       if (o.root >= s.nranks)
@@ -109,6 +115,10 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
   // (op, placement) combinations the backend does not run (N/A in the table), and why.
   if (const nlohmann::json nr = not_run_entries(backend_name, o.ops, o.placements); !nr.empty())
     ctx.extra["not_run"] = nr;
+  // What --resume compares (output.hpp: check_same_method); buffers completed below.
+  ctx.extra["statistic"] = statistic_name(o.statistic);
+  ctx.extra["buffers"] = {{"mode", o.hot ? "hot" : "rotate"}};
+  ctx.extra["sampling"] = sampling_context(o); // adaptive or nccl-tests' batch of -n 20
   ResumeState resume;
   std::unique_ptr<OutputLock> lock;
   std::string out_error;
@@ -117,7 +127,8 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
       // Judge first (creates nothing), then lock (two jobs never write one file), then read the
       // file again under the lock: what a job still running appended is seen.
       (void)prepare_output(o.out, o.resume, ctx);
-      lock = std::make_unique<OutputLock>(o.out);
+      if (!is_device_output(o.out)) // a device (/dev/full) is written in place, unlocked
+        lock = std::make_unique<OutputLock>(o.out);
       resume = prepare_output(o.out, o.resume, ctx);
     } catch (const InputError &e) {
       out_error = e.what();
@@ -187,15 +198,12 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
            : "host clock around a batch of back-to-back operations and a final stream "
              "synchronize (nccl-tests' definition; MPI_Wtime on the mpi backend)"},
       {"across_ranks", "time_us: mean over ranks per sample; time_max_over_ranks_us: max"}};
-  ctx.extra["statistic"] = statistic_name(o.statistic);
   ctx.extra["buffers"] = {{"mode", o.hot ? "hot" : "rotate"},
                           {"cache_bytes", cache},
                           {"cache_source", cache_source},
                           {"rotation_bytes", rotation_bytes},
                           {"alloc", backend->buffer_alloc_name()},
                           {"registration", backend->registration_name()}};
-  // How samples are formed: adaptive (calibrated batches) or nccl-tests' batch of -n 20.
-  ctx.extra["sampling"] = sampling_context(o);
   ctx.extra["alltoall"] = backend->alltoall_impl();
   if (const std::string p = backend->profiler_description(); !p.empty())
     ctx.extra["nccl_profiler"] = p; // where extra.nccl_algo/nccl_proto/nccl_channels come from
@@ -233,7 +241,7 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
 
   std::unique_ptr<JsonlWriter> writer;
   std::unique_ptr<CsvWriter> csv; // --csv: a flat row per measurement
-  auto write_record = [&](const nlohmann::json &j) {
+  auto write_record = [&](const nlohmann::json &j) { stop_every_rank_on_output_error(nranks, [&] {
     if (rank == 0 && !o.csv.empty() && j.value("type", "") == "measurement") {
       if (!csv)
         csv = std::make_unique<CsvWriter>(o.csv, comm_csv_header());
@@ -248,16 +256,15 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
         fs::create_directories(parent);
       if (resume.truncate_partial_line) {
         fs::resize_file(o.out, resume.valid_bytes);
-        std::fprintf(stderr,
-                     "scalefit-bench: dropped an unterminated last line of %s (a killed "
-                     "write)\n",
-                     o.out.c_str());
+        std::fprintf(stderr, "scalefit-bench: dropped %s of %s (%s)\n",
+                     resume.dropped_nul_padding ? "a tail of NUL bytes" : "an unterminated last line",
+                     o.out.c_str(), resume.dropped_nul_padding ? "a crash" : "a killed write");
       }
       writer = std::make_unique<JsonlWriter>(o.out);
       writer->write(to_json(ctx));
     }
     writer->write(j);
-  };
+  }); };
 
   Watchdog watchdog(o.timeout_s);
   ProgressBoard board(hosts_per_rank); // progress reported to rank 0, named on a timeout

@@ -83,6 +83,25 @@ std::vector<GroupShape> enumerate_shapes(const NodeLayout &layout,
   return shapes;
 }
 
+std::string unavailable_groups(const NodeLayout &layout, const std::vector<GroupKind> &kinds) {
+  auto wants = [&](GroupKind k) { return std::find(kinds.begin(), kinds.end(), k) != kinds.end(); };
+  const int nn = layout.nnodes, p = layout.ranks_per_node;
+  const std::string nodes = std::to_string(nn) + (layout.emulated ? " emulated" : "") + " node" +
+                            (nn == 1 ? "" : "s");
+  std::string why;
+  auto say = [&why](const std::string &s) { why += (why.empty() ? "" : "; ") + s; };
+  if (wants(GroupKind::inter) && nn < 2)
+    say("no inter-node group exists on " + nodes +
+        " (--groups inter needs ranks on 2 or more nodes, or --emulate-nodes K >= 2)");
+  else if (wants(GroupKind::inter) && p <= 0)
+    say("no inter-node group: the " + nodes + " hold different rank counts");
+  if (wants(GroupKind::intra) && p <= 0)
+    say("no intra-node group: the " + nodes + " hold different rank counts");
+  else if (wants(GroupKind::intra) && p == 1)
+    say("no intra-node group exists with 1 rank per node (--groups intra needs 2 or more)");
+  return why;
+}
+
 std::vector<GroupMembership> assign_instances(const NodeLayout &layout, const GroupShape &shape) {
   const int n = layout.nranks();
   std::vector<GroupMembership> m(static_cast<std::size_t>(n));

@@ -18,6 +18,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cmath>
+#include <limits>
 #include <cstdlib>
 #include <chrono>
 #include <cstdio>
@@ -67,7 +68,8 @@ OutputLock::OutputLock(const std::string &path) : m_lock_path(path + ".lock") {
   if (!parent.empty())
     fs::create_directories(parent, ec);
   for (int attempt = 0; attempt < 100; ++attempt) {
-    const int fd = ::open(m_lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    const int fd =
+        ::open(m_lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
     if (fd < 0)
       throw InputError("cannot create the lock file '" + m_lock_path + "': " + std::strerror(errno),
                        "", 0, "--out");
@@ -136,8 +138,12 @@ void Watchdog::arm(double expected_s) {
     return;
   expected_s = std::isfinite(expected_s) ? std::max(0.0, expected_s) : 0.0;
   m_expected_s.store(expected_s, std::memory_order_relaxed);
-  const double limit_s = m_timeout_s + expected_s;
-  m_deadline_ns.store(now_ns() + static_cast<std::int64_t>(limit_s * 1e9),
+  // Saturate: a deadline past int64 nanoseconds (292 years) would wrap negative and fire at once.
+  const double limit_ns = (m_timeout_s + expected_s) * 1e9;
+  const std::int64_t now = now_ns();
+  const double room = static_cast<double>(std::numeric_limits<std::int64_t>::max() - now) / 2;
+  m_deadline_ns.store(limit_ns >= room ? now + static_cast<std::int64_t>(room)
+                                       : now + static_cast<std::int64_t>(limit_ns),
                       std::memory_order_release);
 }
 
@@ -201,6 +207,30 @@ void Watchdog::loop() {
     MPI_Abort(MPI_COMM_WORLD, kExitInternal);
     std::_Exit(kExitInternal);
   }
+}
+
+void stop_every_rank_on_output_error(int nranks, const std::function<void()> &write) {
+  std::string why;
+  try {
+    write();
+    return;
+  } catch (const InputError &e) {
+    if (nranks <= 1)
+      throw;
+    why = e.what();
+  } catch (const std::filesystem::filesystem_error &e) {
+    if (nranks <= 1)
+      throw InputError(e.what(), "", 0, "--out");
+    why = std::string("field '--out': ") + e.what();
+  }
+  std::fflush(stdout);
+  std::fprintf(stderr,
+               "scalefit-bench: error: %s; stopping all %d ranks (exit %d): rank 0 cannot write "
+               "its output\n",
+               why.c_str(), nranks, static_cast<int>(kExitUsage));
+  std::fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, kExitUsage);
+  std::_Exit(kExitUsage);
 }
 
 std::string memory_refusal(std::uint64_t per_rank_bytes, int sharing,

@@ -183,8 +183,8 @@ KernelsOptions validate_kernels_args(const RawKernelsArgs &raw) {
     throw InputError("expected a non-negative count", "", 0, "-w");
   if (raw.iters < 0)
     throw InputError("expected a non-negative count (0: adaptive)", "", 0, "-n");
-  if (!(raw.max_time_s > 0))
-    throw InputError("expected a positive time [s]", "", 0, "--max-time");
+  if (!(raw.max_time_s > 0 && raw.max_time_s <= bench::kMaxDurationS))
+    throw InputError("expected a positive time [s], at most 1e6", "", 0, "--max-time");
   if (!(raw.scale > 0 && raw.scale <= 1))
     throw InputError("expected a factor in (0, 1]", "", 0, "--scale");
   if (raw.peak_tflops < 0)

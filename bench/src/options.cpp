@@ -4,6 +4,8 @@
 #include "scalefit/core/error.hpp"
 #include "scalefit/core/units.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <set>
@@ -131,8 +133,9 @@ void add_comm_options(CLI::App &app, RawCommArgs &raw) {
       ->capture_default_str();
   app.add_option("--timeout", raw.timeout_s,
                  "Abort the job when a step (barrier, batch, gather) runs this long past its "
-                 "expected time [s] (0: never); rank 0 then names the op, size, group and the "
-                 "ranks that had not arrived, from progress the ranks report to it out of band")
+                 "expected time [s] (0: never; at most 1e6, as every duration option); rank 0 "
+                 "then names the op, size, group and the ranks that had not arrived, from "
+                 "progress the ranks report to it out of band")
       ->capture_default_str();
   app.add_option("--repeat", raw.repeat,
                  "Run the whole sweep N times (1..1000); each point's record is its median run's "
@@ -302,6 +305,14 @@ CommOptions validate_comm_args(const RawCommArgs &raw) {
     bad("--budget", "must be >= 0 (0: no budget)");
   if (!(raw.timeout_s >= 0))
     bad("--timeout", "must be >= 0 (0: never)");
+  // Durations become int64 nanoseconds (watchdog) and sample counts: bound them where they are read.
+  for (const auto &[name, v] :
+       {std::pair{"--timeout", raw.timeout_s}, std::pair{"--budget", raw.budget_s},
+        std::pair{"--max-time", raw.max_time_s}, std::pair{"--min-time", raw.min_time_s},
+        std::pair{"--batch-time", raw.batch_time_us * 1e-6}})
+    if (v > kMaxDurationS)
+      bad(name, fmt::format("must be at most {:g} s (about 11.6 days), got {:g} s", kMaxDurationS,
+                            v));
   if (raw.repeat < 1 || raw.repeat > 1000)
     bad("--repeat", "must be in 1..1000, got " + std::to_string(raw.repeat));
   o.repeat = raw.repeat;

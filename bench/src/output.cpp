@@ -45,7 +45,45 @@ void check_creatable(const std::string &path) {
                      "", 0, "--out");
 }
 
+/// The value at extra[k1] (or extra[k1][k2]) of a context, or null where missing (older files).
+nlohmann::json extra_at(const ContextRecord &c, const char *k1, const char *k2) {
+  if (!c.extra.is_object() || !c.extra.contains(k1))
+    return nullptr;
+  const nlohmann::json &j = c.extra.at(k1);
+  if (!k2)
+    return j;
+  return j.is_object() && j.contains(k2) ? j.at(k2) : nlohmann::json();
+}
+
 } // namespace
+
+void check_same_method(const ContextRecord &file, const ContextRecord &run,
+                       const std::string &path) {
+  struct Field {
+    const char *k1, *k2, *name, *option;
+  };
+  static constexpr Field kFields[] = {
+      {"statistic", nullptr, "statistic", "--stat"},
+      {"buffers", "mode", "buffers.mode", "--hot"},
+      {"sampling", "mode", "sampling.mode", "--nccl-tests"},
+      {"sampling", "batch", "sampling.batch", "--batch"},
+      {"sampling", "graph_launches", "sampling.graph_launches", "-G"}};
+  for (const Field &f : kFields) {
+    const nlohmann::json a = extra_at(file, f.k1, f.k2), b = extra_at(run, f.k1, f.k2);
+    if (!a.is_null() && !b.is_null() && a != b)
+      throw InputError("'" + path + "' was measured with context " + f.name + " " + a.dump() +
+                           ", this run with " + b.dump() +
+                           ": --resume would mix incompatible points in one curve; rerun with "
+                           "the file's " + f.option + " setting or choose another --out",
+                       "", 0, f.option);
+  }
+}
+
+bool is_device_output(const std::string &path) {
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  return !ec && fs::exists(st) && !fs::is_regular_file(st) && !fs::is_directory(st);
+}
 
 ResumeState prepare_output(const std::string &path, bool resume, const ContextRecord &ctx) {
   ResumeState state;
@@ -57,6 +95,12 @@ ResumeState prepare_output(const std::string &path, bool resume, const ContextRe
   }
   if (fs::is_directory(path, ec))
     throw InputError("'" + path + "' is a directory", "", 0, "--out");
+  if (is_device_output(path)) {
+    if (resume)
+      throw InputError("'" + path + "' is a device or pipe, which holds no earlier points to "
+                       "resume", "", 0, "--resume");
+    return state; // written in place (a full disk, /dev/full, then fails at the first record)
+  }
   if (access(path.c_str(), W_OK) != 0)
     throw InputError("'" + path + "' is not writable", "", 0, "--out");
   const auto size = fs::file_size(path, ec);
@@ -76,7 +120,17 @@ ResumeState prepare_output(const std::string &path, bool resume, const ContextRe
     text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   }
   state.valid_bytes = text.size();
-  if (!text.empty() && text.back() != '\n') {
+  // A crash (power loss) can leave the tail padded with NUL bytes, possibly with newlines among
+  // them: drop the tail from the line holding the first NUL when nothing but NULs and newlines
+  // follows it. NUL bytes followed by data stay, for read_records to name their line.
+  if (const auto nul = text.find('\0'); nul != std::string::npos &&
+                                         text.find_first_not_of(std::string("\0\n", 2), nul) ==
+                                             std::string::npos) {
+    const auto nl = nul == 0 ? std::string::npos : text.find_last_of('\n', nul - 1);
+    state.valid_bytes = nl == std::string::npos ? 0 : nl + 1;
+    state.truncate_partial_line = true;
+    state.dropped_nul_padding = true;
+  } else if (!text.empty() && text.back() != '\n') {
     const auto nl = text.find_last_of('\n');
     state.valid_bytes = nl == std::string::npos ? 0 : nl + 1;
     state.truncate_partial_line = true;
@@ -106,6 +160,8 @@ ResumeState prepare_output(const std::string &path, bool resume, const ContextRe
                            ") than this run (" + describe(ctx) +
                            "); --resume continues only the same sweep: choose another --out",
                        "", 0, "--resume");
+  for (const ContextRecord &c : set.contexts)
+    check_same_method(c, ctx, path);
   for (const MeasurementRecord &m : set.measurements)
     state.done.emplace(m.key(), m);
   return state;

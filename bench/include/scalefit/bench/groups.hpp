@@ -34,6 +34,13 @@ NodeLayout layout_from_keys(const std::vector<int> &node_key);
 /// \throws InputError (field "--emulate-nodes") unless 1 <= k <= nranks and k divides nranks.
 NodeLayout emulated_layout(int nranks, int k);
 
+/// Why some of `kinds` yield no group on `layout` (enumerate_shapes lists none of them), in one
+/// sentence naming each: inter on 1 node ("no inter-node group exists on 1 node"), intra with 1
+/// rank per node, intra or inter on a layout whose nodes hold different rank counts. "" when
+/// every kind asked for has groups (pairs always has). `scalefit-bench comm` refuses a sweep
+/// that would then measure nothing (exit 2 naming --groups) and notes the rest on stderr.
+std::string unavailable_groups(const NodeLayout &layout, const std::vector<GroupKind> &kinds);
+
 /// The distinct shapes to sweep for `kinds` on a layout, in order world, intra, inter:
 ///  - world: all ranks.
 ///  - intra: g = 2, 4, 8, ... ranks of one node (and the node's full count when not a power of 2).

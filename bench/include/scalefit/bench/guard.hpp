@@ -7,6 +7,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -47,6 +48,13 @@ private:
   std::string m_lock_path;
   int m_fd = -1;
 };
+
+/// Runs `write` (rank 0 appending to --out/--csv). With more than one rank, an output error
+/// (InputError: a full disk, an unwritable file; std::filesystem::filesystem_error) ends the
+/// whole job at once: rank 0 prints "scalefit-bench: error: ..." and calls
+/// MPI_Abort(MPI_COMM_WORLD, kExitUsage), so no rank waits for it in the next collective until
+/// --timeout (exit 2, as one rank gets by the exception). With one rank the error propagates.
+void stop_every_rank_on_output_error(int nranks, const std::function<void()> &write);
 
 /// A thread that ends the job when it cannot make progress:
 ///  - --timeout: when an armed step (barrier + a batch of operations + the gather of times)

@@ -78,6 +78,11 @@ inline constexpr int kNcclTestsWarmup = 1;
 /// The most sizes one sweep may hold (a larger -b/-e/-i sweep is refused before anything runs).
 inline constexpr std::size_t kMaxSweepSizes = 100000;
 
+/// The longest duration any option takes [s] (--timeout, --budget, --max-time, --min-time,
+/// --batch-time): 1e6 s, about 11.6 days. Durations become int64 nanoseconds in the watchdog
+/// (which overflowed at 9.2e9 s and aborted at once); a larger value is refused (exit 2).
+inline constexpr double kMaxDurationS = 1e6;
+
 /// Raw text of the options as CLI11 parses them, before validation.
 struct RawCommArgs {
   std::vector<std::string> ops{"all"};
@@ -114,7 +119,8 @@ void add_comm_options(CLI::App &app, RawCommArgs &raw);
 ///   min > max; -f <= 1; -i 0; -f and -i together; negative counts or times; min-time > max-time;
 ///   max-noise <= 0; max-ci < 0 or >= 1; min-samples > max-samples; --emulate-nodes < 0;
 ///   --resume without --out; unknown --alltoallv-matrix; unknown --stat/--placement/--timer/--alloc; -R not 0, 1 or 2;
-///   -R 2 with --alloc cuda; --budget or --timeout < 0; --repeat outside 1..1000;
+///   -R 2 with --alloc cuda; --budget or --timeout < 0; a duration over kMaxDurationS (--timeout,
+///   --budget, --max-time, --min-time, --batch-time); --repeat outside 1..1000;
 ///   non-finite numbers; a sweep of more than kMaxSweepSizes sizes.
 CommOptions validate_comm_args(const RawCommArgs &raw);
 

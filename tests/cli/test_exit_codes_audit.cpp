@@ -1,0 +1,192 @@
+// Issue 19, Sec. 2 (bench/ and report/): what a user can cause ends in exit 2 naming the option,
+// never in exit 3 or a hang. Durations past int64 nanoseconds, a missing Python, names with
+// mathtext or that slug alike, a full disk under 2 ranks, groups that do not exist, symbolic
+// links planted at outputs, --resume across methods and a crash-padded tail.
+#include "../support/subprocess.hpp"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <string>
+
+namespace fs = std::filesystem;
+using scalefit::test::Result;
+using scalefit::test::run_captured;
+using scalefit::test::slurp;
+using scalefit::test::TempDir;
+
+namespace {
+
+const std::string kBin = SCALEFIT_BIN;
+const std::string kBench = std::string(SCALEFIT_MPIEXEC) + " -n 1 " + SCALEFIT_BENCH_BIN;
+const std::string kBench2 = std::string(SCALEFIT_MPIEXEC) + " -n 2 " + SCALEFIT_BENCH_BIN;
+const std::string kJsonl = std::string(SCALEFIT_TEST_DATA_DIR) + "/fitting/local_mpi_3curves.jsonl";
+const std::string kSmall = " comm --backend mpi --ops allreduce -b 8 -e 8 -n 3 -w 1";
+
+Result expect_exit(int code, const std::string &command, const TempDir &dir) {
+  const Result r = run_captured(command, dir);
+  EXPECT_EQ(r.code, code) << command << "\nstderr:\n" << r.err;
+  return r;
+}
+
+void expect_names(const Result &r, const std::string &what) {
+  EXPECT_NE(r.err.find(what), std::string::npos) << "names " << what << ":\n" << r.err;
+}
+
+/// kJsonl with its system renamed (every "system": "local").
+void write_system(const fs::path &p, const std::string &system) {
+  const std::string text =
+      std::regex_replace(slurp(kJsonl), std::regex("\"system\": \"local\""),
+                         "\"system\": \"" + system + "\"");
+  ASSERT_NE(text.find(system), std::string::npos);
+  std::ofstream(p) << text;
+}
+
+/// A Python that imports matplotlib, or "" (then the drawing tests are skipped).
+std::string matplotlib_python() {
+  for (const char *py : {"python3", "/usr/bin/python3"})
+    if (std::system((std::string(py) + " -c 'import matplotlib' >/dev/null 2>&1").c_str()) == 0)
+      return py;
+  return "";
+}
+
+class Audit : public ::testing::Test {
+protected:
+  void SetUp() override { scalefit::test::set_mpi_env(); }
+  TempDir dir{"scalefit_audit_"};
+  std::string out(const std::string &name) const { return (dir.path / name).string(); }
+};
+
+} // namespace
+
+// 1. --timeout 1e10 overflowed the watchdog's int64 nanoseconds and aborted at once with exit 3.
+TEST_F(Audit, DurationsPastTheMaximumAre2NamingTheOption) {
+  for (const std::string opt : {"--timeout", "--budget", "--max-time"})
+    expect_names(expect_exit(2, kBench + kSmall + " " + opt + " 1e10", dir), opt);
+  expect_names(expect_exit(2, kBench + kSmall + " --batch-time 1e13", dir), "--batch-time");
+  expect_names(expect_exit(2, kBench + " kernels --engine cpu --layers 1 --hidden 64 --heads 4 --seq 64 "
+                                     "--vocab 128 --max-time 1e10", dir), "--max-time");
+  // the documented maximum itself is taken, and measures
+  expect_exit(0, kBench + kSmall + " --timeout 1e6 --out " + out("t.jsonl"), dir);
+  EXPECT_NE(slurp(out("t.jsonl")).find("\"measurement\""), std::string::npos);
+}
+
+// 2. A missing or unusable Python is the environment's problem: exit 2 naming --python.
+TEST_F(Audit, ReportWithoutAWorkingPythonIs2NamingIt) {
+  Result r = expect_exit(2, kBin + " report " + kJsonl + " --python /nonexistent/python3 -o " +
+                                out("r1"), dir);
+  expect_names(r, "--python");
+  expect_names(r, "/nonexistent/python3");
+  r = expect_exit(2, kBin + " report " + kJsonl + " --python /bin/false -o " + out("r2"), dir);
+  expect_names(r, "--python");
+  expect_names(r, "matplotlib");
+  r = expect_exit(2, kBin + " report " + kJsonl + " --script /nonexistent/plot.py -o " + out("r3"),
+                  dir);
+  expect_names(r, "--script");
+}
+
+// 3 and 4. Names are drawn literally (mathtext crashed on "a$x_y_z$b"), and systems whose names
+// slug alike get a PNG each.
+TEST_F(Audit, SystemNamesWithDollarsAndNamesThatSlugAlike) {
+  write_system(dir.path / "a.jsonl", "DGX A100");
+  write_system(dir.path / "b.jsonl", "dgx-a100");
+  expect_exit(0, kBin + " report " + out("a.jsonl") + " " + out("b.jsonl") + " --data-only -o " +
+                     out("alike"), dir);
+  const std::string manifest = slurp(dir.path / "alike" / "plots.json");
+  std::set<std::string> pngs;
+  std::smatch m;
+  for (auto it = manifest.cbegin();
+       std::regex_search(it, manifest.cend(), m, std::regex("\"png\": \"([^\"]+)\"")); it = m[0].second)
+    EXPECT_TRUE(pngs.insert(m[1]).second) << "two plots into one PNG: " << m[1];
+  // 3 ops x 2 systems bandwidth plots + 2 latency plots
+  EXPECT_GE(pngs.size(), 8u) << manifest;
+
+  const std::string py = matplotlib_python();
+  if (py.empty())
+    GTEST_SKIP() << "no python3 with matplotlib: the drawing half is not run";
+  write_system(dir.path / "c.jsonl", "my$cluster$");
+  write_system(dir.path / "d.jsonl", "a$x_y_z$b"); // mathtext: "Double subscript"
+  expect_exit(0, kBin + " report " + out("c.jsonl") + " " + out("d.jsonl") + " --python " + py +
+                     " -o " + out("dollar"), dir);
+  EXPECT_TRUE(fs::exists(dir.path / "dollar" / "latency-my-cluster.png"));
+  EXPECT_TRUE(fs::exists(dir.path / "dollar" / "latency-a-x-y-z-b.png"));
+}
+
+// 5. Rank 0 on a full disk ended alone; rank 1 waited in the next collective for --timeout.
+TEST_F(Audit, OutputOnAFullDiskEndsEveryRankAtOnceWith2) {
+  const auto start = std::chrono::steady_clock::now();
+  const Result r = expect_exit(2, "timeout 120 " + kBench2 +
+                                      " comm --backend mpi --ops allreduce -b 8 -e 64K -n 3 -w 1 "
+                                      "--timeout 300 --out /dev/full",
+                               dir);
+  const double s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(s, 30.0) << "the other rank waited for rank 0: " << r.err;
+  expect_names(r, "No space left on device");
+  expect_names(r, "stopping all 2 ranks"); // written at the first record, not refused before
+}
+
+// 6. --groups inter on one node measured nothing at exit 0.
+TEST_F(Audit, GroupsThatDoNotExistOnTheLayout) {
+  Result r = expect_exit(2, kBench + kSmall + " --groups inter --out " + out("g.jsonl"), dir);
+  expect_names(r, "--groups");
+  expect_names(r, "no inter-node group exists on 1 node");
+  EXPECT_FALSE(fs::exists(out("g.jsonl")));
+  // with another group asked for, the sweep runs and says what it skipped
+  r = expect_exit(0, kBench + kSmall + " --groups world,inter", dir);
+  expect_names(r, "no inter-node group");
+}
+
+// 7. A link planted in the report's directory, or at --out's lock, was written through.
+TEST_F(Audit, SymbolicLinksAtOutputsAreNotWrittenThrough) {
+  std::ofstream(out("victim")) << "precious\n";
+  fs::create_directories(dir.path / "rep" / "data");
+  fs::create_symlink(out("victim"), dir.path / "rep" / "plots.json");
+  Result r = expect_exit(2, kBin + " report " + kJsonl + " --data-only -o " + out("rep"), dir);
+  expect_names(r, "symbolic link");
+  EXPECT_EQ(slurp(out("victim")), "precious\n");
+  fs::remove(dir.path / "rep" / "plots.json");
+  fs::create_symlink(out("victim"), dir.path / "rep" / "latency-local.png");
+  r = expect_exit(2, kBin + " report " + kJsonl + " --data-only -o " + out("rep"), dir);
+  expect_names(r, "latency-local.png");
+  EXPECT_EQ(slurp(out("victim")), "precious\n");
+
+  fs::create_symlink(out("victim"), out("m.jsonl.lock"));
+  r = expect_exit(2, kBench + kSmall + " --out " + out("m.jsonl"), dir);
+  expect_names(r, "--out");
+  EXPECT_EQ(slurp(out("victim")), "precious\n");
+}
+
+// 8. --resume mixed statistics, buffer modes and batches in one curve; a NUL tail was kept.
+TEST_F(Audit, ResumeRefusesAnotherMethodAndDropsACrashPaddedTail) {
+  const std::string f = out("r.jsonl");
+  expect_exit(0, kBench + kSmall + " --batch 4 --out " + f, dir);
+  const std::string before = slurp(f);
+  for (const auto &[args, field] :
+       {std::pair<std::string, std::string>{" --batch 4 --stat median", "--stat"},
+        {" --batch 4 --hot", "--hot"},
+        {" --batch 7", "--batch"}}) {
+    const Result r = expect_exit(2, kBench + kSmall + args + " --resume --out " + f, dir);
+    expect_names(r, field);
+  }
+  EXPECT_EQ(slurp(f), before) << "a refused --resume leaves the file as it was";
+  {
+    std::ofstream pad(f, std::ios::app | std::ios::binary);
+    pad << std::string(64, '\0') << "\n" << std::string(16, '\0');
+  }
+  const Result r = expect_exit(
+      0, std::string(SCALEFIT_MPIEXEC) + " -n 1 " + SCALEFIT_BENCH_BIN +
+             " comm --backend mpi --ops allreduce -b 8 -e 16 -n 3 -w 1 --batch 4 --resume --out " +
+             f,
+      dir);
+  expect_names(r, "NUL");
+  const std::string after = slurp(f);
+  EXPECT_EQ(after.find('\0'), std::string::npos) << "the NUL tail was dropped";
+  EXPECT_EQ(after.compare(0, before.size(), before), 0) << "the records before it kept";
+  EXPECT_GT(after.size(), before.size()) << "the new point appended";
+}
