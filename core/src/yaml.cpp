@@ -60,6 +60,26 @@ YAML::Node parse_yaml(const std::string &text, const std::string &name) {
   return root;
 }
 
+void require_known_keys(const YAML::Node &map, std::initializer_list<const char *> known,
+                        const std::string &file, const std::string &path) {
+  if (!map.IsMap())
+    return;
+  for (auto it = map.begin(); it != map.end(); ++it) {
+    const std::string key = it->first.IsScalar() ? it->first.Scalar() : "";
+    bool ok = false;
+    for (const char *k : known)
+      ok = ok || key == k;
+    if (ok)
+      continue;
+    std::string list;
+    for (const char *k : known)
+      list += (list.empty() ? "" : ", ") + std::string(k);
+    const long line = it->first.Mark().is_null() ? 0 : it->first.Mark().line + 1;
+    throw InputError("unknown key '" + key + "' (known here: " + list + ")", file, line,
+                     path + key);
+  }
+}
+
 YAML::Node load_yaml_file(const std::string &path) {
   return parse_yaml(*read_input(path), path);
 }

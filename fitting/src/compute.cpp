@@ -5,6 +5,7 @@
 #include "scalefit/core/error.hpp"
 #include "scalefit/core/input_file.hpp"
 #include "scalefit/core/jsonl.hpp"
+#include "scalefit/core/validate.hpp"
 
 #include <Eigen/Dense>
 #include <fmt/format.h>
@@ -383,7 +384,9 @@ std::vector<KernelPoint> read_kernel_points(const std::string &path, std::string
     }
     if (type != "kernel")
       return true;
-    auto num = [&](const char *field, bool required) -> double {
+    // Each field inside its physical range (core/validate.hpp): a denormal m or time would give
+    // a fit file with inf that its own loader refuses.
+    auto num = [&](const char *field, bool required, const Bounds &b = Bounds{0, 1e24}) -> double {
       if (!j.contains(field)) {
         if (required)
           throw InputError("missing field", path, no, field);
@@ -391,10 +394,7 @@ std::vector<KernelPoint> read_kernel_points(const std::string &path, std::string
       }
       if (!j[field].is_number())
         throw InputError("expected a number", path, no, field);
-      const double v = j[field].get<double>();
-      if (!std::isfinite(v) || v < 0)
-        throw InputError("expected a finite number >= 0", path, no, field);
-      return v;
+      return require_in(j[field].get<double>(), b, field, path, no);
     };
     if (!j.contains("kind") || !j["kind"].is_string())
       throw InputError("missing or non-string field", path, no, "kind");
@@ -407,18 +407,18 @@ std::vector<KernelPoint> read_kernel_points(const std::string &path, std::string
     if (!j.contains("dtype") || !j["dtype"].is_string())
       throw InputError("missing or non-string field", path, no, "dtype");
     p.dtype = canonical_dtype(j["dtype"].get<std::string>());
-    p.m = num("m", true);
-    p.n = num("n", true);
-    p.k = num("k", false);
-    p.batch = std::max(1.0, num("batch", false));
-    p.time_us = num("time_us", true);
+    p.m = num("m", true, bounds::kernel_dim);
+    p.n = num("n", true, bounds::kernel_dim);
+    p.k = num("k", false, Bounds{0, bounds::kernel_dim.hi}); // 0: softmax; GEMMs: >= 1 below
+    p.batch = std::max(1.0, num("batch", false, Bounds{0, bounds::kernel_dim.hi}));
+    p.time_us = num("time_us", true, bounds::measured_time_us);
     p.flops = num("flops", false);
     if (p.kind == KernelKind::grouped_gemm && j.contains("group_tokens")) {
       const auto &g = j["group_tokens"];
       if (!g.is_array() || g.empty())
         throw InputError("expected a non-empty array of token counts", path, no, "group_tokens");
       for (const auto &t : g) {
-        if (!t.is_number() || !(t.get<double>() > 0) || !std::isfinite(t.get<double>()))
+        if (!t.is_number() || !bounds::kernel_dim.contains(t.get<double>()))
           throw InputError("expected positive token counts", path, no, "group_tokens");
         p.group_tokens.push_back(t.get<double>());
       }
@@ -426,8 +426,8 @@ std::vector<KernelPoint> read_kernel_points(const std::string &path, std::string
     }
     if (!(p.time_us > 0))
       throw InputError("expected a positive time", path, no, "time_us");
-    if (is_gemm(p.kind) && !(p.m > 0 && p.n > 0 && p.k > 0))
-      throw InputError("GEMM needs positive m, n, k", path, no, "k");
+    if (is_gemm(p.kind) && !(p.k >= 1))
+      throw InputError("GEMM needs k >= 1", path, no, "k");
     if (is_gemm(p.kind) && p.flops <= 0) {
       p.flops = 0;
       for (const auto &g : point_groups(p))

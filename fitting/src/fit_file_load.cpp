@@ -33,6 +33,8 @@ constexpr Bounds kFraction{0, 1, true, true};      ///< a drop's fraction, open 
 constexpr Bounds kDeltaUs{0, 1e9, true, false};    ///< a lift [us]
 constexpr Bounds kSizeBytes{1e-3, 1.2e18};         ///< size range [B]
 constexpr Bounds kTrendValue{-1e12, 1e12};         ///< intercept, slope of a trend
+constexpr Bounds kR2{-1e12, 1};                   ///< R^2 of ln t (negative: worse than the mean)
+constexpr Bounds kRmseLog{0, 1e3};                 ///< sqrt(RSS/n) of ln t
 constexpr long kMaxNodes = 1L << 24;
 constexpr long kMaxRanks = 1L << 24;
 
@@ -90,6 +92,19 @@ struct Reader {
     if (!b.contains(v))
       fail(at, field, fmt::format("expected a finite number in {}, got {}", b.text(), v));
     return v;
+  }
+  /// An optional number at parent[key] inside `b`: `dflt` when absent, NaN when null (`~`, what
+  /// the writer writes for "not available") and `null_ok`; .nan, .inf or out of range fail.
+  double opt_in(const YAML::Node &parent, const char *key, const std::string &path, const Bounds &b,
+                double dflt, bool null_ok) const {
+    const YAML::Node n = parent[key];
+    if (!n)
+      return dflt;
+    if (n.IsNull() && null_ok)
+      return kNaN;
+    if (n.IsNull())
+      fail(n, path + key, "expected a number, got null");
+    return in(n, path + key, num(n, path + key), b);
   }
   /// An integer in [lo, hi].
   long int_in(const YAML::Node &parent, const std::string &key, const std::string &path, long lo,
@@ -206,6 +221,11 @@ static FitFile parse_fit_file_unguarded(const std::string &text, const std::stri
     FitEntry e;
     e.id = r.str(n, "id", path);
     r.entry = "'" + e.id + "'";
+    require_known_keys(n, {"id", "system", "op", "group", "dtype", "redop", "root", "placement",
+                           "method", "points", "repeats", "size_range_bytes", "peak_busbw_gbps",
+                           "model", "regimes", "latency_us", "parameters", "asymptotic", "quality",
+                           "lm", "selection", "excluded", "diagnostic"},
+                       name, path);
     if (YAML::Node sys = n["system"]; sys && sys.IsScalar())
       e.system = sys.Scalar();
     const std::string op = r.str(n, "op", path);
@@ -272,6 +292,7 @@ static FitFile parse_fit_file_unguarded(const std::string &text, const std::stri
     e.model.kind = *kind;
     YAML::Node params = r.need(n, "parameters", path);
     const std::string pp = path + "parameters.";
+    require_known_keys(params, {"alpha_us", "beta_gbps", "steps", "drops", "lifts"}, name, pp);
     auto [alpha, alpha_se] = r.param(params, "alpha_us", pp);
     e.model.alpha_us = r.in(params["alpha_us"], pp + "alpha_us", alpha, kAlphaUs);
     e.stderrs.push_back(alpha_se);
@@ -342,17 +363,20 @@ static FitFile parse_fit_file_unguarded(const std::string &text, const std::stri
         e.stderrs.insert(e.stderrs.end(), {dse, kse, hse});
       }
     }
-    if (YAML::Node q = n["quality"]; q && q.IsMap()) {
-      auto opt = [&](const char *k, double dflt) {
-        return q[k] ? r.num(q[k], path + "quality." + k) : dflt;
-      };
-      e.quality.r2_log_time = opt("r2_log_time", kNaN);
-      e.quality.mape_pct = opt("mape_pct", kNaN);
-      e.quality.max_ape_pct = opt("max_ape_pct", kNaN);
-      e.quality.loo_mape_pct = opt("loo_mape_pct", kNaN);
-      e.quality.mape_all_pct = opt("mape_all_pct", kNaN);
-      e.quality.rmse_log = opt("rmse_log", kNaN);
-      e.quality.outliers = static_cast<int>(opt("outliers", 0));
+    if (YAML::Node q = n["quality"]; q) {
+      const std::string qp = path + "quality.";
+      if (!q.IsMap())
+        r.fail(q, path + "quality", "expected a mapping");
+      require_known_keys(q, {"r2_log_time", "mape_pct", "max_ape_pct", "loo_mape_pct",
+                             "mape_all_pct", "rmse_log", "outliers", "cross_validated"},
+                         name, qp);
+      e.quality.r2_log_time = r.opt_in(q, "r2_log_time", qp, kR2, kNaN, true);
+      e.quality.mape_pct = r.opt_in(q, "mape_pct", qp, bounds::error_pct, kNaN, true);
+      e.quality.max_ape_pct = r.opt_in(q, "max_ape_pct", qp, bounds::error_pct, kNaN, true);
+      e.quality.loo_mape_pct = r.opt_in(q, "loo_mape_pct", qp, bounds::error_pct, kNaN, true);
+      e.quality.mape_all_pct = r.opt_in(q, "mape_all_pct", qp, bounds::error_pct, kNaN, true);
+      e.quality.rmse_log = r.opt_in(q, "rmse_log", qp, kRmseLog, kNaN, true);
+      e.quality.outliers = static_cast<int>(r.opt_in(q, "outliers", qp, bounds::point_count, 0, false));
       if (q["cross_validated"] && q["cross_validated"].IsScalar())
         e.quality.cross_validated = q["cross_validated"].Scalar() != "false";
     }
@@ -437,6 +461,10 @@ static FitFile parse_fit_file_unguarded(const std::string &text, const std::stri
   }
   if (fit.schema == kFitSchemaV3)
     fit.compute = parse_compute_yaml(root, name);
+  // last, so that a known key's own error comes first
+  require_known_keys(root, {"schema", "tool", "created", "system", "sources", "method", "repeats",
+                            "entries", "unfitted", "scaling", "compute", "framework", kFitEndKey},
+                     name, "");
   return fit;
 }
 

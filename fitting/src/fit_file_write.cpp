@@ -168,12 +168,16 @@ std::string to_yaml(const FitFile &fit) {
     out << YAML::Key << "quality" << YAML::Value << YAML::Flow << YAML::BeginMap;
     out << YAML::Key << "r2_log_time" << YAML::Value;
     emit_num(out, e.quality.r2_log_time);
-    out << YAML::Key << "mape_pct" << YAML::Value << e.quality.mape_pct;
-    out << YAML::Key << "max_ape_pct" << YAML::Value << e.quality.max_ape_pct;
+    out << YAML::Key << "mape_pct" << YAML::Value; // null, not .nan: the loader refuses .nan
+    emit_num(out, e.quality.mape_pct);
+    out << YAML::Key << "max_ape_pct" << YAML::Value;
+    emit_num(out, e.quality.max_ape_pct);
     out << YAML::Key << "loo_mape_pct" << YAML::Value;
     emit_num(out, e.quality.loo_mape_pct);
-    out << YAML::Key << "mape_all_pct" << YAML::Value << e.quality.mape_all_pct;
-    out << YAML::Key << "rmse_log" << YAML::Value << e.quality.rmse_log;
+    out << YAML::Key << "mape_all_pct" << YAML::Value;
+    emit_num(out, e.quality.mape_all_pct);
+    out << YAML::Key << "rmse_log" << YAML::Value;
+    emit_num(out, e.quality.rmse_log);
     out << YAML::Key << "outliers" << YAML::Value << e.quality.outliers; // listed in `excluded`
     out << YAML::Key << "cross_validated" << YAML::Value << e.quality.cross_validated
         << YAML::EndMap;

@@ -375,3 +375,111 @@ TEST(Compute, AKernelTwiceInOneFileWithAnotherTimeIsRefused) {
     EXPECT_NE(e.message().find("keep one of them"), std::string::npos) << e.what();
   }
 }
+
+// Issue 19 (numbers): absurd or misspelled compute values are refused at load with file, line and
+// field; every value the writer writes, the loader reads back (round trip on edge values).
+namespace {
+FitFile one_gemm_fit() {
+  FitFile f;
+  ComputeFit g;
+  g.kind = KernelKind::gemm;
+  g.dtype = "bf16";
+  g.c0_us = 4.5;
+  g.sms = 132;
+  g.tflops = 800;
+  g.k0 = 100;
+  g.quality.points = 30;
+  g.quality.mape_pct = 5;
+  g.quality.max_err_pct = 30;
+  g.source = "k.jsonl";
+  f.compute.device = "H100";
+  f.compute.fits.push_back(g);
+  return f;
+}
+/// The field named when `text` with `from` replaced by `to` is loaded; "" when it loads.
+std::string refused_field(std::string text, const std::string &from, const std::string &to,
+                          long *line = nullptr) {
+  const auto at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at == std::string::npos)
+    return "?";
+  text.replace(at, from.size(), to);
+  try {
+    parse_fit_file(text, "edit.yaml");
+  } catch (const InputError &e) {
+    if (line)
+      *line = e.line();
+    return e.field();
+  }
+  return "";
+}
+} // namespace
+
+TEST(Compute, AbsurdComputeValuesAreRefusedAtLoad) {
+  const std::string text = to_yaml(one_gemm_fit());
+  ASSERT_EQ(refused_field(text, "tflops: 800", "tflops: 800"), ""); // the unedited file loads
+  long line = 0;
+  EXPECT_EQ(refused_field(text, "tflops: 800", "tflops: 1e-308", &line), "compute.models[0].tflops");
+  EXPECT_GT(line, 0);
+  EXPECT_EQ(refused_field(text, "tflops: 800", "tflops: 1e308"), "compute.models[0].tflops");
+  EXPECT_EQ(refused_field(text, "tflops: 800", "tflops: 100001"), "compute.models[0].tflops");
+  EXPECT_EQ(refused_field(text, "c0_us: 4.5", "c0_us: 1e308"), "compute.models[0].c0_us");
+  EXPECT_EQ(refused_field(text, "points: 30", "points: 1e26"), "compute.models[0].quality.points");
+  EXPECT_EQ(refused_field(text, "points: 30", "points: 30.5"), "compute.models[0].quality.points");
+  EXPECT_EQ(refused_field(text, "mape_pct: 5", "mape_pct: .nan"),
+            "compute.models[0].quality.mape_pct");
+  // a misspelled key would read as absent (NaN in a report): refused, naming it
+  EXPECT_EQ(refused_field(text, "loo_mape_pct:", "loo_mape_pc:"),
+            "compute.models[0].quality.loo_mape_pc");
+  EXPECT_EQ(refused_field(text, "k0_odd:", "k0odd:"), "compute.models[0].k0odd");
+}
+
+TEST(Compute, EveryValueTheWriterWritesTheLoaderReads) {
+  FitFile f = one_gemm_fit();
+  ComputeFit &g = f.compute.fits[0];
+  g.tflops = 1e5;            // the top of the range
+  g.tflops_odd = 1.0001e-6;  // just above the bottom
+  g.c0_us = 0;
+  g.k0 = 1e9;
+  g.quality.points = 1000000000;
+  g.quality.loo_mape_pct = -1; // not computed
+  f.compute.framework.present = true;
+  f.compute.framework.dispatch_us = 1e7;
+  f.compute.framework.memory_efficiency = 2;
+  f.compute.framework.steps = 1;
+  const FitFile back = parse_fit_file(to_yaml(f), "edge.yaml");
+  ASSERT_EQ(back.compute.fits.size(), 1u);
+  EXPECT_DOUBLE_EQ(back.compute.fits[0].tflops, 1e5);
+  EXPECT_EQ(back.compute.fits[0].quality.points, 1000000000);
+  EXPECT_DOUBLE_EQ(back.compute.fits[0].quality.loo_mape_pct, -1);
+  // a value the loader would refuse is not written: exit 2 naming the field, not a file that
+  // its own loader refuses
+  g.tflops = 1e308;
+  try {
+    to_yaml(f);
+    FAIL() << "wrote tflops 1e308";
+  } catch (const InputError &e) {
+    EXPECT_EQ(e.field(), "compute.models[0].tflops");
+  }
+}
+
+TEST(Compute, DenormalKernelDimensionsAndTimesAreRefused) {
+  const std::string path = testing::TempDir() + "/denormal_kernels.jsonl";
+  for (const std::string &edit : {R"("m":5e-324)", R"("time_us":5e-324)", R"("m":1e300)"}) {
+    {
+      std::ofstream o(path);
+      std::string k = R"({"type":"kernel","kind":"gemm","dtype":"bf16","m":1024,"n":1024,"k":64,"batch":1,"time_us":3})";
+      const std::string key = edit.substr(0, edit.find(':') + 1);
+      const auto at = k.find(key);
+      k.replace(at, k.find(',', at) - at, edit);
+      o << R"({"type":"context","schema":"scalefit.kernels/1","device":"H100"})" << "\n" << k << "\n";
+    }
+    try {
+      read_kernel_points(path);
+      FAIL() << edit;
+    } catch (const InputError &e) {
+      EXPECT_EQ(e.line(), 2) << edit;
+      EXPECT_EQ(e.field(), edit.substr(1, edit.find('"', 1) - 1)) << edit;
+    }
+  }
+}

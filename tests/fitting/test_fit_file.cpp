@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <random>
 
 using namespace scalefit;
@@ -380,4 +381,48 @@ TEST(FitFile, MethodsAreSeparateEntriesAndPredictChoosesByMethod) {
   EXPECT_THROW(parse_fit_file(replace(to_yaml(fit), "method: osu_bw", "method: \"a b\""),
                               "bad.yaml"),
                InputError);
+}
+
+// Issue 19: a misspelled key read as absent showed `nan` in the report; unknown keys are refused
+// with file, line and field, and quality figures must be finite and in range.
+TEST(FitFile, UnknownKeysAndNonFiniteQualityAreRefused) {
+  const std::string good = to_yaml(synthetic_fit());
+  {
+    const InputError e = parse_error(replace(good, "mape_pct:", "mape_pcnt:"));
+    EXPECT_EQ(e.field(), "entries[0].quality.mape_pcnt");
+    EXPECT_GT(e.line(), 1);
+    EXPECT_EQ(e.file(), "bad.yaml");
+    EXPECT_NE(e.message().find("unknown key"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(parse_error(replace(good, "    model: logistic\n", "    model: logistic\n    modle: x\n"))
+                .field(),
+            "entries[0].modle");
+  EXPECT_EQ(parse_error(replace(good, "entries:", "entires: []\nentries:")).field(), "entires");
+  EXPECT_EQ(parse_error(replace(good, "alpha_us:", "alpha_usec: {value: 1}\n      alpha_us:"))
+                .field(),
+            "entries[0].parameters.alpha_usec");
+  {
+    const auto at = good.find("mape_pct: ");
+    ASSERT_NE(at, std::string::npos);
+    std::string bad = good;
+    bad.replace(at, good.find(',', at) - at, "mape_pct: .nan");
+    EXPECT_EQ(parse_error(bad).field(), "entries[0].quality.mape_pct");
+    bad = good;
+    bad.replace(at, good.find(',', at) - at, "mape_pct: 1e300");
+    EXPECT_EQ(parse_error(bad).field(), "entries[0].quality.mape_pct");
+  }
+}
+
+// Every value the writer writes, the loader accepts: a figure not available (NaN) is written as
+// `~` (null), which loads as "not available", never as `.nan`, which the loader refuses.
+TEST(FitFile, QualityNotAvailableRoundTripsAsNull) {
+  FitFile f = synthetic_fit();
+  f.entries[0].quality.mape_pct = std::nan("");
+  f.entries[0].quality.rmse_log = std::numeric_limits<double>::infinity();
+  const std::string text = to_yaml(f);
+  EXPECT_EQ(text.find(".nan"), std::string::npos);
+  EXPECT_EQ(text.find(".inf"), std::string::npos);
+  const FitFile g = parse_fit_file(text, "null.yaml");
+  EXPECT_TRUE(std::isnan(g.entries[0].quality.mape_pct));
+  EXPECT_TRUE(std::isnan(g.entries[0].quality.rmse_log));
 }

@@ -5,6 +5,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <initializer_list>
 #include <string>
 
 namespace scalefit {
@@ -22,5 +23,11 @@ YAML::Node parse_yaml(const std::string &text, const std::string &name);
 /// Reads the file at `path` and parses it as parse_yaml() does. Errors: as parse_yaml(), and an
 /// InputError when the file cannot be opened.
 YAML::Node load_yaml_file(const std::string &path);
+
+/// Refuses a key of the mapping `map` that is not in `known` (a misspelled `loo_mape_pct` would
+/// otherwise read as absent: NaN in a report). \throws InputError naming `file`, the key's line
+/// and the field `path` + key, with the known keys. A `map` that is not a mapping passes.
+void require_known_keys(const YAML::Node &map, std::initializer_list<const char *> known,
+                        const std::string &file, const std::string &path);
 
 } // namespace scalefit
