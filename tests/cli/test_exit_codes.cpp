@@ -140,3 +140,81 @@ TEST_F(ExitCodes, SpecialInputsAndOutputsOverInputsAre2OrReadOnce) {
   r = expect_exit(2, kBin + " ingest nccl-tests " + out("n.txt") + " -o " + out("n.txt"), dir);
   EXPECT_NE(r.err.find("--out"), std::string::npos) << r.err;
 }
+
+namespace {
+/// `src` with line `n` (1-based) replaced by `text`, written to `dst`.
+void with_line(const std::string &src, int n, const std::string &text, const fs::path &dst) {
+  std::ifstream in(src);
+  std::ofstream o(dst);
+  std::string line;
+  for (int i = 1; std::getline(in, line); ++i)
+    o << (i == n ? text : line) << "\n";
+}
+}  // namespace
+
+// Issue 19, Sec. 2 (numbers): absurd figures never come with exit 0.
+TEST_F(ExitCodes, AbsurdNumbersAre2NamingFileLineAndField) {
+  // a compute fit of 1e308 TFLOP/s (MFU 194%) or 1e-308
+  const std::string kernels = kData + "/estimator/fit_h100_kernels.yaml";
+  for (const char *v : {"1e308", "1e-308"}) {
+    with_line(kernels, 105, std::string("      tflops: ") + v, dir.path / "k.yaml");
+    const Result r = expect_exit(2, kBin + " estimate --system " + kConfigs +
+                                        "/systems/dgx-h100.yaml --model " + kModel +
+                                        " --dp 8 --fit " + out("k.yaml"), dir);
+    EXPECT_NE(r.err.find("k.yaml:105: field 'compute.models[1].tflops'"), std::string::npos)
+        << r.err;
+  }
+  // a record of 5e-324 us (the fit file then held .inf)
+  {
+    std::ifstream in(kJsonl);
+    std::string ctx, m;
+    std::getline(in, ctx);
+    std::getline(in, m);
+    const auto at = m.find("\"time_us\":");
+    ASSERT_NE(at, std::string::npos) << m;
+    m.replace(at, m.find_first_of(",}", at) - at, "\"time_us\":5e-324");
+    std::ofstream(out("t.jsonl")) << ctx << "\n" << m << "\n";
+  }
+  Result r = expect_exit(2, kBin + " fit " + out("t.jsonl") + " -o " + out("t.yaml"), dir);
+  EXPECT_NE(r.err.find("t.jsonl:2: field 'time_us'"), std::string::npos) << r.err;
+  // ranks that do not divide into the nodes
+  r = expect_exit(2, kBin + " ingest osu " + kData + "/osu/osu_allreduce.txt --nranks 8 --nnodes 3 -o " +
+                         out("o.jsonl"), dir);
+  EXPECT_NE(r.err.find("--nnodes"), std::string::npos) << r.err;
+  expect_exit(2, kBin + " ingest nccl-tests " + kNccl + " --nranks 8 --nnodes 3 -o " + out("o.jsonl"),
+              dir);
+}
+
+TEST_F(ExitCodes, RowsWithABrokenSizeAreWarnedAboutNotDropped) {
+  // nccl-tests: lines 21-23 are the 8, 16 and 32 B rows
+  with_line(kNccl, 21, "          -1             2   float     sum    34.66    0.00    0.00    N/A    34.84    0.00    0.00    N/A", dir.path / "n1.txt");
+  with_line(out("n1.txt"), 22, "         nan             4   float     sum    35.00    0.00    0.00    N/A    35.61    0.00    0.00    N/A", dir.path / "n2.txt");
+  Result r = expect_exit(0, kBin + " ingest nccl-tests " + out("n2.txt") + " -o " + out("n.jsonl"), dir);
+  EXPECT_NE(r.err.find("n2.txt:21: field 'size'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("'-1'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("n2.txt:22: field 'size'"), std::string::npos) << r.err;
+  // OSU: the 8 B row (line 8) as inf
+  with_line(kData + "/osu/osu_allreduce.txt", 8, "inf                     0.48", dir.path / "o.txt");
+  r = expect_exit(0, kBin + " ingest osu " + out("o.txt") + " --nranks 2 -o " + out("o.jsonl"), dir);
+  EXPECT_NE(r.err.find("o.txt:8: field 'size'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("'inf'"), std::string::npos) << r.err;
+}
+
+TEST_F(ExitCodes, CalibrateFromOneStepSaysLeaveOneOutIsNotAvailable) {
+  {
+    std::ifstream in(kData + "/estimator/h100_pytorch_gpt_steps.jsonl");
+    std::string first;
+    std::getline(in, first);
+    std::ofstream(out("one.jsonl")) << first << "\n";
+  }
+  const Result r = expect_exit(0, kBin + " calibrate --system " + kConfigs +
+                                      "/systems/dgx-h100.yaml --fit " + kData +
+                                      "/estimator/fit_h100_kernels.yaml --steps " +
+                                      out("one.jsonl") + " -o " + out("cal.yaml"), dir);
+  EXPECT_NE(r.out.find("leave-one-out: not available with 1 step"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("leave-one-out 0.0%"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("n/a"), std::string::npos) << r.out;
+  // the written file loads again
+  expect_exit(0, kBin + " estimate --system " + kConfigs + "/systems/dgx-h100.yaml --model " +
+                     kModel + " --dp 8 --fit " + out("cal.yaml"), dir);
+}
