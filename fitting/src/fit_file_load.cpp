@@ -35,6 +35,7 @@ constexpr Bounds kSizeBytes{1e-3, 1.2e18};         ///< size range [B]
 constexpr Bounds kTrendValue{-1e12, 1e12};         ///< intercept, slope of a trend
 constexpr Bounds kR2{-1e12, 1};                   ///< R^2 of ln t (negative: worse than the mean)
 constexpr Bounds kRmseLog{0, 1e3};                 ///< sqrt(RSS/n) of ln t
+constexpr Bounds kLooPct{-1, 1e9};                 ///< leave-one-out MAPE [%]; -1: not cross-validated
 constexpr long kMaxNodes = 1L << 24;
 constexpr long kMaxRanks = 1L << 24;
 
@@ -373,7 +374,7 @@ static FitFile parse_fit_file_unguarded(const std::string &text, const std::stri
       e.quality.r2_log_time = r.opt_in(q, "r2_log_time", qp, kR2, kNaN, true);
       e.quality.mape_pct = r.opt_in(q, "mape_pct", qp, bounds::error_pct, kNaN, true);
       e.quality.max_ape_pct = r.opt_in(q, "max_ape_pct", qp, bounds::error_pct, kNaN, true);
-      e.quality.loo_mape_pct = r.opt_in(q, "loo_mape_pct", qp, bounds::error_pct, kNaN, true);
+      e.quality.loo_mape_pct = r.opt_in(q, "loo_mape_pct", qp, kLooPct, kNaN, true); // -1: not cross-validated
       e.quality.mape_all_pct = r.opt_in(q, "mape_all_pct", qp, bounds::error_pct, kNaN, true);
       e.quality.rmse_log = r.opt_in(q, "rmse_log", qp, kRmseLog, kNaN, true);
       e.quality.outliers = static_cast<int>(r.opt_in(q, "outliers", qp, bounds::point_count, 0, false));
