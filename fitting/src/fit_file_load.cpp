@@ -375,7 +375,8 @@ static FitFile parse_fit_file_unguarded(const std::string &text, const std::stri
       e.quality.mape_pct = r.opt_in(q, "mape_pct", qp, bounds::error_pct, kNaN, true);
       e.quality.max_ape_pct = r.opt_in(q, "max_ape_pct", qp, bounds::error_pct, kNaN, true);
       e.quality.loo_mape_pct = r.opt_in(q, "loo_mape_pct", qp, kLooPct, kNaN, true); // -1: not cross-validated
-      e.quality.mape_all_pct = r.opt_in(q, "mape_all_pct", qp, bounds::error_pct, kNaN, true);
+      // (-1 as loo_mape_pct: a fit's placeholder when no point was screened out)
+      e.quality.mape_all_pct = r.opt_in(q, "mape_all_pct", qp, kLooPct, kNaN, true);
       e.quality.rmse_log = r.opt_in(q, "rmse_log", qp, kRmseLog, kNaN, true);
       e.quality.outliers = static_cast<int>(r.opt_in(q, "outliers", qp, bounds::point_count, 0, false));
       if (q["cross_validated"] && q["cross_validated"].IsScalar())
