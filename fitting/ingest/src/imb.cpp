@@ -470,31 +470,14 @@ IngestResult read_imb(const std::string &path, const IngestOptions &opt) {
     diag.note(0, "IMB does not print hosts and no launcher line says; assuming 1 node (pass "
                  "--nnodes)");
   ctx.ranks_per_node = std::max(1, ctx.nranks / ctx.nnodes);
-  ctx.system = opt.system;
-  if (ctx.system.empty()) {
-    ctx.system = detail::file_stem(path);
-    diag.note(0, "system name '" + ctx.system + "' taken from the file name (pass --system)");
-  }
-  if (!version.empty())
-    ctx.versions["imb"] = version;
-  ctx.source = json::object();
-  ctx.source["file"] = detail::base_name(path);
-  ctx.source["path"] = path;
-  ctx.source["first_comment_line"] = first_comment;
-  ctx.source["tool"] = "imb";
-  if (!version.empty())
-    ctx.source["tool_version"] = version;
+  detail::begin_source(res, diag, path, opt, "imb", version, first_comment);
   if (!calling_sequence.empty())
     ctx.source["calling_sequence"] = calling_sequence;
   ctx.source["time_statistic"] = time_column(opt.imb_time);
   ctx.source["tables"] = tables;
   ctx.source["nranks_from"] = nranks_from;
   ctx.source["nnodes_from"] = nnodes_from;
-  ctx.source["ingested_at"] = utc_now_iso8601();
-  res.warnings = diag.warnings();
-  res.notes = diag.notes();
-  ctx.source["warnings"] = res.warnings;
-  ctx.source["notes"] = res.notes;
+  detail::end_source(res, diag);
   return res;
 }
 

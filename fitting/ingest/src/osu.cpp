@@ -498,29 +498,12 @@ IngestResult read_osu(const std::string &path, const IngestOptions &opt) {
   if (!nnodes_known)
     diag.note(0, "OSU does not print hosts; assuming 1 node (pass --nnodes)");
   ctx.ranks_per_node = std::max(1, ctx.nranks / std::max(1, ctx.nnodes));
-  ctx.system = opt.system;
-  if (ctx.system.empty()) {
-    ctx.system = detail::file_stem(path);
-    diag.note(0, "system name '" + ctx.system + "' taken from the file name (pass --system)");
-  }
-  if (!version.empty())
-    ctx.versions["osu"] = version;
-  ctx.source = json::object();
-  ctx.source["file"] = detail::base_name(path);
-  ctx.source["path"] = path;
-  ctx.source["first_comment_line"] = first_comment;
-  ctx.source["tool"] = "osu";
-  if (!version.empty())
-    ctx.source["tool_version"] = version;
+  detail::begin_source(res, diag, path, opt, "osu", version, first_comment);
   ctx.source["title"] = title_line;
   ctx.source["tables"] = tests;
   ctx.source["nranks_from"] = any_collective ? nranks_from : std::string("point-to-point");
   ctx.source["nnodes_from"] = nnodes_from;
-  ctx.source["ingested_at"] = utc_now_iso8601();
-  res.warnings = diag.warnings();
-  res.notes = diag.notes();
-  ctx.source["warnings"] = res.warnings;
-  ctx.source["notes"] = res.notes;
+  detail::end_source(res, diag);
   return res;
 }
 

@@ -165,4 +165,32 @@ std::vector<std::string> Diagnostics::sorted(std::vector<std::pair<long, std::st
   return out;
 }
 
+void begin_source(IngestResult &res, Diagnostics &diag, const std::string &path,
+                  const IngestOptions &opt, const std::string &tool, const std::string &version,
+                  const std::string &first_comment) {
+  ContextRecord &ctx = res.context;
+  ctx.system = opt.system;
+  if (ctx.system.empty()) {
+    ctx.system = file_stem(path);
+    diag.note(0, "system name '" + ctx.system + "' taken from the file name (pass --system)");
+  }
+  if (!version.empty())
+    ctx.versions[tool] = version;
+  ctx.source = nlohmann::json::object();
+  ctx.source["file"] = base_name(path);
+  ctx.source["path"] = path;
+  ctx.source["first_comment_line"] = first_comment;
+  ctx.source["tool"] = tool;
+  if (!version.empty())
+    ctx.source["tool_version"] = version;
+}
+
+void end_source(IngestResult &res, const Diagnostics &diag) {
+  res.context.source["ingested_at"] = utc_now_iso8601();
+  res.warnings = diag.warnings();
+  res.notes = diag.notes();
+  res.context.source["warnings"] = res.warnings;
+  res.context.source["notes"] = res.notes;
+}
+
 } // namespace scalefit::ingest::detail

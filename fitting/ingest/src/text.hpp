@@ -82,4 +82,15 @@ private:
   std::vector<std::pair<long, std::string>> m_notes;
 };
 
+/// Starts the context's provenance as every log reader writes it: ctx.system (opt.system, else the
+/// file name without extension, noted), ctx.versions[tool] = version (when known) and ctx.source
+/// {file, path, first_comment_line, tool, tool_version}; the reader adds its own source fields.
+void begin_source(IngestResult &res, Diagnostics &diag, const std::string &path,
+                  const IngestOptions &opt, const std::string &tool, const std::string &version,
+                  const std::string &first_comment);
+
+/// Ends it: source.ingested_at (UTC, ISO 8601), and the warnings and notes in line order, in both
+/// the result and source.
+void end_source(IngestResult &res, const Diagnostics &diag);
+
 } // namespace scalefit::ingest::detail
