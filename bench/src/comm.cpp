@@ -118,6 +118,7 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
   // What --resume compares (output.hpp: check_same_method); buffers completed below.
   ctx.extra["statistic"] = statistic_name(o.statistic);
   ctx.extra["buffers"] = {{"mode", o.hot ? "hot" : "rotate"}};
+  ctx.extra["timer"] = {{"sync", o.sync_barrier ? "barrier" : "back-to-back"}};
   ctx.extra["sampling"] = sampling_context(o); // adaptive or nccl-tests' batch of -n 20
   ResumeState resume;
   std::unique_ptr<OutputLock> lock;
@@ -153,11 +154,15 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
   nccl_settings.registration = o.registration;
   std::unique_ptr<Backend> backend = backend_name == "nccl"
                                          ? make_nccl_backend(local_rank, nccl_settings)
-                                         : make_mpi_backend();
+                                         : make_mpi_backend(o.sync_barrier);
   std::string cache_source;
   const std::uint64_t cache = backend->cache_bytes(&cache_source);
   const std::size_t rotation_bytes = o.hot ? 0 : static_cast<std::size_t>(2 * cache);
   const double mem_gbps = backend->memory_bandwidth_gbps();
+  // The run's buffers: allocated once at the largest block's size (each block rotates through
+  // the first part of them), so every page is faulted in before the first timed point and stays
+  // warm; allocating per block timed the first pass through fresh pages (issue 20, Sec. 1).
+  std::size_t run_send_bytes = 0, run_recv_bytes = 0;
   {
     // Memory the sweep needs on this rank, before anything is allocated.
     std::uint64_t need = 0, staging = 0;
@@ -169,9 +174,11 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
             continue;
           const auto [sb, rb] = block_bytes(collective(op), pts.back().count, t, s.nranks,
                                             rotation_bytes);
-          need = std::max<std::uint64_t>(need, sb + rb);
+          run_send_bytes = std::max<std::size_t>(run_send_bytes, sb);
+          run_recv_bytes = std::max<std::size_t>(run_recv_bytes, rb);
           staging = std::max<std::uint64_t>(staging, std::max(sb, rb));
         }
+    need = run_send_bytes + run_recv_bytes; // one allocation for the whole run
     const bool host = backend->host_accessible();
     std::string why = memory_refusal(need, backend->ranks_sharing_memory(local_size),
                                      backend->available_memory_bytes(),
@@ -188,8 +195,11 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
   ctx.start_time = utc_now_iso8601();
   const std::string time_definition = fmt::format(
       "{} over samples of the per-operation time, each sample's time averaged over ranks "
-      "(nccl-tests' average; the max over ranks is recorded too); timer {}",
-      statistic_name(o.statistic), backend->timer_name());
+      "(nccl-tests' average; the max over ranks is recorded too); timer {}; {}",
+      statistic_name(o.statistic), backend->timer_name(),
+      o.sync_barrier ? "sync barrier (each operation timed alone, an untimed barrier after it: "
+                       "OSU's and IMB's definition)"
+                     : "back to back (nccl-tests' definition)");
   ctx.extra["timer"] = {
       {"name", backend->timer_name()},
       {"definition",
@@ -197,7 +207,12 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
            ? "CUDA events recorded on the communicator's stream around each batch"
            : "host clock around a batch of back-to-back operations and a final stream "
              "synchronize (nccl-tests' definition; MPI_Wtime on the mpi backend)"},
-      {"across_ranks", "time_us: mean over ranks per sample; time_max_over_ranks_us: max"}};
+      {"across_ranks", "time_us: mean over ranks per sample; time_max_over_ranks_us: max"},
+      {"sync", o.sync_barrier ? "barrier" : "back-to-back"},
+      {"sync_definition",
+       o.sync_barrier ? "each operation timed alone, then an untimed MPI_Barrier on the group "
+                        "(OSU, IMB -sync 1)"
+                      : "operations back to back, the batch under one clock (nccl-tests)"}};
   ctx.extra["buffers"] = {{"mode", o.hot ? "hot" : "rotate"},
                           {"cache_bytes", cache},
                           {"cache_source", cache_source},
@@ -211,8 +226,15 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
                             {"max_noise", o.max_noise},  {"min_samples", o.min_samples},
                             {"max_samples", o.max_samples}, {"min_time_s", o.min_time_s},
                             {"max_time_s", o.max_time_s}, {"budget_s", o.budget_s},
-                            {"fixed_samples", o.fixed_samples}};
+                            {"fixed_samples", o.fixed_samples},
+                            {"interval",
+                             "ci_rel: max(relative half-width of the 95% CI of the statistic, "
+                             "|statistic(first half) - statistic(second half)| / (2 statistic) "
+                             "of the samples in time order)"}};
   ctx.extra["outlier_rule"] = kOutlierRule;
+  ctx.extra["modes_rule"] =
+      "extra.modes when the samples split into two clusters (Otsu split of log times) each >= "
+      "10% of them, >= 1.1x apart, Ashman's D >= 4";
   if (mem_gbps > 0)
     ctx.extra["memory_bandwidth_gbps"] = mem_gbps;
   ctx.extra["placements"] = nlohmann::json::array();
@@ -275,6 +297,7 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
   const double run_start = MPI_Wtime();
   double timing_s = 0, check_s = 0; // rank 0's wall time in timing loops and in checks
   std::size_t points_left = total_points;
+  std::optional<Buffers> bufs; // the run's buffers (run_send_bytes, run_recv_bytes), lazily
   std::int64_t wrong_total = 0;
   // Rank 0: per world rank, the points where it was the last to finish in >= half the samples.
   std::map<int, int> last_rank_points;
@@ -296,7 +319,7 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
       const int instances = count_instances(members);
       bool warmed = false; // the communicator's one warm-up (first block with points)
       std::int64_t block_wrong = 0;
-      bool block_above_memory = false;
+      bool block_above_memory = false, block_modes = false;
       double busbw_sum = 0;
       int busbw_n = 0;
       if (rank == 0) {
@@ -318,9 +341,9 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
           continue;
         const auto [send_alloc, recv_alloc] =
             block_bytes(coll, points.back().count, dtype, shape.nranks, rotation_bytes);
-        std::optional<Buffers> bufs;
         if (comm) {
-          bufs.emplace(*backend, send_alloc, recv_alloc);
+          if (!bufs) // the first block with this rank in a group: the run's one allocation
+            bufs.emplace(*backend, run_send_bytes, run_recv_bytes);
           comm->register_buffers(bufs->send, send_alloc, bufs->recv, recv_alloc);
         }
         if (!warmed) {
@@ -346,7 +369,7 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
                                          op_has_redop(op) ? redop_name(o.redop) : "none", a.root);
           std::string baseline_line;
           std::optional<CollChoice> row_choice_seen; // NCCL's algorithm/protocol (nccl)
-          bool row_above_memory = false;
+          bool row_above_memory = false, row_modes = false;
           std::size_t measured = 0;
           for (Placement pl : {Placement::out_of_place, Placement::in_place}) {
             if (std::find(o.placements.begin(), o.placements.end(), pl) == o.placements.end()) {
@@ -473,13 +496,13 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
             if (o.baseline && op == Op::allreduce && pl == Placement::out_of_place) {
               baseline = time_baseline(cp, run, send, recv, a, rot, t.batch,
                                        summarize(t.max_us).max, std::max<int>(10, static_cast<int>(t.mean_us.size())),
-                                       o.statistic, watchdog);
-              baseline_line = baseline_summary(baseline, pt.bytes, o.statistic, t.batch);
+                                       watchdog);
+              baseline_line = baseline_summary(baseline, pt.bytes, t.batch);
             }
             if (rank == 0) {
               const Summary s = summarize(t.mean_us);
               const Summary smax = summarize(t.max_us);
-              const double ci = relative_ci_halfwidth(t.mean_us, o.statistic);
+              const double ci = claimed_interval(t.mean_us, o.statistic);
               m.time_us = statistic_of(s, o.statistic);
               m.algbw_gbps = gbps(static_cast<double>(pt.bytes), m.time_us);
               m.busbw_gbps = m.algbw_gbps * busbw_factor(op, shape.nranks);
@@ -511,6 +534,14 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
                   row_choice_seen = choice;
               }
               m.extra["outlier_samples"] = outlier_indices(t.mean_us);
+              m.extra["page_faults"] = t.page_faults; // during the timed samples, max over ranks
+              if (const Modes modes = detect_modes(t.mean_us); modes.multimodal) {
+                m.extra["modes"] = {{"low_us", modes.low},
+                                    {"high_us", modes.high},
+                                    {"high_share", modes.high_share},
+                                    {"separation", modes.separation}};
+                row_modes = block_modes = true;
+              }
               // The rank that finished last most often (the max over ranks), and how often.
               if (nranks > 1)
                 if (const auto last = most_often_last(t.slowest_rank)) {
@@ -537,8 +568,8 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
             if (backend_name == "nccl")
               row += row_choice(row_choice_seen, op == Op::alltoall || op == Op::alltoallv ||
                                                      op == Op::sendrecv);
-            std::printf("%s%s\n%s", row.c_str(), row_above_memory ? kAboveMemoryMark : "",
-                        baseline_line.c_str());
+            std::printf("%s%s%s\n%s", row.c_str(), row_above_memory ? kAboveMemoryMark : "",
+                        row_modes ? kModesMark : "", baseline_line.c_str());
             std::fflush(stdout);
             progress.advance(measured,
                              fmt::format("{} {} {} {} B", op_name(op), shape.label(),
@@ -547,12 +578,14 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
           }
         }
         if (comm)
-          comm->deregister_buffers(); // before `bufs` frees them
+          comm->deregister_buffers(); // the block's registration; the run's buffers stay
       }
       wrong_total += block_wrong;
       if (rank == 0) {
         if (block_above_memory)
           std::printf("%s", above_memory_note(mem_gbps).c_str());
+        if (block_modes)
+          std::printf("%s", modes_note(statistic_name(o.statistic)).c_str());
         std::printf(
             "%s",
             table_footer(block_wrong, busbw_n ? busbw_sum / busbw_n : 0.0, op_name(op)).c_str());

@@ -57,11 +57,11 @@ void warm_communicator(Comm &comm, const Collective &coll, Buffers &bufs, const 
 /// share of samples it was [0, 1]; nullopt without samples.
 std::optional<std::pair<int, double>> most_often_last(const std::vector<int> &slowest_rank);
 
-/// The --baseline line of a point: bare MPI_Allreduce loop vs harness in `statistic`, the
-/// overhead [us, %], both medians, samples and the batch (`baseline`: time_baseline's object;
-/// `bytes` [B]). Ends with '\n'.
-std::string baseline_summary(const nlohmann::json &baseline, std::uint64_t bytes,
-                             Statistic statistic, int batch);
+/// The --baseline line of a point: bare MPI_Allreduce loop vs harness, medians of the
+/// interleaved samples, the overhead [us, %] against the goal (<= 2% or 0.1 us), and the means
+/// beside them (`baseline`: time_baseline's object; `bytes` [B]; `batch`: ops per sample). Ends
+/// with '\n'.
+std::string baseline_summary(const nlohmann::json &baseline, std::uint64_t bytes, int batch);
 
 /// The end-of-run line naming a rank that finished last in most samples of more than half of
 /// `points_judged` points (`last_rank_points`: per world rank, such points), with its host;

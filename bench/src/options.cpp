@@ -115,8 +115,15 @@ void add_comm_options(CLI::App &app, RawCommArgs &raw) {
                  "Adaptive with --max-ci 0: stop when stddev/mean of samples is below this")
       ->capture_default_str();
   app.add_option("--stat", raw.statistic,
-                 "Statistic of the samples that time_us and the table report: mean (as "
-                 "nccl-tests) or median")
+                 "Statistic of the samples that time_us and the table report: median (the "
+                 "default: preempted samples on a shared host do not pull it) or mean (as "
+                 "nccl-tests; the default in --nccl-tests mode)")
+      ->capture_default_str()
+      ->each([&raw](const std::string &) { raw.statistic_given = true; });
+  app.add_option("--sync", raw.sync,
+                 "Timing definition: back-to-back (a batch of operations under one clock, as "
+                 "nccl-tests) or barrier (mpi: each operation timed alone and followed by an "
+                 "untimed barrier, as OSU and IMB time; for numbers to put beside theirs)")
       ->capture_default_str();
   app.add_option("--budget", raw.budget_s,
                  "Wall time for the whole sweep [s]; each point may use the remaining time / "
@@ -316,9 +323,19 @@ CommOptions validate_comm_args(const RawCommArgs &raw) {
   if (raw.repeat < 1 || raw.repeat > 1000)
     bad("--repeat", "must be in 1..1000, got " + std::to_string(raw.repeat));
   o.repeat = raw.repeat;
-  if (raw.statistic == "mean")
+  if (raw.sync == "barrier")
+    o.sync_barrier = true;
+  else if (raw.sync != "back-to-back")
+    bad("--sync", "expected back-to-back or barrier, got '" + raw.sync + "'");
+  if (o.sync_barrier && o.backend == "nccl")
+    bad("--sync", "barrier is the mpi backend's definition (OSU, IMB); nccl times back to back, "
+                  "as nccl-tests");
+  // nccl-tests' average over its -n operations, unless --stat says otherwise.
+  const std::string statistic =
+      o.nccl_tests_mode && !raw.statistic_given ? std::string("mean") : raw.statistic;
+  if (statistic == "mean")
     o.statistic = Statistic::mean;
-  else if (raw.statistic == "median")
+  else if (statistic == "median")
     o.statistic = Statistic::median;
   else
     bad("--stat", "expected mean or median, got '" + raw.statistic + "'");

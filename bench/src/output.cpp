@@ -65,6 +65,7 @@ void check_same_method(const ContextRecord &file, const ContextRecord &run,
   static constexpr Field kFields[] = {
       {"statistic", nullptr, "statistic", "--stat"},
       {"buffers", "mode", "buffers.mode", "--hot"},
+      {"timer", "sync", "timer.sync", "--sync"},
       {"sampling", "mode", "sampling.mode", "--nccl-tests"},
       {"sampling", "batch", "sampling.batch", "--batch"},
       {"sampling", "graph_launches", "sampling.graph_launches", "-G"}};

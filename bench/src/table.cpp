@@ -74,6 +74,12 @@ std::string above_memory_note(double memory_gbps) {
                      std::string(kAboveMemoryMark).substr(2), memory_gbps);
 }
 
+std::string modes_note(std::string_view statistic) {
+  return fmt::format("# {} : the samples fell into two regimes (a shared or preempted host); the "
+                     "row reports the {} of all samples, the record's extra.modes both levels\n",
+                     std::string(kModesMark).substr(2), statistic);
+}
+
 std::string table_footer(std::int64_t wrong_total, double avg_busbw_gbps, std::string_view name) {
   return fmt::format("# {:<20} : {} {}\n# {:<20} : {:g} \n#\n# Collective test concluded: {}\n",
                      "Out of bounds values", wrong_total, wrong_total ? "FAILED" : "OK",

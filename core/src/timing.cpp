@@ -28,7 +28,7 @@ bool StopRule::should_stop(std::span<const double> samples, double elapsed_s) co
   if (elapsed_s < min_time_s)
     return false;
   if (max_ci > 0)
-    return relative_ci_halfwidth(samples, statistic) <= max_ci;
+    return claimed_interval(samples, statistic) <= max_ci;
   return summarize(samples).rel_noise() <= max_noise;
 }
 
@@ -89,6 +89,21 @@ double relative_ci_halfwidth(std::span<const double> samples, Statistic s) {
   return (v[u - 1] - v[l - 1]) / 2 / median;
 }
 
+double claimed_interval(std::span<const double> samples, Statistic s) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  const double ci = relative_ci_halfwidth(samples, s);
+  const std::size_t n = samples.size();
+  if (!std::isfinite(ci) || n < 4)
+    return kInf;
+  const double all = statistic_of(summarize(samples), s);
+  if (!(all > 0))
+    return ci;
+  const std::size_t h = n / 2;
+  const double a = statistic_of(summarize(samples.subspan(0, h)), s);
+  const double b = statistic_of(summarize(samples.subspan(n - h, h)), s); // odd n: middle dropped
+  return std::max(ci, std::fabs(a - b) / (2 * all));
+}
+
 std::vector<std::size_t> outlier_indices(std::span<const double> samples, double k) {
   std::vector<std::size_t> out;
   if (samples.size() < 3)
@@ -106,6 +121,56 @@ std::vector<std::size_t> outlier_indices(std::span<const double> samples, double
     if (samples[i] > limit)
       out.push_back(i);
   return out;
+}
+
+Modes detect_modes(std::span<const double> samples) {
+  Modes m;
+  const std::size_t n = samples.size();
+  if (n < 12)
+    return m;
+  std::vector<double> x;
+  x.reserve(n);
+  for (double v : samples) {
+    if (!(v > 0) || !std::isfinite(v))
+      return m;
+    x.push_back(std::log(v));
+  }
+  std::sort(x.begin(), x.end());
+  // Prefix sums for the mean of each side of every split in O(1).
+  std::vector<double> sum(n + 1, 0.0), sq(n + 1, 0.0);
+  for (std::size_t i = 0; i < n; ++i) {
+    sum[i + 1] = sum[i] + x[i];
+    sq[i + 1] = sq[i] + x[i] * x[i];
+  }
+  const std::size_t least =
+      std::max<std::size_t>(3, static_cast<std::size_t>(std::ceil(0.1 * static_cast<double>(n))));
+  if (2 * least > n)
+    return m;
+  std::size_t best = 0;
+  double best_between = -1;
+  for (std::size_t k = least; k <= n - least; ++k) { // k samples on the fast side
+    const double n1 = static_cast<double>(k), n2 = static_cast<double>(n - k);
+    const double mu1 = sum[k] / n1, mu2 = (sum[n] - sum[k]) / n2;
+    const double between = n1 * n2 * (mu1 - mu2) * (mu1 - mu2);
+    if (between > best_between) {
+      best_between = between;
+      best = k;
+    }
+  }
+  const double n1 = static_cast<double>(best), n2 = static_cast<double>(n - best);
+  const double mu1 = sum[best] / n1, mu2 = (sum[n] - sum[best]) / n2;
+  const double v1 = std::max(0.0, sq[best] / n1 - mu1 * mu1);
+  const double v2 = std::max(0.0, (sq[n] - sq[best]) / n2 - mu2 * mu2);
+  const double spread = std::sqrt(v1 + v2);
+  m.separation = spread > 0 ? std::sqrt(2.0) * (mu2 - mu1) / spread
+                            : std::numeric_limits<double>::infinity();
+  std::vector<double> lo(x.begin(), x.begin() + static_cast<std::ptrdiff_t>(best));
+  std::vector<double> hi(x.begin() + static_cast<std::ptrdiff_t>(best), x.end());
+  m.low = std::exp(percentile_sorted(lo, 50.0));
+  m.high = std::exp(percentile_sorted(hi, 50.0));
+  m.high_share = n2 / static_cast<double>(n);
+  m.multimodal = m.separation >= 4.0 && m.high >= 1.1 * m.low;
+  return m;
 }
 
 } // namespace scalefit

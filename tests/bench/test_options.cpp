@@ -135,7 +135,13 @@ TEST(ParseArgs, PlacementStatTimerBudgetTimeout) {
   const CommOptions d = parse_comm_args({});
   ASSERT_EQ(d.placements.size(), 1u); // out of place by default: what users ask for
   EXPECT_EQ(d.placements[0], Placement::out_of_place);
-  EXPECT_EQ(d.statistic, Statistic::mean);
+  EXPECT_EQ(d.statistic, Statistic::median); // robust to preempted samples (issue 20)
+  EXPECT_FALSE(d.sync_barrier);               // nccl-tests' back-to-back timing
+  EXPECT_EQ(parse_comm_args({"--nccl-tests"}).statistic, Statistic::mean); // nccl-tests' average
+  EXPECT_EQ(parse_comm_args({"--nccl-tests", "--stat", "median"}).statistic, Statistic::median);
+  EXPECT_TRUE(parse_comm_args({"--sync", "barrier"}).sync_barrier);
+  EXPECT_THROW(parse_comm_args({"--sync", "sometimes"}), InputError);
+  EXPECT_THROW(parse_comm_args({"--backend", "nccl", "--sync", "barrier"}), InputError);
   EXPECT_FALSE(d.events_timer);
   EXPECT_FALSE(d.hot);
   EXPECT_EQ(parse_comm_args({"--placement", "both"}).placements.size(), 2u);

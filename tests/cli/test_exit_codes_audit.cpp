@@ -168,8 +168,9 @@ TEST_F(Audit, ResumeRefusesAnotherMethodAndDropsACrashPaddedTail) {
   expect_exit(0, kBench + kSmall + " --batch 4 --out " + f, dir);
   const std::string before = slurp(f);
   for (const auto &[args, field] :
-       {std::pair<std::string, std::string>{" --batch 4 --stat median", "--stat"},
+       {std::pair<std::string, std::string>{" --batch 4 --stat mean", "--stat"},
         {" --batch 4 --hot", "--hot"},
+        {" --batch 4 --sync barrier", "--sync"},
         {" --batch 7", "--batch"}}) {
     const Result r = expect_exit(2, kBench + kSmall + args + " --resume --out " + f, dir);
     expect_names(r, field);

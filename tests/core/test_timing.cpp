@@ -1,12 +1,17 @@
 // The shared timing rules (core/timing.hpp): the stop rule on synthetic sample streams, batch
-// calibration, confidence intervals and the outlier rule.
+// calibration, confidence intervals, the claimed interval, the outlier and the two-regime rules,
+// on synthetic streams and on sample sets recorded by scalefit-bench.
 #include "scalefit/core/timing.hpp"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 using namespace scalefit;
@@ -163,4 +168,141 @@ TEST(StopRule, ABudgetFloorOutranksMinSamplesAtTheCap) {
   EXPECT_EQ(samples_until_stop(r, slow, 1.0), 2);
   r.min_samples_at_cap = 0;
   EXPECT_EQ(samples_until_stop(r, slow, 1.0), 5);
+}
+
+namespace {
+// n log-normal samples around `center` with relative spread `rel` (seeded: the same on every run).
+std::vector<double> lognormal(std::size_t n, double center, double rel, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::normal_distribution<double> z(0.0, 1.0);
+  std::vector<double> v(n);
+  for (double &x : v)
+    x = center * std::exp(rel * z(gen));
+  return v;
+}
+} // namespace
+
+TEST(DetectModes, OneNormalClusterIsNotFlagged) {
+  for (unsigned seed = 1; seed <= 20; ++seed) {
+    const Modes m = detect_modes(lognormal(200, 10.0, 0.05, seed));
+    EXPECT_FALSE(m.multimodal) << "seed " << seed << " D " << m.separation;
+    EXPECT_LT(m.separation, 3.2) << "seed " << seed; // a hard split of one normal: D about 2.65
+  }
+}
+
+TEST(DetectModes, UniformSpreadIsNotFlagged) {
+  std::vector<double> v;
+  for (int i = 0; i < 100; ++i)
+    v.push_back(10.0 + 0.1 * i); // 10 .. 19.9: wide but one cluster
+  const Modes m = detect_modes(v);
+  EXPECT_FALSE(m.multimodal) << m.separation;
+}
+
+TEST(DetectModes, TwoRegimesAreFlaggedWithTheirLevelsAndShares) {
+  // A shared host: 70% of samples in the fast regime (0.6 us), 30% at 2x (1.2 us), 3% noise.
+  std::vector<double> v = lognormal(70, 0.6, 0.03, 7);
+  const std::vector<double> slow = lognormal(30, 1.2, 0.03, 8);
+  v.insert(v.end(), slow.begin(), slow.end());
+  std::shuffle(v.begin(), v.end(), std::mt19937(9));
+  const Modes m = detect_modes(v);
+  EXPECT_TRUE(m.multimodal);
+  EXPECT_NEAR(m.low, 0.6, 0.03);
+  EXPECT_NEAR(m.high, 1.2, 0.06);
+  EXPECT_NEAR(m.high_share, 0.3, 0.02);
+  EXPECT_GT(m.separation, 10);
+}
+
+TEST(DetectModes, AFewPreemptedSamplesAreOutliersNotAMode) {
+  std::vector<double> v = lognormal(98, 5.0, 0.02, 3);
+  v.push_back(50.0); // two preempted samples: 2% of the set, below the 10% floor of a mode
+  v.push_back(40.0);
+  EXPECT_FALSE(detect_modes(v).multimodal);
+  EXPECT_EQ(outlier_indices(v).size(), 2u);
+}
+
+TEST(DetectModes, CloseTightClustersBelowTenPercentApartAreNotFlagged) {
+  // Two very tight clusters 5% apart (a rotation position that is a little slower): separated
+  // (large D) but too close to call regimes.
+  std::vector<double> v = lognormal(50, 1.00, 0.002, 4);
+  const std::vector<double> b = lognormal(50, 1.05, 0.002, 5);
+  v.insert(v.end(), b.begin(), b.end());
+  const Modes m = detect_modes(v);
+  EXPECT_GT(m.separation, 4);
+  EXPECT_FALSE(m.multimodal);
+}
+
+TEST(DetectModes, TooFewOrInvalidSamplesAreNotJudged) {
+  EXPECT_FALSE(detect_modes(std::vector<double>{1, 1, 1, 2, 2, 2}).multimodal); // < 12
+  std::vector<double> v = lognormal(20, 1.0, 0.01, 1);
+  std::vector<double> w = lognormal(20, 2.0, 0.01, 2);
+  v.insert(v.end(), w.begin(), w.end());
+  EXPECT_TRUE(detect_modes(v).multimodal);
+  v.push_back(0.0);
+  EXPECT_FALSE(detect_modes(v).multimodal); // a zero time: not judged
+  v.back() = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_FALSE(detect_modes(v).multimodal);
+}
+
+// Sample sets recorded by scalefit-bench on a loaded 2-core machine (tests/data/bench/
+// recorded_samples.json names the command): a quiet point, a noisy one (heavy preemption tail),
+// one in two regimes, and one whose regime changed while it was sampled.
+namespace {
+std::vector<double> recorded(const std::string &which) {
+  std::ifstream in(std::string(SCALEFIT_TEST_DATA_DIR) + "/bench/recorded_samples.json");
+  const nlohmann::json j = nlohmann::json::parse(in);
+  return j.at("points").at(which).at("samples_us").get<std::vector<double>>();
+}
+} // namespace
+
+TEST(RecordedSamples, QuietPointClaimsItsConfidenceInterval) {
+  const std::vector<double> s = recorded("quiet");
+  EXPECT_FALSE(detect_modes(s).multimodal);
+  const double ci = relative_ci_halfwidth(s, Statistic::median);
+  EXPECT_LT(ci, 0.02);
+  EXPECT_LT(claimed_interval(s, Statistic::median), 0.02); // the halves agree too
+}
+
+TEST(RecordedSamples, NoisyTailIsNotTwoRegimesAndTheMedianIgnoresIt) {
+  const std::vector<double> s = recorded("noisy");
+  const Summary sum = summarize(s);
+  EXPECT_GT(sum.mean, 1.1 * sum.median); // preempted samples pull the mean up
+  EXPECT_GT(sum.max, 5 * sum.median);
+  EXPECT_FALSE(outlier_indices(s).empty());
+  EXPECT_FALSE(detect_modes(s).multimodal);
+  EXPECT_LT(claimed_interval(s, Statistic::median), claimed_interval(s, Statistic::mean));
+}
+
+TEST(RecordedSamples, TwoRegimesAreNamed) {
+  const Modes m = detect_modes(recorded("bimodal"));
+  EXPECT_TRUE(m.multimodal);
+  EXPECT_GT(m.high / m.low, 1.2);
+}
+
+TEST(RecordedSamples, ARegimeChangeWhileSamplingWidensTheClaimedInterval) {
+  const std::vector<double> s = recorded("drift");
+  const double ci = relative_ci_halfwidth(s, Statistic::median);
+  const double claimed = claimed_interval(s, Statistic::median);
+  EXPECT_GT(claimed, 0.05);
+  EXPECT_GT(claimed, 2 * ci); // the within-sample interval alone would claim more precision
+  StopRule rule;
+  rule.max_ci = 0.02;
+  rule.statistic = Statistic::median;
+  rule.max_time_s = 1e9;
+  EXPECT_FALSE(rule.should_stop(s, 0.5)); // no precision claim on these samples
+}
+
+TEST(ClaimedInterval, ASwitchLateInThePointIsSeenByTheHalves) {
+  // 70 samples at 1.0 then 30 at 1.3 (tight): the median's order-statistic interval sits inside
+  // the fast regime and claims < 1%; the second half's median is in the slow one.
+  std::vector<double> s = lognormal(70, 1.0, 0.002, 11);
+  const std::vector<double> slow = lognormal(30, 1.3, 0.002, 12);
+  s.insert(s.end(), slow.begin(), slow.end());
+  EXPECT_LT(relative_ci_halfwidth(s, Statistic::median), 0.01);
+  EXPECT_GT(claimed_interval(s, Statistic::median), 0.1);
+  // Shuffled (regimes interleaved finely) the halves agree: only the CI remains.
+  std::shuffle(s.begin(), s.end(), std::mt19937(13));
+  EXPECT_NEAR(claimed_interval(s, Statistic::median), relative_ci_halfwidth(s, Statistic::median),
+              0.05);
+  EXPECT_EQ(claimed_interval(std::vector<double>{1, 2, 3}, Statistic::mean),
+            std::numeric_limits<double>::infinity());
 }

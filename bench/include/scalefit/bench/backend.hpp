@@ -184,8 +184,11 @@ public:
 /// first timed pass). The memory must be writable and already zero where that matters.
 void touch_pages(void *p, std::size_t bytes);
 
-/// The MPI backend on MPI_COMM_WORLD's ranks.
-std::unique_ptr<Backend> make_mpi_backend();
+/// The MPI backend on MPI_COMM_WORLD's ranks. `sync_barrier` (--sync barrier): time_batch_us
+/// times each operation alone and puts an untimed MPI_Barrier on the group after it, as OSU
+/// (osu_allreduce etc.: MPI_Barrier after each timed call) and IMB (-sync 1, its default) do;
+/// false: the batch back to back under one clock, as nccl-tests times.
+std::unique_ptr<Backend> make_mpi_backend(bool sync_barrier = false);
 
 /// Whether this build has the NCCL backend (SCALEFIT_HAVE_NCCL).
 bool nccl_built();

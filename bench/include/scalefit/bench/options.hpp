@@ -47,10 +47,15 @@ struct CommOptions {
   bool max_time_given = false; ///< --max-time given explicitly (it then also caps --budget shares)
   double max_ci = 0.01;        ///< --max-ci: target relative 95% CI half-width (0: noise rule)
   double max_noise = 0.01;     ///< --max-noise: stop when stddev/mean is below (--max-ci 0)
-  Statistic statistic = Statistic::mean; ///< --stat: what time_us and the table report
+  /// --stat: what time_us and the table report: the median of the samples by default (robust to
+  /// preempted samples on a shared host); the mean in --nccl-tests mode, as nccl-tests.
+  Statistic statistic = Statistic::median;
   double budget_s = 0;         ///< --budget: wall time for the whole sweep [s] (0: none)
   std::vector<Placement> placements{Placement::out_of_place}; ///< --placement out|in|both
   bool hot = false;            ///< --hot: no buffer rotation (data may stay in cache)
+  /// --sync barrier (mpi): each operation timed alone with an untimed barrier after it (OSU's
+  /// and IMB's definition); false (back-to-back, the default): nccl-tests' batch timing.
+  bool sync_barrier = false;
   bool events_timer = false;   ///< --timer events (nccl); default host (nccl-tests')
   double timeout_s = 300;      ///< --timeout: abort the job when one op takes longer [s] (0: off)
   /// --repeat N: run the sweep N times; each point's record is its median run's, with every
@@ -98,7 +103,8 @@ struct RawCommArgs {
   std::vector<std::string> check; ///< -c: empty (absent), "" (bare -c: 1), "0" or "1"
   double min_time_s = 0.01, max_time_s = 0.05, max_noise = 0.01, batch_time_us = 1000;
   double max_ci = 0.01, budget_s = 0, timeout_s = 300;
-  std::string statistic = "mean", placement = "out", timer = "host";
+  std::string statistic = "median", placement = "out", timer = "host", sync = "back-to-back";
+  bool statistic_given = false;
   bool hot = false, max_time_given = false;
   int min_samples = 5, max_samples = 1000;
   int repeat = 1; ///< --repeat

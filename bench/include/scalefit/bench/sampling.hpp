@@ -54,6 +54,9 @@ struct PointSamples {
   int batch = 1;
   double warmup_op_us = 0; ///< time per operation the warm-up measured (max over ranks) [us]
   double elapsed_s = 0;    ///< sampling time when the rule stopped (max over ranks) [s]
+  /// Page faults (minor + major, getrusage) any one rank took during the timed samples, the
+  /// max over ranks: 0 when the buffers were resident before timing (issue 20, Sec. 1).
+  std::int64_t page_faults = 0;
 };
 
 /// Warm-up, batch calibration and samples of one point. Collective over MPI_COMM_WORLD: ranks
@@ -65,13 +68,13 @@ PointSamples time_point(Comm *comm, const std::function<void()> &op, const Sampl
 /// --baseline (mpi): `nsamples` interleaved pairs of a harness batch (`op`, as measured) and a
 /// bare MPI_Allreduce loop over the same rotated buffers (send/recv + (k mod steps) x step),
 /// each combined over ranks as time_point does (mean over ranks). Returns the record's
-/// "baseline" object: samples, iters_per_sample, {harness,bare}_{mean,median}_us, statistic and
-/// the overhead in that statistic (us and %). `op_us`: expected time per operation [us] (for the
-/// watchdog's deadline).
+/// "baseline" object: samples, iters_per_sample, {harness,bare}_{mean,median}_us, and the
+/// overhead of the medians (us and %: the figure README's <= 2% or 0.1 us goal rests on; means
+/// swing by microseconds on a shared host where medians move by tenths), with `within_goal`.
+/// `op_us`: expected time per operation [us] (for the watchdog's deadline).
 nlohmann::json time_baseline(Comm *comm, const std::function<void()> &op, const char *send,
                              char *recv, const CollArgs &a, const Rotation &rot, int batch,
-                             double op_us, int nsamples, Statistic statistic,
-                             Watchdog &watchdog);
+                             double op_us, int nsamples, Watchdog &watchdog);
 
 /// Stderr progress of a sweep with an ETA (rank 0), at most every 2 s unless forced:
 /// "scalefit-bench: D/T points (what), E s elapsed, ETA S s".

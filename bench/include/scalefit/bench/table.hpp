@@ -51,6 +51,12 @@ std::string not_run_note(std::string_view placement, std::string_view why);
 inline constexpr const char *kAboveMemoryMark = "  !mem";
 std::string above_memory_note(double memory_gbps);
 
+/// The marker appended to a row whose samples fell into two regimes (core/timing.hpp:
+/// detect_modes; the record's extra.modes holds both levels), and its footnote, which names the
+/// statistic the row reports.
+inline constexpr const char *kModesMark = "  ~2modes";
+std::string modes_note(std::string_view statistic);
+
 /// The footer: out-of-bounds count, average bus bandwidth [GB/s] and the concluding line.
 std::string table_footer(std::int64_t wrong_total, double avg_busbw_gbps, std::string_view name);
 

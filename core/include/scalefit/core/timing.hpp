@@ -23,8 +23,9 @@ std::string_view statistic_name(Statistic s);
 
 /// The stop rule for one point. Times in seconds; samples in any unit (scalefit: us per op).
 /// Two precision criteria, chosen by `max_ci`:
-///  - `max_ci` > 0 (comm's default): stop once the 95% confidence interval of `statistic` has a
-///    relative half-width <= max_ci (relative_ci_halfwidth) and `min_samples` were taken;
+///  - `max_ci` > 0 (comm's default): stop once the interval claimed for `statistic` (the 95%
+///    confidence interval's relative half-width or the drift between the samples' halves,
+///    whichever is larger: claimed_interval) is <= max_ci and `min_samples` were taken;
 ///  - `max_ci` == 0: nvbench's rule, stop once stddev/mean <= `max_noise` after `min_time_s`.
 /// Either way the point stops at `max_time_s` (once `min_samples`, or `min_samples_at_cap` when
 /// set, were taken) and at `max_samples`; `fixed_samples` > 0 (-n) takes exactly that many.
@@ -64,6 +65,16 @@ double student_t975(int dof);
 /// median, or a zero statistic); 0 when all samples are equal.
 double relative_ci_halfwidth(std::span<const double> samples, Statistic s);
 
+/// The interval scalefit claims for a point: the larger of relative_ci_halfwidth (what the
+/// samples' scatter allows) and the drift between the first and the second half of the samples
+/// in time order, |s(first half) - s(second half)| / (2 s(all)). On a shared host a point can
+/// change regime while it is sampled (a neighbour starts, a core is taken); within-sample
+/// intervals assume one regime and claim precision that the next run does not reproduce
+/// (issue 20: two runs that each claimed <= 2% differed by a median of 7-47%). The drift term is
+/// that between-regime component as far as one point's samples can see it. +infinity as
+/// relative_ci_halfwidth (and for fewer than 4 samples, where the halves are undefined).
+double claimed_interval(std::span<const double> samples, Statistic s);
+
 /// The value of statistic `s` in a Summary (mean or median).
 double statistic_of(const Summary &summary, Statistic s);
 
@@ -74,5 +85,26 @@ double statistic_of(const Summary &summary, Statistic s);
 /// flagged (a stall, a stopped rank, a preempted core), as fast ones cannot be caused by them.
 /// Returns the indices in increasing order; empty for fewer than 3 samples.
 std::vector<std::size_t> outlier_indices(std::span<const double> samples, double k = 5.0);
+
+/// Two regimes in one point's samples: a shared host that switches between a fast and a slow
+/// state (a core shared with another rank or job, a frequency step) leaves two clusters of
+/// sample times, and the point's statistic then depends on how long each regime lasted.
+struct Modes {
+  bool multimodal = false; ///< two separated clusters, each holding >= 10% of the samples
+  double low = 0;          ///< median of the fast cluster (the samples' unit)
+  double high = 0;         ///< median of the slow cluster
+  double high_share = 0;   ///< fraction of samples in the slow cluster, in (0, 1)
+  double separation = 0;   ///< Ashman's D of the two clusters in log time (>= 4 to flag)
+};
+
+/// Detects two regimes in `samples` (times > 0, any unit, at least 12 samples; fewer, or any
+/// sample <= 0 or not finite, give `multimodal == false`). The sorted log times are split where
+/// the between-cluster variance is largest (Otsu's threshold, Otsu 1979, IEEE Trans. SMC 9(1),
+/// eq. 18, on a 1-D sample); the split counts as two modes when each side holds at least
+/// max(3, 10%) of the samples, the slow cluster's median is >= 1.1x the fast one's, and Ashman's
+/// D = sqrt(2) |mu1 - mu2| / sqrt(s1^2 + s2^2) (Ashman, Bird & Zepf 1994, AJ 108, eq. 3) is at
+/// least 4. A hard split of one normal cluster gives D = 2.65 and of a uniform one 3.46, so
+/// neither is flagged; two clean regimes 1.3x apart with 3% noise give D > 10.
+Modes detect_modes(std::span<const double> samples);
 
 } // namespace scalefit
