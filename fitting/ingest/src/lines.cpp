@@ -250,7 +250,7 @@ std::string_view launcher_name(std::string_view tok) {
     if (tok == base || (tok.size() > base.size() + 1 && tok.substr(0, base.size()) == base &&
                         tok[base.size()] == '.'))
       return base;
-  for (std::string_view base : {"srun", "aprun", "jsrun", "orterun", "prterun"})
+  for (std::string_view base : {"srun", "aprun", "jsrun", "orterun", "prterun", "mpirun_rsh"})
     if (tok == base)
       return base;
   return {};
@@ -370,15 +370,49 @@ void read_pbs_resources(std::string_view list, LaunchShape &s) {
   }
 }
 
+/// Distinct bare host names of an `mpirun_rsh` command in tokens [from, to): tokens that are not
+/// options, not an option's value, not VAR=value settings. nullopt when there are none.
+std::optional<int> rsh_hosts(const std::vector<std::string> &toks, std::size_t from,
+                             std::size_t to) {
+  // mpirun_rsh's options that take a value (the rest are flags).
+  static const std::set<std::string> with_value{"-np", "-n", "-hostfile", "-machinefile",
+                                                "-config", "-sg", "-tv", "-ppn"};
+  std::set<std::string> hosts;
+  for (std::size_t j = from; j < to; ++j) {
+    const std::string &t = toks[j];
+    if (t.empty() || t.find('=') != std::string::npos)
+      continue;
+    if (t[0] == '-') {
+      if (with_value.count(t))
+        ++j;
+      continue;
+    }
+    if (std::all_of(t.begin(), t.end(), is_host_char))
+      hosts.insert(t);
+  }
+  if (hosts.empty() || hosts.size() > static_cast<std::size_t>(kMaxRecordRanks))
+    return std::nullopt;
+  return static_cast<int>(hosts.size());
+}
+
 } // namespace
 
 bool is_launcher(std::string_view tok) { return !launcher_name(tok).empty(); }
 
 LaunchShape launch_shape(const std::vector<std::string> &toks, std::size_t binary_index) {
   binary_index = std::min(binary_index, toks.size());
-  for (std::size_t j = 0; j < binary_index; ++j)
-    if (const auto name = launcher_name(toks[j]); !name.empty())
-      return read_options(toks, j + 1, binary_index, name == "srun");
+  for (std::size_t j = 0; j < binary_index; ++j) {
+    const auto name = launcher_name(toks[j]);
+    if (name.empty())
+      continue;
+    LaunchShape s = read_options(toks, j + 1, binary_index, name == "srun");
+    if (name == "srun" && !s.nranks && s.nnodes && !s.per_node)
+      s.default_nranks = s.nnodes;
+    if (name == "mpirun_rsh" && !s.nnodes)
+      if (const auto hosts = rsh_hosts(toks, j + 1, binary_index))
+        s.nnodes = hosts;
+    return s;
+  }
   return {};
 }
 

@@ -50,12 +50,18 @@ struct LaunchShape {
   std::optional<int> nnodes;   ///< srun -N/--nodes, a -H/--host list's distinct hosts, select=N
   std::optional<int> per_node; ///< -npernode/-ppn/--ntasks-per-node/--map-by ppr:K:node, and
                                ///< -N of Open MPI's mpirun and of aprun (processes per node)
+  /// The ranks the launcher starts when nothing sets them: `srun -N 2` without -n/--ntasks/
+  /// --ntasks-per-node starts one task per node (Slurm's default), unless the allocation it runs
+  /// in set a task count (so nranks and the allocation's ranks come first).
+  std::optional<int> default_nranks;
 };
 
 /// Reads a launcher command line's shape; tokens after the launched binary are not read.
 /// `binary_index`: index of the launched binary's token (tokens after it are its own options).
 /// `-N` is nodes for srun and processes per node for mpirun/mpiexec (Open MPI) and aprun.
 /// Without -np, a host list with slots (`-H a:4,b:4`, Open MPI and Hydra) gives the ranks.
+/// MVAPICH's `mpirun_rsh -np 2 host1 host2 [VAR=value...] ./binary`: the bare host names before
+/// the binary (not a -hostfile's) are the nodes.
 LaunchShape launch_shape(const std::vector<std::string> &tokens, std::size_t binary_index);
 
 /// Reads a batch allocation line: `salloc`/`sbatch` options (the command anywhere on the line,
@@ -75,7 +81,8 @@ std::optional<std::pair<int, std::string>> nodes_from_launch(const LaunchShape &
                                                              std::size_t map_hosts,
                                                              const LaunchShape &alloc, int nranks);
 
-/// Whether `tok` names a launcher (mpirun, mpiexec, srun, aprun, jsrun, mpiexec.hydra).
+/// Whether `tok` names a launcher (mpirun, mpiexec, srun, aprun, jsrun, mpiexec.hydra,
+/// mpirun_rsh).
 bool is_launcher(std::string_view tok);
 
 /// Joins a shell command continued over lines with a trailing backslash (`srun --nodes=4 ... \`

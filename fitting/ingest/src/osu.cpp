@@ -31,13 +31,18 @@
 // time, busbw = algbw * busbw_factor(op, n) (nccl-tests PERFORMANCE.md).
 // Datatype: "# Datatype: MPI_CHAR." (OMB 7); absent in older versions, which use MPI_CHAR.
 // nranks: OMB prints no process count. It comes from --nranks, else from a launcher command line
-// in the file (`mpirun -np 144 ./osu_alltoall`); a collective table without either is refused
-// (exit 2) rather than read with a guessed count. Launcher prefixes are stripped, the leading '#'
-// is optional (logs pasted without it), and header columns are read token by token (a header
-// whose runs of spaces were collapsed reads the same). No regex touches the log text.
+// in the file (`mpirun -np 144 ./osu_alltoall`, `srun -N2` alone: one task per node), else its
+// batch allocation; a collective table without any is refused (exit 2, naming --nranks) rather
+// than read with a guessed count. Launcher prefixes are stripped, the leading '#' is optional
+// (logs pasted without it), HTML paragraphs are unwrapped (html.hpp), and header columns are read
+// token by token (a header whose runs of spaces were collapsed reads the same). A table without a
+// title line is told by its header and the nearest command's binary (osu_detail.hpp); its test
+// is recorded in source.tables[].test_from. No regex touches the log text.
 #include "scalefit/ingest/ingest.hpp"
 
+#include "html.hpp"
 #include "lines.hpp"
+#include "osu_detail.hpp"
 #include "text.hpp"
 
 #include "scalefit/core/units.hpp"
@@ -50,155 +55,18 @@ namespace scalefit::ingest {
 namespace {
 
 using detail::Diagnostics;
+using detail::OsuKind;
+using detail::OsuTest;
 using detail::split_ws;
 using detail::to_double;
 using detail::to_lower;
 using detail::to_u64;
 using detail::trim;
+using detail::dtype_from_mpi;
+using detail::header_columns;
+using detail::parse_title;
+using detail::test_from_title;
 using nlohmann::json;
-
-enum class OsuKind { latency, bandwidth, bibandwidth };
-
-struct OsuTest {
-  Op op = Op::sendrecv;
-  OsuKind kind = OsuKind::latency;
-  bool bytes_times_n = false; ///< allgather/alltoall: bytes = size * n
-  bool pt2pt = false;
-  std::string name; ///< osu_allreduce, osu_latency, ...
-};
-
-/// Maps an OMB title ("Allreduce Latency", "All-to-All Personalized Exchange Latency",
-/// "Bi-Directional Bandwidth") to its test; letters and digits only are compared.
-std::optional<OsuTest> test_from_title(const std::string &title) {
-  std::string t;
-  for (char c : to_lower(title))
-    if (std::isalnum(static_cast<unsigned char>(c)))
-      t += c;
-  for (const char *drop : {"persistent", "blocking"}) {
-    const auto p = t.find(drop);
-    if (p != std::string::npos && t.rfind("nonblocking", p) == std::string::npos)
-      t.erase(p, std::string(drop).size());
-  }
-  OsuTest test;
-  if (t == "latency") {
-    test.pt2pt = true;
-    test.name = "osu_latency";
-    return test;
-  }
-  if (t == "bandwidth") {
-    test.pt2pt = true;
-    test.kind = OsuKind::bandwidth;
-    test.name = "osu_bw";
-    return test;
-  }
-  if (t == "bidirectionalbandwidth") {
-    test.pt2pt = true;
-    test.kind = OsuKind::bibandwidth;
-    test.name = "osu_bibw";
-    return test;
-  }
-  static const std::vector<std::tuple<std::string, Op, std::string>> colls{
-      {"allreducelatency", Op::allreduce, "osu_allreduce"},
-      {"reducelatency", Op::reduce, "osu_reduce"},
-      {"bcastlatency", Op::broadcast, "osu_bcast"},
-      {"broadcastlatency", Op::broadcast, "osu_bcast"},
-      {"reducescatterlatency", Op::reducescatter, "osu_reduce_scatter"},
-      {"reducescatterblocklatency", Op::reducescatter, "osu_reduce_scatter_block"},
-      {"allgatherlatency", Op::allgather, "osu_allgather"},
-      {"alltoalllatency", Op::alltoall, "osu_alltoall"},
-      {"alltoallpersonalizedexchangelatency", Op::alltoall, "osu_alltoall"}};
-  for (const auto &[key, op, name] : colls)
-    if (t == key) {
-      test.op = op;
-      test.bytes_times_n = op == Op::allgather || op == Op::alltoall;
-      test.name = name;
-      return test;
-    }
-  return std::nullopt;
-}
-
-/// "OSU MPI Allreduce Latency Test v7.4" -> {"Allreduce Latency", "7.4"}; OMB 2.x/3.0's "OSU MPI
-/// Bandwidth Test (Version 2.0)" -> {"Bandwidth", "2.0"}; nullopt if the tokens are no OSU title.
-/// The second token names the flavour (MPI, MPI-CUDA, NCCL, ...).
-std::optional<std::pair<std::string, std::string>> parse_title(const std::vector<std::string> &t) {
-  if (t.size() < 4 || t[0] != "OSU")
-    return std::nullopt;
-  const auto digit_at = [&](std::size_t i, std::size_t c) {
-    return i < t.size() && t[i].size() > c && t[i][c] >= '0' && t[i][c] <= '9';
-  };
-  std::size_t test = t.size();
-  std::string version;
-  for (std::size_t i = 2; i < t.size(); ++i) {
-    if (t[i] != "Test")
-      continue;
-    if (i + 1 == t.size()) {
-      test = i;
-    } else if (t[i + 1].size() > 1 && t[i + 1][0] == 'v') { // v7.4
-      test = i;
-      version = t[i + 1].substr(1);
-    } else if ((t[i + 1] == "(Version" || t[i + 1] == "Version") && digit_at(i + 2, 0)) {
-      test = i; // (Version 2.0)
-      version = t[i + 2];
-      while (!version.empty() && version.back() == ')')
-        version.pop_back();
-    }
-    if (test != t.size())
-      break;
-  }
-  if (test == t.size() || test <= 2)
-    return std::nullopt;
-  std::string title;
-  for (std::size_t i = 2; i < test; ++i)
-    title += (i > 2 ? " " : "") + t[i];
-  return std::make_pair(title, version);
-}
-
-std::optional<DType> dtype_from_mpi(std::string name) {
-  while (!name.empty() && (name.back() == '.' || name.back() == ','))
-    name.pop_back();
-  static const std::map<std::string, DType> map{{"MPI_CHAR", DType::int8},
-                                                {"MPI_SIGNED_CHAR", DType::int8},
-                                                {"MPI_BYTE", DType::uint8},
-                                                {"MPI_UNSIGNED_CHAR", DType::uint8},
-                                                {"MPI_INT", DType::int32},
-                                                {"MPI_UNSIGNED", DType::uint32},
-                                                {"MPI_LONG", DType::int64},
-                                                {"MPI_LONG_LONG", DType::int64},
-                                                {"MPI_UNSIGNED_LONG", DType::uint64},
-                                                {"MPI_FLOAT", DType::float32},
-                                                {"MPI_DOUBLE", DType::float64}};
-  const auto it = map.find(name);
-  if (it == map.end())
-    return std::nullopt;
-  return it->second;
-}
-
-/// Header columns, normalized (lower case, spaces removed: "Avg Latency(us)" -> "avglatency(us)",
-/// "Bandwidth (MB/s)" -> "bandwidth(mb/s)"). Read token by token: a column ends at a token that
-/// closes a unit ("(us)", "Latency(us)", "(MB/s)") or is a one-word column (Size, Iterations,
-/// Validation, Messages/s), so headers whose spacing was collapsed read the same.
-std::vector<std::string> header_columns(const std::string &body) {
-  std::vector<std::string> cols;
-  std::string cur;
-  for (const auto &tok : split_ws(body)) {
-    const std::string low = to_lower(tok);
-    const bool single = low == "size" || low == "iterations" || low == "validation" ||
-                        low == "messages/s" || low == "#";
-    if (single && cur.empty()) {
-      if (low != "#")
-        cols.push_back(low);
-      continue;
-    }
-    cur += low;
-    if (low.back() == ')') {
-      cols.push_back(cur);
-      cur.clear();
-    }
-  }
-  if (!cur.empty())
-    cols.push_back(cur);
-  return cols;
-}
 
 struct Table {
   long header_line = 0;
@@ -211,11 +79,95 @@ struct Table {
   bool dtype_assumed = false;
 };
 
+/// What the file's command lines and allocations say about the job (OMB prints none of it).
+struct Launch {
+  detail::LaunchShape shape; ///< of the first launcher command line naming an osu_* binary
+  detail::LaunchShape alloc; ///< of the batch allocation (salloc/sbatch/#SBATCH/#PBS)
+  std::set<std::string> map_hosts; ///< hosts of an Open MPI job map (Data for node:)
+  std::string command_line;        ///< that command, from its launcher on
+  /// Every OSU binary a command names, by index in the lines: tells a table without a title.
+  std::vector<std::pair<std::size_t, OsuTest>> binaries;
+};
+
+/// A token of a command pasted in prose or Markdown, without the backticks or quotes around it.
+std::string unquote(std::string t) {
+  while (!t.empty() && (t.back() == '`' || t.back() == '"' || t.back() == '\'' || t.back() == ';'))
+    t.pop_back();
+  std::size_t b = 0;
+  while (b < t.size() && (t[b] == '`' || t[b] == '"' || t[b] == '\''))
+    ++b;
+  return t.substr(b);
+}
+
+/// Reads the launch: a command continued with trailing backslashes is read whole on its last
+/// line; a launcher line without the binary (a command wrapped by a mail client or a terminal,
+/// `mpirun_rsh -np 2 host1 host2 MV2_X=1` then `./osu_latency` on the next line) is joined with
+/// the line naming it when that comes within 4 non-empty lines, none of them a '#' line.
+Launch scan_launch(const std::vector<detail::SourceLine> &lines) {
+  Launch out;
+  detail::CommandJoiner joiner;
+  std::vector<std::string> held; // a launcher line waiting for its binary
+  int held_for = 0;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const std::string_view text = detail::strip_prefixes(lines[i].text).text;
+    // A comment line counts only when it holds a launcher ("### Running: srun -n2 ...").
+    const bool comment = !text.empty() && text.front() == '#';
+    const auto line_toks = split_ws(text);
+    if (line_toks.empty())
+      continue;
+    detail::fill_missing(out.alloc, detail::allocation_shape(line_toks));
+    if (const auto h = detail::job_map_host(line_toks))
+      out.map_hosts.insert(*h);
+    std::vector<std::string> toks = joiner.feed(line_toks);
+    if (toks.empty())
+      continue; // continued on the next line
+    for (auto &t : toks)
+      t = unquote(t);
+    std::size_t k = 0;
+    while (k < toks.size() && detail::base_name(toks[k]).rfind("osu_", 0) != 0)
+      ++k;
+    const bool launcher_before =
+        std::any_of(toks.begin(), toks.begin() + static_cast<long>(k), detail::is_launcher);
+    if (k == toks.size()) {
+      // No binary: a launcher line may continue on the next lines without a backslash.
+      if (!comment && std::any_of(toks.begin(), toks.end(), detail::is_launcher)) {
+        held = toks;
+        held_for = 0;
+      } else if (!held.empty() && (comment || ++held_for >= 4)) {
+        held.clear();
+      } else if (!held.empty()) {
+        held.insert(held.end(), toks.begin(), toks.end());
+      }
+      continue;
+    }
+    if (!launcher_before && !held.empty() && !comment) {
+      toks.insert(toks.begin(), held.begin(), held.end());
+      k += held.size();
+    }
+    held.clear();
+    if (const auto test = detail::test_from_binary(toks[k]))
+      out.binaries.emplace_back(i, *test);
+    std::size_t from = k;
+    for (std::size_t j = 0; j < k; ++j)
+      if (detail::is_launcher(toks[j])) {
+        from = j;
+        break;
+      }
+    if (!out.command_line.empty() || (comment && from == k))
+      continue;
+    for (std::size_t j = from; j < toks.size(); ++j)
+      out.command_line += (j == from ? "" : " ") + toks[j];
+    out.shape = detail::launch_shape(toks, k);
+  }
+  return out;
+}
+
 } // namespace
 
 IngestResult read_osu(const std::string &path, const IngestOptions &opt) {
   detail::check_options(opt);
-  const auto lines = detail::read_lines(path);
+  // Mail archives and wikis render a log as `<p>...<br>` lines with escaped characters.
+  const auto lines = detail::unwrap_html(detail::read_lines(path));
   Diagnostics diag(path, opt.strict);
   IngestResult res;
   ContextRecord &ctx = res.context;
@@ -227,37 +179,9 @@ IngestResult read_osu(const std::string &path, const IngestOptions &opt) {
   std::optional<Table> cur;
   json tests = json::array();
 
-  // A launcher command line naming an osu_* binary: the job's shape (OMB prints none); else
-  // what the batch allocation or an Open MPI job map says.
-  detail::LaunchShape shape, alloc;
-  std::set<std::string> map_hosts;
-  detail::CommandJoiner joiner;
-  for (const auto &raw : lines) {
-    const std::string_view text = detail::strip_prefixes(raw).text;
-    // A comment line counts only when it holds a launcher ("### Running: srun -n2 ...").
-    const bool comment = !text.empty() && text.front() == '#';
-    const auto line_toks = split_ws(text);
-    detail::fill_missing(alloc, detail::allocation_shape(line_toks));
-    if (const auto h = detail::job_map_host(line_toks))
-      map_hosts.insert(*h);
-    // A command continued with trailing backslashes is read whole on its last line.
-    const std::vector<std::string> &toks = joiner.feed(line_toks);
-    for (std::size_t k = 0; k < toks.size() && ctx.command_line.empty(); ++k) {
-      if (detail::base_name(toks[k]).rfind("osu_", 0) != 0)
-        continue;
-      std::size_t from = k;
-      for (std::size_t j = 0; j < k; ++j)
-        if (detail::is_launcher(toks[j])) {
-          from = j;
-          break;
-        }
-      if (comment && from == k)
-        continue;
-      for (std::size_t j = from; j < toks.size(); ++j)
-        ctx.command_line += (j == from ? "" : " ") + toks[j];
-      shape = detail::launch_shape(toks, k);
-    }
-  }
+  const Launch launch = scan_launch(lines);
+  ctx.command_line = launch.command_line;
+  const detail::LaunchShape &shape = launch.shape, &alloc = launch.alloc;
   std::optional<int> n_known = opt.nranks;
   std::string nranks_from = opt.nranks ? "--nranks" : "";
   if (!n_known && shape.nranks) {
@@ -266,20 +190,23 @@ IngestResult read_osu(const std::string &path, const IngestOptions &opt) {
   } else if (!n_known && alloc.nranks) {
     n_known = alloc.nranks;
     nranks_from = "batch allocation (salloc/sbatch/#SBATCH/#PBS)";
+  } else if (!n_known && shape.default_nranks) {
+    n_known = shape.default_nranks;
+    nranks_from = "launcher command line (srun -N without -n: one task per node)";
   }
   const int n = n_known.value_or(2);
   std::optional<int> nnodes_known = opt.nnodes;
-  std::string nnodes_from = opt.nnodes ? "--nnodes" : "default";
+  std::string nnodes_from = opt.nnodes ? "--nnodes" : "unknown";
   if (!nnodes_known)
-    if (const auto launched = detail::nodes_from_launch(shape, map_hosts.size(), alloc, n)) {
+    if (const auto launched = detail::nodes_from_launch(shape, launch.map_hosts.size(), alloc, n)) {
       nnodes_known = launched->first;
       nnodes_from = launched->second;
     }
   bool noted_nranks = false;
 
   for (std::size_t i = 0; i < lines.size(); ++i) {
-    const long ln = static_cast<long>(i) + 1;
-    const std::string_view t = detail::strip_prefixes(lines[i]).text;
+    const long ln = lines[i].line;
+    const std::string_view t = detail::strip_prefixes(lines[i].text).text;
     if (t.empty())
       continue;
     const bool comment = t.front() == '#';
@@ -333,8 +260,38 @@ IngestResult read_osu(const std::string &path, const IngestOptions &opt) {
     }
     if (to_lower(btoks[0]) == "size" && btoks.size() >= 2) {
       const auto cols = header_columns(body);
-      if (!pending_test)
-        diag.fail(ln, "test", "table header before any '# OSU ... Test' title");
+      std::string test_from = "title";
+      if (!pending_test || !detail::header_fits_test(cols, *pending_test)) {
+        // No title for this table (lost in the paste, or a second test pasted after the
+        // first's table): the columns tell latency from bandwidth, the nearest command line's
+        // binary tells osu_bw from osu_bibw and names a collective.
+        std::optional<OsuTest> hint;
+        for (const auto &[at, test] : launch.binaries)
+          if (at < i)
+            hint = test;
+        pending_test = detail::test_from_header(cols, hint);
+        test_from = pending_test && hint && pending_test->name == hint->name ? "command line"
+                                                                             : "column header";
+        if (!pending_test && opt.op) {
+          pending_test = OsuTest{*opt.op, OsuKind::latency,
+                                 *opt.op == Op::allgather || *opt.op == Op::alltoall, false,
+                                 "osu_" + std::string(op_name(*opt.op))};
+          test_from = "--op";
+        }
+        if (!pending_test)
+          diag.fail(ln, "test",
+                    "table header without an '# OSU ... Test' title, and no command line in the "
+                    "file names the osu_* binary: an 'Avg Latency(us)' table is a collective; "
+                    "pass --op to say which");
+        if (test_from == "column header" && pending_test->kind != OsuKind::latency)
+          diag.warn(ln, "test",
+                    "no '# OSU ... Test' title and no command line names osu_bw or osu_bibw: "
+                    "read as osu_bw (one direction); if this is osu_bibw its times are half "
+                    "those written");
+        else
+          diag.note(ln, "no '# OSU ... Test' title before this header: read as " +
+                            pending_test->name + " (from its " + test_from + ")");
+      }
       Table tb;
       tb.header_line = ln;
       tb.test = *pending_test;
@@ -362,7 +319,10 @@ IngestResult read_osu(const std::string &path, const IngestOptions &opt) {
                       tb.test.name + " run)");
       }
       noted_nranks = true;
-      tests.push_back({{"header_line", ln}, {"test", tb.test.name}, {"op", op_name(tb.test.op)}});
+      tests.push_back({{"header_line", ln},
+                       {"test", tb.test.name},
+                       {"op", op_name(tb.test.op)},
+                       {"test_from", test_from}});
       cur = tb;
       continue;
     }

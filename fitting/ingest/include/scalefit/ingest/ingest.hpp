@@ -86,12 +86,17 @@ IngestResult read_nccl_tests(const std::string &path, const IngestOptions &opt =
 /// Min/Max/Iterations and `-c` Validation columns) and of osu_latency, and bandwidth tables of
 /// osu_bw / osu_bibw (`# Size  Bandwidth (MB/s)`, MB = 1e6 B). Mappings to nccl-tests' `bytes`
 /// and time are documented in osu.cpp; nranks is not printed by OSU: IngestOptions::nranks, else
-/// the launcher line in the file (`mpirun -np 144`, `srun -N2 --ntasks-per-node=4`);
-/// point-to-point tests are always 2 ranks. Headers are read token by token (collapsed spacing
-/// reads the same); `All-to-All Personalized Exchange` is alltoall; size-0 rows are skipped.
+/// the launcher line in the file (`mpirun -np 144`, `srun -N2 --ntasks-per-node=4`, `srun -N2`
+/// alone: one task per node, `mpirun_rsh -np 4 host1 host2`; continued with `\` or wrapped
+/// before the binary), else its batch allocation; point-to-point tests are always 2 ranks.
+/// Headers are read token by token (collapsed spacing reads the same); a table without a title
+/// line is told by its header and the nearest command's binary (osu.cpp);
+/// `All-to-All Personalized Exchange` is alltoall; size-0 rows are skipped. A log pasted through
+/// HTML (`<p>...<br>`, `&lt;`, `&nbsp;`) is unwrapped first (html.hpp); diagnostics name the
+/// file's own line numbers.
 /// \throws InputError (file, line, field) when the file cannot be opened, holds no OSU table,
-/// the test is not supported, a collective's rank count is unknown (field nranks), or (strict) on
-/// the first warning.
+/// the test is not supported, an untitled collective table's op is unknown (field test: pass
+/// --op), a collective's rank count is unknown (field nranks), or (strict) on the first warning.
 IngestResult read_osu(const std::string &path, const IngestOptions &opt = {});
 
 /// Reads Intel MPI Benchmarks output (IMB-MPI1 2018-2021.x and its GPU variant; IMB 3.x's

@@ -1,0 +1,191 @@
+// Issue 19, Sec. 1: OSU logs as people paste them, read rather than refused (test inputs in
+// tests/data/real-logs/, first line = source; `synthetic_*` reproduce a layout and say so).
+// - pasted through a mail archive's HTML (`<p>...<br>` lines, escaped characters);
+// - the rank count only in the launch line (srun -N2 over a backslash continuation, a wrapped
+//   mpirun_rsh command, the command in its own block before the output);
+// - two tests in one paste without their title lines, told apart by their column headers.
+// Expected values are read off the files by eye.
+#include "scalefit/ingest/ingest.hpp"
+
+#include "helpers.hpp"
+
+#include "scalefit/core/error.hpp"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+#include <string>
+
+using namespace scalefit;
+using namespace scalefit::ingest;
+using scalefit::ingest::test::any_contains;
+using scalefit::ingest::test::write_tmp;
+
+namespace {
+
+std::string real(const std::string &name) {
+  return std::string(SCALEFIT_TEST_DATA_DIR) + "/real-logs/" + name;
+}
+
+std::string source(const IngestResult &r, const char *key) {
+  return r.context.source.at(key).get<std::string>();
+}
+
+const MeasurementRecord *osu_size(const IngestResult &r, std::uint64_t size,
+                                  const std::string &method = "") {
+  for (const auto &m : r.measurements)
+    if (m.extra.at("osu_size").get<std::uint64_t>() == size &&
+        (method.empty() || m.method == method))
+      return &m;
+  return nullptr;
+}
+
+} // namespace
+
+// ---- 1. HTML paragraphs ----
+
+// Every line in <p>...<br>, the first five rows in one paragraph split by <br>, spaces as &nbsp;,
+// the launcher's "2>&1" escaped. Before: "no OSU result table found".
+TEST(OsuPastes, MailArchiveHtmlParagraphsAreUnwrapped) {
+  const std::string f = real("synthetic_osu_allreduce_v5.6.2_mail-archive_p-br-paragraphs.txt");
+  const auto r = read_osu(f);
+  ASSERT_EQ(r.measurements.size(), 21u); // sizes 1 .. 1048576
+  EXPECT_EQ(r.measurements.front().op, Op::allreduce);
+  EXPECT_EQ(r.context.versions.at("osu"), "5.6.2");
+  EXPECT_EQ(r.context.nranks, 4); // mpirun -np 4, behind "&gt;&amp;"-escaped text
+  EXPECT_EQ(r.context.nnodes, 2); // -ppn 2
+  EXPECT_NE(r.context.command_line.find("2>&1"), std::string::npos) << r.context.command_line;
+  const auto *m16 = osu_size(r, 16); // the 5th row of the one-line paragraph
+  ASSERT_NE(m16, nullptr);
+  EXPECT_DOUBLE_EQ(m16->time_us, 0.92);
+  EXPECT_EQ(m16->extra.at("source_line").get<long>(), 8); // the file's line, not the piece's
+  const auto *last = osu_size(r, 1048576);
+  ASSERT_NE(last, nullptr);
+  EXPECT_DOUBLE_EQ(last->time_us, 451.20);
+  EXPECT_TRUE(r.warnings.empty()) << r.warnings.front();
+}
+
+// Tags in any case and spelling (<P>, <BR/>, <br />, </p>) break lines, <pre> is no paragraph tag,
+// and a bad row inside a <br>-joined line is named by the file's line number.
+TEST(OsuPastes, HtmlEntitiesDecodeOnceAndDiagnosticsNameTheFileLine) {
+  const std::string f =
+      write_tmp("osu_html_bad_row.txt", "<p># OSU MPI Latency Test v7.4<br>\n"
+                                        "<P># Size&nbsp;&nbsp;Latency (us)<BR/>\n"
+                                        "<p>1&nbsp; 1.50<br />2&nbsp; oops<br>4 1.52</p>\n"
+                                        "<pre>8 1.53</pre>\n");
+  const auto r = read_osu(f);
+  EXPECT_EQ(r.measurements.size(), 2u); // 1 and 4; "<pre>8" is no size
+  EXPECT_TRUE(any_contains(r.warnings, f + ":3: field 'latency(us)'", "'oops'"));
+}
+
+// ---- 3. ranks from the launch line ----
+
+// `srun -N2 \` continued on the next line, no -n: one task per node, 2 ranks on 2 nodes. Before:
+// refused ("pass --nranks").
+TEST(OsuPastes, SrunNodesWithoutTasksStartOneTaskPerNode) {
+  const auto r = read_osu(real("synthetic_osu_allreduce_v7.3_srun-N2-backslash.txt"));
+  ASSERT_EQ(r.measurements.size(), 21u);
+  EXPECT_EQ(r.context.nranks, 2);
+  EXPECT_EQ(r.context.nnodes, 2);
+  EXPECT_EQ(source(r, "nranks_from"),
+            "launcher command line (srun -N without -n: one task per node)");
+  EXPECT_NE(r.context.command_line.find("./osu_allreduce"), std::string::npos);
+  // The allocation's task count is what srun inherits: it wins over the one-per-node default.
+  const auto a = read_osu(write_tmp(
+      "osu_srun_in_sbatch.txt", "#SBATCH --ntasks=8\nsrun -N2 ./osu_allreduce\n"
+                                "# OSU MPI Allreduce Latency Test v7.3\n# Size Avg Latency(us)\n"
+                                "1024 20.00\n"));
+  EXPECT_EQ(a.context.nranks, 8);
+  EXPECT_EQ(a.context.nnodes, 2);
+  // -N with --ntasks-per-node: nodes x per node.
+  const auto b = read_osu(write_tmp(
+      "osu_srun_per_node.txt", "srun -N 2 --ntasks-per-node=4 ./osu_allreduce\n"
+                               "# OSU MPI Allreduce Latency Test v7.3\n# Size Avg Latency(us)\n"
+                               "1024 20.00\n"));
+  EXPECT_EQ(b.context.nranks, 8);
+  EXPECT_EQ(b.context.nnodes, 2);
+}
+
+// `mpirun_rsh -np 4 gpu01 gpu01 gpu02 gpu02 MV2_...=...` wrapped before the binary's path: the
+// two lines are one command; -np gives the ranks, the host names the nodes.
+TEST(OsuPastes, WrappedMpirunRshCommandGivesRanksAndNodes) {
+  const auto r = read_osu(real("synthetic_osu_alltoall_v5.9_mpirun_rsh-wrapped-command.txt"));
+  ASSERT_EQ(r.measurements.size(), 21u);
+  EXPECT_EQ(r.measurements.front().op, Op::alltoall);
+  EXPECT_EQ(r.context.nranks, 4);
+  EXPECT_EQ(r.context.nnodes, 2);
+  EXPECT_EQ(r.measurements.front().bytes, 4u); // 1 B per peer x 4 ranks
+  EXPECT_EQ(source(r, "nranks_from"), "launcher command line");
+  EXPECT_EQ(source(r, "nnodes_from"), "launcher command line");
+  EXPECT_EQ(r.context.command_line.rfind("mpirun_rsh -np 4", 0), 0u) << r.context.command_line;
+}
+
+// The command in its own Markdown block, prose and a fence between it and the output; and
+// `--ntasks=16` spelled long. A launcher line that a '#' line follows is not joined with a later
+// binary: nothing says the ranks, and the refusal names --nranks.
+TEST(OsuPastes, CommandInASeparateBlockAndRefusalWhenNothingSays) {
+  const auto r = read_osu(write_tmp("osu_separate_block.txt",
+                                    "I ran\n```\nsrun --ntasks=16 --ntasks-per-node=8 "
+                                    "`./osu_bcast -m 1:1024`\n```\nand got\n```\n"
+                                    "# OSU MPI Broadcast Latency Test v7.2\n"
+                                    "# Size       Avg Latency(us)\n1024 5.10\n```\n"));
+  EXPECT_EQ(r.context.nranks, 16);
+  EXPECT_EQ(r.context.nnodes, 2);
+  try {
+    read_osu(write_tmp("osu_no_ranks.txt", "mpirun --bind-to core\n# note\n./osu_allreduce\n"
+                                           "# OSU MPI Allreduce Latency Test v7.3\n"
+                                           "# Size Avg Latency(us)\n1024 20.00\n"));
+    FAIL() << "expected InputError";
+  } catch (const InputError &e) {
+    EXPECT_EQ(e.field(), "nranks");
+    EXPECT_EQ(e.line(), 5);
+    EXPECT_NE(std::string(e.what()).find("--nranks"), std::string::npos) << e.what();
+  }
+}
+
+// ---- 4. two tests without titles ----
+
+// osu_latency then osu_bibw, each after its command, no title lines: two methods, the bibw times
+// counted for both directions (2 * size / bandwidth), nothing merged.
+TEST(OsuPastes, TwoUntitledTablesAreTwoMethods) {
+  const auto r = read_osu(real("synthetic_osu_latency+bibw_v7.1_no-titles.txt"));
+  std::map<std::string, int> per_method;
+  for (const auto &m : r.measurements)
+    ++per_method[m.method];
+  EXPECT_EQ(per_method, (std::map<std::string, int>{{"osu_latency", 21}, {"osu_bibw", 21}}));
+  const auto *lat = osu_size(r, 1048576, "osu_latency");
+  ASSERT_NE(lat, nullptr);
+  EXPECT_DOUBLE_EQ(lat->time_us, 47.32);
+  const auto *bi = osu_size(r, 1048576, "osu_bibw");
+  ASSERT_NE(bi, nullptr);
+  EXPECT_DOUBLE_EQ(bi->time_us, 2.0 * 1048576 / 46313.37);
+  EXPECT_EQ(r.context.nnodes, 2); // ppr:1:node
+  const auto &tables = r.context.source.at("tables");
+  ASSERT_EQ(tables.size(), 2u);
+  EXPECT_EQ(tables.at(1).at("test"), "osu_bibw");
+  EXPECT_EQ(tables.at(1).at("test_from"), "command line");
+  EXPECT_TRUE(r.warnings.empty()) << r.warnings.front();
+}
+
+// Without titles or commands the headers still split the tables; a bandwidth table is read as
+// osu_bw with a warning (osu_bibw's header is the same); a collective's header names no op.
+TEST(OsuPastes, UntitledHeadersWithoutCommands) {
+  const std::string f =
+      write_tmp("osu_untitled.txt", "# Size          Latency (us)\n1 1.66\n1024 2.31\n\n"
+                                    "# Size      Bandwidth (MB/s)\n1 2.87\n1024 2975.75\n");
+  const auto r = read_osu(f);
+  std::set<std::string> methods;
+  for (const auto &m : r.measurements)
+    methods.insert(m.method);
+  EXPECT_EQ(methods, (std::set<std::string>{"osu_latency", "osu_bw"}));
+  EXPECT_TRUE(any_contains(r.warnings, f + ":5: field 'test'", "read as osu_bw"));
+  EXPECT_DOUBLE_EQ(osu_size(r, 1024, "osu_bw")->time_us, 1024 / 2975.75);
+  try {
+    read_osu(write_tmp("osu_untitled_coll.txt", "# Size  Avg Latency(us)\n1024 20.00\n"));
+    FAIL() << "expected InputError";
+  } catch (const InputError &e) {
+    EXPECT_EQ(e.field(), "test");
+    EXPECT_NE(std::string(e.what()).find("--op"), std::string::npos) << e.what();
+  }
+}
