@@ -345,11 +345,11 @@ IngestResult read_nccl_tests(const std::string &path, const IngestOptions &opt) 
     }
     // A result row.
     if (!comment && !info && cur && to_u64(toks[0])) {
-      auto row = detail::map_row(cur->columns, toks, ln);
+      auto row = detail::map_row(cur->columns, toks, ln, cur->named_op());
       std::string glued;
       while (!row && toks.size() < detail::expected_tokens(cur->columns) &&
              detail::split_glued(toks, glued)) {
-        row = detail::map_row(cur->columns, toks, ln);
+        row = detail::map_row(cur->columns, toks, ln, cur->named_op());
         if (row)
           diag.warn(ln, "", "numbers glued together: " + glued);
       }
@@ -481,7 +481,7 @@ IngestResult read_nccl_tests(const std::string &path, const IngestOptions &opt) 
       const std::size_t k = toks.size() - want;
       if (to_u64(toks[k]) && to_u64(toks[k + 1]) && parse_dtype(toks[k + 2])) {
         std::vector<std::string> tail(toks.begin() + static_cast<long>(k), toks.end());
-        if (auto row = detail::map_row(cur->columns, tail, ln)) {
+        if (auto row = detail::map_row(cur->columns, tail, ln, cur->named_op())) {
           diag.warn(ln, "",
                     "row mixed with other output on one line; read its last " +
                         std::to_string(want) + " fields");

@@ -52,6 +52,9 @@ struct Section {
   bool footer = false;
   long last_row_line = 0;
   std::optional<int> json_nranks; ///< rccl-tests JSON's "gpus" field (exact)
+  /// The operation the log names for this table: the banner's, else the command line's; nullopt
+  /// when neither names one.
+  std::optional<Op> named_op() const { return op_banner ? op_banner : op_cmd; }
 };
 
 /// What the whole file says about the job besides the tables: NCCL INFO lines, launcher
@@ -98,9 +101,14 @@ std::optional<RankLine> parse_rank_line(const std::vector<std::string> &toks, lo
 std::size_t expected_tokens(const std::vector<std::string> &cols);
 
 /// Maps a row's tokens to the header's columns, allowing the blank redop/root columns of old
-/// formats. nullopt when the token count fits no variant.
+/// formats, and a blank redop in the current format when `op` (the operation the banner or a
+/// command line names; nullopt when none does) has no reduction or is unknown: a vendor fork
+/// prints nothing under `redop` for its allgather rows. A row read without a header column must
+/// still hold a type name, a root integer and a time where the header puts them. nullopt when the
+/// token count fits no variant.
 std::optional<RawRow> map_row(const std::vector<std::string> &header,
-                              const std::vector<std::string> &toks, long line);
+                              const std::vector<std::string> &toks, long line,
+                              std::optional<Op> op = std::nullopt);
 
 /// Rows pasted without their header ("only the rows"): the lines whose 13 tokens read as nccl-tests'
 /// columns since 2.13 (size count type redop root, then time algbw busbw #wrong out of place and in

@@ -282,6 +282,19 @@ Derived derive(const Section &s, const LogFacts &facts, const IngestOptions &opt
   Derived d;
   d.op = decide_op(s, opt, diag);
   const long line = s.header_line;
+  // Current-format rows read without their redop column (a fork prints none for allgather).
+  if (std::count(s.columns.begin(), s.columns.end(), "#wrong") > 0 &&
+      std::count(s.columns.begin(), s.columns.end(), "redop") > 0) {
+    const auto blank = std::count_if(s.rows.begin(), s.rows.end(),
+                                     [](const RawRow &r) { return !r.prefix.count("redop"); });
+    const std::string what = std::to_string(blank) + " row(s) print nothing under redop";
+    if (blank > 0 && op_has_redop(d.op))
+      diag.warn(line, "redop",
+                what + " but " + std::string(op_name(d.op)) + " reduces; read as sum");
+    else if (blank > 0)
+      diag.note(line, what + " (" + std::string(op_name(d.op)) +
+                          " has no reduction, as some forks print it): read without it");
+  }
 
   // Rank lines: distinct ranks, in rank order.
   std::map<int, const RankLine *> by_rank;

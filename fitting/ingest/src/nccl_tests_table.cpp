@@ -143,7 +143,8 @@ std::vector<std::string> without(std::vector<std::string> cols, const std::strin
 } // namespace
 
 std::optional<RawRow> map_row(const std::vector<std::string> &header,
-                              const std::vector<std::string> &toks, long line) {
+                              const std::vector<std::string> &toks, long line,
+                              std::optional<Op> op) {
   std::vector<std::vector<std::string>> variants{header};
   // Before 2.13 some collectives print a header column blank in the rows (alltoall_perf's
   // redop); from 2.13 on redop and root are always printed ("none", -1).
@@ -151,6 +152,9 @@ std::optional<RawRow> map_row(const std::vector<std::string> &header,
   const bool has_redop = std::count(header.begin(), header.end(), "redop") > 0;
   const bool has_root = std::count(header.begin(), header.end(), "root") > 0;
   if (!old_format) {
+    // A fork that prints nothing under redop for ops without a reduction (allgather).
+    if (has_redop && (!op || !op_has_redop(*op)))
+      variants.push_back(without(header, "redop"));
   } else if (has_redop && has_root) {
     // One of the two blank: a root is an integer, a redop is a name.
     const auto type_it = std::find(header.begin(), header.end(), "type");
@@ -176,6 +180,10 @@ std::optional<RawRow> map_row(const std::vector<std::string> &header,
       const std::string &type_tok = toks[static_cast<std::size_t>(ti - cols.begin())];
       const std::string &time_tok = toks[static_cast<std::size_t>(tm - cols.begin())];
       if (to_double(type_tok) || (!to_double(time_tok) && time_tok != "N/A"))
+        continue;
+      const auto ro = std::find(cols.begin(), cols.end(), "root");
+      if (!old_format && ro != cols.end() &&
+          !to_i64(toks[static_cast<std::size_t>(ro - cols.begin())]))
         continue;
     }
     RawRow row;
