@@ -193,26 +193,8 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
   ctx.versions = backend->versions();
   ctx.versions["scalefit"] = SCALEFIT_VERSION;
   ctx.start_time = utc_now_iso8601();
-  const std::string time_definition = fmt::format(
-      "{} over samples of the per-operation time, each sample's time averaged over ranks "
-      "(nccl-tests' average; the max over ranks is recorded too); timer {}; {}",
-      statistic_name(o.statistic), backend->timer_name(),
-      o.sync_barrier ? "sync barrier (each operation timed alone, an untimed barrier after it: "
-                       "OSU's and IMB's definition)"
-                     : "back to back (nccl-tests' definition)");
-  ctx.extra["timer"] = {
-      {"name", backend->timer_name()},
-      {"definition",
-       backend->timer_name() == "events"
-           ? "CUDA events recorded on the communicator's stream around each batch"
-           : "host clock around a batch of back-to-back operations and a final stream "
-             "synchronize (nccl-tests' definition; MPI_Wtime on the mpi backend)"},
-      {"across_ranks", "time_us: mean over ranks per sample; time_max_over_ranks_us: max"},
-      {"sync", o.sync_barrier ? "barrier" : "back-to-back"},
-      {"sync_definition",
-       o.sync_barrier ? "each operation timed alone, then an untimed MPI_Barrier on the group "
-                        "(OSU, IMB -sync 1)"
-                      : "operations back to back, the batch under one clock (nccl-tests)"}};
+  const std::string time_definition = time_definition_line(o, backend->timer_name());
+  ctx.extra["timer"] = timer_context(o, backend->timer_name());
   ctx.extra["buffers"] = {{"mode", o.hot ? "hot" : "rotate"},
                           {"cache_bytes", cache},
                           {"cache_source", cache_source},
@@ -222,19 +204,9 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
   ctx.extra["alltoall"] = backend->alltoall_impl();
   if (const std::string p = backend->profiler_description(); !p.empty())
     ctx.extra["nccl_profiler"] = p; // where extra.nccl_algo/nccl_proto/nccl_channels come from
-  ctx.extra["stop_rule"] = {{"max_ci", o.max_ci},        {"confidence", 0.95},
-                            {"max_noise", o.max_noise},  {"min_samples", o.min_samples},
-                            {"max_samples", o.max_samples}, {"min_time_s", o.min_time_s},
-                            {"max_time_s", o.max_time_s}, {"budget_s", o.budget_s},
-                            {"fixed_samples", o.fixed_samples},
-                            {"interval",
-                             "ci_rel: max(relative half-width of the 95% CI of the statistic, "
-                             "|statistic(first half) - statistic(second half)| / (2 statistic) "
-                             "of the samples in time order)"}};
+  ctx.extra["stop_rule"] = stop_rule_context(o);
   ctx.extra["outlier_rule"] = kOutlierRule;
-  ctx.extra["modes_rule"] =
-      "extra.modes when the samples split into two clusters (Otsu split of log times) each >= "
-      "10% of them, >= 1.1x apart, Ashman's D >= 4";
+  ctx.extra["modes_rule"] = kModesRule;
   if (mem_gbps > 0)
     ctx.extra["memory_bandwidth_gbps"] = mem_gbps;
   ctx.extra["placements"] = nlohmann::json::array();

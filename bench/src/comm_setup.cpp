@@ -194,4 +194,44 @@ std::string run_banner(const CommOptions &o, const std::string &backend_name,
   return s;
 }
 
+std::string time_definition_line(const CommOptions &o, const std::string &timer_name) {
+  return fmt::format(
+      "{} over samples of the per-operation time, each sample's time averaged over ranks "
+      "(nccl-tests' average; the max over ranks is recorded too); timer {}; {}",
+      statistic_name(o.statistic), timer_name,
+      o.sync_barrier ? "sync barrier (each operation timed alone, an untimed barrier after it: "
+                       "OSU's and IMB's definition)"
+                     : "back to back (nccl-tests' definition)");
+}
+
+nlohmann::json timer_context(const CommOptions &o, const std::string &timer_name) {
+  return {{"name", timer_name},
+          {"definition",
+           timer_name == "events"
+               ? "CUDA events recorded on the communicator's stream around each batch"
+               : "host clock around a batch of back-to-back operations and a final stream "
+                 "synchronize (nccl-tests' definition; MPI_Wtime on the mpi backend)"},
+          {"across_ranks", "time_us: mean over ranks per sample; time_max_over_ranks_us: max"},
+          {"sync", o.sync_barrier ? "barrier" : "back-to-back"},
+          {"sync_definition",
+           o.sync_barrier ? "each operation timed alone, then an untimed MPI_Barrier on the "
+                            "group (OSU, IMB -sync 1)"
+                          : "operations back to back, the batch under one clock (nccl-tests)"}};
+}
+
+nlohmann::json stop_rule_context(const CommOptions &o) {
+  return {{"max_ci", o.max_ci},
+          {"confidence", 0.95},
+          {"max_noise", o.max_noise},
+          {"min_samples", o.min_samples},
+          {"max_samples", o.max_samples},
+          {"min_time_s", o.min_time_s},
+          {"max_time_s", o.max_time_s},
+          {"budget_s", o.budget_s},
+          {"fixed_samples", o.fixed_samples},
+          {"interval", "ci_rel: max(relative half-width of the 95% CI of the statistic, "
+                       "|statistic(first half) - statistic(second half)| / (2 statistic) of the "
+                       "samples in time order)"}};
+}
+
 } // namespace scalefit::bench::detail

@@ -73,6 +73,24 @@ std::string slowest_rank_summary(const std::map<int, int> &last_rank_points, int
 /// warm-up operations, CUDA graph launches) and the communicator warm-up's definition.
 nlohmann::json sampling_context(const CommOptions &o);
 
+/// The table header's time line: the statistic, how samples combine over ranks, the timer
+/// (`timer_name`: host or events) and the timing definition (--sync: back to back as nccl-tests,
+/// or a barrier after each operation as OSU and IMB).
+std::string time_definition_line(const CommOptions &o, const std::string &timer_name);
+
+/// The context's `timer` object: name, definition, across_ranks, sync and sync_definition
+/// (docs/records.md, "Timing definitions side by side").
+nlohmann::json timer_context(const CommOptions &o, const std::string &timer_name);
+
+/// The context's `stop_rule` object: the options of core/timing.hpp's StopRule as this run set
+/// them, the budget, and the definition of the claimed interval (`ci_rel`).
+nlohmann::json stop_rule_context(const CommOptions &o);
+
+/// The context's `modes_rule`: when a record carries extra.modes (core/timing.hpp detect_modes).
+inline constexpr const char *kModesRule =
+    "extra.modes when the samples split into two clusters (Otsu split of log times) each >= "
+    "10% of them, >= 1.1x apart, Ashman's D >= 4";
+
 /// The banner rank 0 prints before the sweep: backend and versions, nccl-tests' "# nRanks ..."
 /// line, buffers, --repeat, the devices per rank and what --resume reuses (`resumed` points).
 /// Ends with '\n'.
