@@ -4,7 +4,8 @@
 // that stream; every host copy is stream-ordered and synchronized before the host reads.
 // Row-major C = A B is computed as column-major C^T = B^T A^T: cuBLAS gets (n, m, k) with B first.
 // Grouped GEMMs (MoE experts): equal groups as cublasGemmStridedBatchedEx, unequal ones as
-// cublasGemmGroupedBatchedEx (cuBLAS 12.5+; one problem per group, device pointer arrays).
+// cublasGemmGroupedBatchedEx (cuBLAS 12.5+; one problem per group, device pointer arrays; the
+// types, check formats and the grouped call live in cublas_support.cpp).
 // Compiled here; not yet run on a GPU.
 // fp8: the dense GEMMs that kernel_precision gives fp8 run on cuBLASLt (cublaslt_fp8.hpp), every
 // other kernel of an fp8 engine in bf16.
@@ -12,6 +13,7 @@
 #include "scalefit/kernels/engine.hpp"
 #include "cuda_check.hpp"
 #include "cuda_kernels.hpp"
+#include "cublas_support.hpp"
 #include "cublaslt_fp8.hpp"
 #ifdef SCALEFIT_HAVE_CUDNN
 #include "cudnn_attention.hpp"
@@ -32,33 +34,18 @@
 
 namespace scalefit::kernels {
 
+using detail::compute_type;
+using detail::data_type;
+using detail::equal_groups;
+using detail::from_device_format;
+using detail::group_pointers;
+using detail::grouped_sizes;
+using detail::launch_grouped_ex;
+using detail::to_device_format;
+
 namespace {
 
-
-cudaDataType_t data_type(Precision p) {
-  switch (p) {
-  case Precision::fp64:
-    return CUDA_R_64F;
-  case Precision::fp16:
-    return CUDA_R_16F;
-  case Precision::bf16:
-    return CUDA_R_16BF;
-  default:
-    return CUDA_R_32F;
-  }
-}
-
-cublasComputeType_t compute_type(Precision p) {
-  switch (p) {
-  case Precision::fp64:
-    return CUBLAS_COMPUTE_64F;
-  case Precision::tf32:
-    return CUBLAS_COMPUTE_32F_FAST_TF32;
-  default:
-    return CUBLAS_COMPUTE_32F;
-  }
-}
-
+/// The fill and softmax kernels' element type of precision p.
 detail::SoftmaxType softmax_type(Precision p) {
   switch (p) {
   case Precision::fp64:
@@ -70,49 +57,6 @@ detail::SoftmaxType softmax_type(Precision p) {
   default:
     return detail::SoftmaxType::fp32;
   }
-}
-
-/// Host bytes of `values` in precision p.
-std::vector<unsigned char> to_device_format(std::span<const double> values, Precision p) {
-  std::vector<unsigned char> out(values.size() * precision_bytes(p));
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    switch (p) {
-    case Precision::fp64:
-      reinterpret_cast<double *>(out.data())[i] = values[i];
-      break;
-    case Precision::fp16:
-      reinterpret_cast<__half *>(out.data())[i] = __float2half(static_cast<float>(values[i]));
-      break;
-    case Precision::bf16:
-      reinterpret_cast<__nv_bfloat16 *>(out.data())[i] =
-          __float2bfloat16(static_cast<float>(values[i]));
-      break;
-    default:
-      reinterpret_cast<float *>(out.data())[i] = static_cast<float>(values[i]);
-    }
-  }
-  return out;
-}
-
-std::vector<double> from_device_format(const std::vector<unsigned char> &bytes, Precision p) {
-  const std::size_t n = bytes.size() / precision_bytes(p);
-  std::vector<double> out(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    switch (p) {
-    case Precision::fp64:
-      out[i] = reinterpret_cast<const double *>(bytes.data())[i];
-      break;
-    case Precision::fp16:
-      out[i] = __half2float(reinterpret_cast<const __half *>(bytes.data())[i]);
-      break;
-    case Precision::bf16:
-      out[i] = __bfloat162float(reinterpret_cast<const __nv_bfloat16 *>(bytes.data())[i]);
-      break;
-    default:
-      out[i] = reinterpret_cast<const float *>(bytes.data())[i];
-    }
-  }
-  return out;
 }
 
 /// Device memory freed on destruction.
@@ -487,42 +431,12 @@ private:
 #endif
   }
 
-  /// Elements of a grouped GEMM's A, B and C, all groups.
-  static std::array<std::size_t, 3> grouped_sizes(const KernelShape &s) {
-    std::array<std::size_t, 3> n{0, 0, 0};
-    for (const GemmDims &g : s.groups()) {
-      n[0] += static_cast<std::size_t>(g.m * g.k);
-      n[1] += static_cast<std::size_t>(g.k * g.n);
-      n[2] += static_cast<std::size_t>(g.m * g.n);
-    }
-    return n;
-  }
-
-  static bool equal_groups(const KernelShape &s) {
-    return s.group_tokens.empty() ||
-           std::all_of(s.group_tokens.begin(), s.group_tokens.end(),
-                       [&](std::int64_t t) { return t == s.group_tokens.front(); });
-  }
-
   /// The device arrays of per-group pointers cublasGemmGroupedBatchedEx reads (B^T, A^T, C^T
   /// in the column-major view), into `ptrs`; stream-ordered, synchronized by the caller.
   void upload_group_pointers(const KernelShape &s, void *a, void *b, void *c, DeviceBuffer &ptrs) {
     if (equal_groups(s))
       return; // the strided batch needs none
-    const std::size_t es = precision_bytes(kernel_precision(m_precision, s));
-    const std::vector<GemmDims> groups = s.groups();
-    const std::size_t g = groups.size();
-    m_host_ptrs.assign(3 * g, nullptr);
-    auto *pa = static_cast<unsigned char *>(a), *pb = static_cast<unsigned char *>(b),
-         *pc = static_cast<unsigned char *>(c);
-    for (std::size_t i = 0; i < g; ++i) {
-      m_host_ptrs[i] = pb; // cuBLAS's A: our B^T
-      m_host_ptrs[g + i] = pa;
-      m_host_ptrs[2 * g + i] = pc;
-      pa += static_cast<std::size_t>(groups[i].m * groups[i].k) * es;
-      pb += static_cast<std::size_t>(groups[i].k * groups[i].n) * es;
-      pc += static_cast<std::size_t>(groups[i].m * groups[i].n) * es;
-    }
+    group_pointers(s, precision_bytes(kernel_precision(m_precision, s)), a, b, c, m_host_ptrs);
     ptrs.resize(m_host_ptrs.size() * sizeof(void *));
     SCALEFIT_KCUDA_CHECK(cudaMemcpyAsync(ptrs.ptr, m_host_ptrs.data(), ptrs.bytes,
                                          cudaMemcpyHostToDevice, m_stream));
@@ -540,38 +454,9 @@ private:
       launch(batched, a, b, c);
       return;
     }
-    const Precision p = kernel_precision(m_precision, s);
-#if CUBLAS_VERSION >= 120500
-    if (p == Precision::fp64)
-      throw InputError("unequal grouped GEMMs (--moe-imbalance) run in fp32, tf32, fp16 or bf16 "
-                       "(cublasGemmGroupedBatchedEx), not fp64",
-                       "", 0, "--dtype");
-    const std::vector<GemmDims> groups = s.groups();
-    const int g = static_cast<int>(groups.size());
-    std::vector<int> m(g), n(g), k(g), one(g, 1);
-    std::vector<cublasOperation_t> op(g, CUBLAS_OP_N);
-    std::vector<float> alpha(g, 1.0f), beta(g, 0.0f);
-    for (int i = 0; i < g; ++i) { // column-major view: C^T (n x m) = B^T (n x k) A^T (k x m)
-      m[i] = static_cast<int>(groups[i].n);
-      n[i] = static_cast<int>(groups[i].m);
-      k[i] = static_cast<int>(groups[i].k);
-    }
-    const cudaDataType_t dt = data_type(p);
-    auto *base = static_cast<void **>(ptrs.ptr);
-    // lda = n (ours), ldb = k, ldc = n: the same arrays as m, k, m of the column-major view.
-    SCALEFIT_CUBLAS_CHECK(cublasGemmGroupedBatchedEx(
-        m_handle, op.data(), op.data(), m.data(), n.data(), k.data(), alpha.data(),
-        const_cast<const void *const *>(base), dt, m.data(),
-        const_cast<const void *const *>(base + g), dt, k.data(), beta.data(), base + 2 * g, dt,
-        m.data(), g, one.data(), compute_type(p)));
+    launch_grouped_ex(m_handle, kernel_precision(m_precision, s), s,
+                      static_cast<void **>(ptrs.ptr));
     (void)a, (void)b, (void)c;
-#else
-    (void)a, (void)b, (void)c, (void)ptrs, (void)p;
-    throw InputError("unequal grouped GEMMs (--moe-imbalance above 1) need cuBLAS 12.5 or newer "
-                     "(cublasGemmGroupedBatchedEx); this build has " +
-                         std::to_string(CUBLAS_VERSION),
-                     "", 0, "--moe-imbalance");
-#endif
   }
 
   std::vector<double> evaluate_grouped(const KernelShape &s, std::span<const double> a,
