@@ -73,3 +73,83 @@ TEST(NcclTestsPastes, BlankRedopIsRefusedWhenTheNamedOpReduces) {
   EXPECT_EQ(r.measurements.size(), 4u);
   EXPECT_TRUE(any_contains(r.warnings, ":2: cannot read row"));
 }
+
+// ---- node counts: never more than the log shows, "unknown" rather than a silent 1 ----
+
+namespace {
+
+// An AllReduce table of 16 ranks (busbw = algbw * 2 * 15 / 16), rows only.
+const char *kAllReduce16 =
+    "#       size         count      type   redop    root     time   algbw   busbw #wrong     time "
+    "  algbw   busbw #wrong\n"
+    "     1048576        262144     float     sum      -1   104.86   10.00   18.75      0   104.86 "
+    "  10.00   18.75      0\n"
+    "   104857600      26214400     float     sum      -1  1048.58  100.00  187.50      0  1048.58 "
+    " 100.00  187.50      0\n";
+
+} // namespace
+
+// A cut rank list whose hosts are printed two ways (Rank lines: FQDN, NCCL INFO: short name):
+// 2 hosts appear, so "at least 2 nodes", not 4.
+TEST(NcclTestsPastes, CutRankListCountsEachHostOnce) {
+  const auto r = read_nccl_tests(write_tmp(
+      "cut_rank_list_fqdn.txt",
+      std::string(
+          "node-a:1001:1001 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\n"
+          "node-b:2001:2001 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.2<0>\n"
+          "#  Rank  0 Group  0 Pid   1001 on node-a.cluster.local device  0 [0x18] H100\n"
+          "#  Rank  1 Group  0 Pid   1002 on node-a.cluster.local device  1 [0x2a] H100\n"
+          "...\n"
+          "#  Rank 15 Group  0 Pid   2008 on node-b.cluster.local device  7 [0xdb] H100\n") +
+          kAllReduce16));
+  EXPECT_EQ(r.context.nranks, 16);
+  EXPECT_EQ(r.context.nnodes, 2);
+  EXPECT_TRUE(r.context.source.at("tables").at(0).at("nnodes_lower_bound").get<bool>());
+  EXPECT_TRUE(any_contains(r.notes, "at least 2 nodes"));
+}
+
+// Only the last Rank line (rank 127 on host-31) of a 128-rank run: one host seen says nothing of
+// the others, so the count is unknown (1 in the record, warned with --nnodes), not "1 node".
+TEST(NcclTestsPastes, LastRankLineAloneLeavesTheNodeCountUnknown) {
+  const std::string f = write_tmp(
+      "last_rank_line.txt",
+      "# Collective test starting: all_gather_perf\n"
+      "#  Rank 127 Group  0 Pid  88231 on    host-31 device  7 [0xdb] NVIDIA H100 80GB HBM3\n"
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong\n"
+      "     1048576          2048     float    none      -1   210.00    4.99    4.95      0\n"
+      "   268435456        524288     float    none      -1  3100.00   86.59   85.92      0\n"
+      "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 45.4\n");
+  const auto r = read_nccl_tests(f);
+  EXPECT_EQ(r.context.nranks, 128); // count column: 1048576 B / (2048 x 4 B)
+  EXPECT_EQ(r.context.nnodes, 1);
+  EXPECT_EQ(r.context.source.at("tables").at(0).at("nnodes_from"), "unknown (assumed 1)");
+  EXPECT_TRUE(any_contains(r.warnings, f + ":3: field 'nnodes'",
+                           "1 host among partial rank lines (1 of 128 ranks)"));
+  EXPECT_TRUE(any_contains(r.warnings, "node count is unknown", "pass --nnodes"));
+  IngestOptions opt;
+  opt.nnodes = 32;
+  const auto r32 = read_nccl_tests(f, opt);
+  EXPECT_EQ(r32.context.nnodes, 32);
+  EXPECT_TRUE(r32.warnings.empty()) << r32.warnings.front();
+  // --strict: the unknown count is an error naming the option (exit 2).
+  opt.nnodes.reset();
+  opt.strict = true;
+  try {
+    read_nccl_tests(f, opt);
+    FAIL() << "expected InputError";
+  } catch (const InputError &e) {
+    EXPECT_EQ(e.field(), "nnodes");
+    EXPECT_NE(std::string(e.what()).find("--nnodes"), std::string::npos) << e.what();
+  }
+}
+
+// OSU without rank lines, launcher line or allocation: the same warning; "unknown" in the source.
+TEST(NcclTestsPastes, OsuWithoutHostsSaysTheNodeCountIsUnknown) {
+  const std::string f = write_tmp("osu_no_hosts.txt", "# OSU MPI Latency Test v7.4\n"
+                                                      "# Size          Latency (us)\n"
+                                                      "1                       1.66\n");
+  const auto r = read_osu(f);
+  EXPECT_EQ(r.context.nnodes, 1);
+  EXPECT_EQ(r.context.source.at("nnodes_from"), "unknown (assumed 1)");
+  EXPECT_TRUE(any_contains(r.warnings, "field 'nnodes'", "pass --nnodes"));
+}

@@ -21,7 +21,9 @@
 //         5. a lower bound: distinct hosts among partial Rank lines, NCCL INFO lines and launcher
 //            prefixes, and 2 when a channel goes `via NET/...` (only inter-node traffic uses the
 //            network); the record says `lower bound`;
-//         6. 1 (noted).
+//         6. unknown: 1 in the record (it needs a number), nnodes_from "unknown (assumed 1)" and a
+//            warning naming --nnodes. Host names count by their short name (before the first
+//            '.'), so one host printed two ways is one node.
 #include "nccl_tests_detail.hpp"
 
 #include <algorithm>
@@ -443,10 +445,14 @@ Derived derive(const Section &s, const LogFacts &facts, const IngestOptions &opt
       ++expect;
     }
   }
-  std::set<std::string> seen_hosts(d.hosts.begin(), d.hosts.end());
-  seen_hosts.insert(facts.info_hosts.begin(), facts.info_hosts.end());
-  seen_hosts.insert(facts.prefix_hosts.begin(), facts.prefix_hosts.end());
-  seen_hosts.insert(facts.map_hosts.begin(), facts.map_hosts.end());
+  // Hosts named anywhere, by short name: NCCL INFO lines print `node-a`, Rank lines may print
+  // `node-a.cluster.local`; counting both would claim a node the log does not show.
+  std::set<std::string> seen_hosts;
+  for (const auto *names : {&facts.info_hosts, &facts.prefix_hosts, &facts.map_hosts})
+    for (const auto &h : *names)
+      seen_hosts.insert(h.substr(0, h.find('.')));
+  for (const auto &h : d.hosts)
+    seen_hosts.insert(h.substr(0, h.find('.')));
   int lower = static_cast<int>(seen_hosts.size());
   std::string lower_from = "host names in the log";
   if (facts.via_net_line > 0 && lower < 2) {
@@ -477,9 +483,17 @@ Derived derive(const Section &s, const LogFacts &facts, const IngestOptions &opt
     diag.note(line, "at least " + std::to_string(lower) + " nodes (" + lower_from +
                         "); the exact count is unknown (pass --nnodes)");
   } else {
+    // Nothing says: the record needs a number, so 1, but flagged and warned, never silent. One
+    // host among partial Rank lines (only `rank 127 ... on host-31`) says nothing of the others.
     d.nnodes = 1;
-    d.nnodes_from = "default";
-    diag.note(line, "the log names no hosts; assuming 1 node (pass --nnodes)");
+    d.nnodes_from = "unknown (assumed 1)";
+    const std::string seen =
+        lower == 1 && listed > 0 && !full_list
+            ? "the log shows 1 host among partial rank lines (" + std::to_string(listed) +
+                  " of " + std::to_string(d.nranks) + " ranks)"
+            : lower == 1 ? "the log names 1 host but no rank list" : "the log names no hosts";
+    diag.warn(line, "nnodes",
+              seen + ": the node count is unknown; assuming 1 node (pass --nnodes)");
   }
   if (opt.nnodes && *opt.nnodes != d.nnodes && d.nnodes_from != "--nnodes")
     diag.warn(line, "nnodes",

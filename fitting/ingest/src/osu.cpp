@@ -196,7 +196,7 @@ IngestResult read_osu(const std::string &path, const IngestOptions &opt) {
   }
   const int n = n_known.value_or(2);
   std::optional<int> nnodes_known = opt.nnodes;
-  std::string nnodes_from = opt.nnodes ? "--nnodes" : "unknown";
+  std::string nnodes_from = opt.nnodes ? "--nnodes" : "unknown (assumed 1)";
   if (!nnodes_known)
     if (const auto launched = detail::nodes_from_launch(shape, launch.map_hosts.size(), alloc, n)) {
       nnodes_known = launched->first;
@@ -455,8 +455,10 @@ IngestResult read_osu(const std::string &path, const IngestOptions &opt) {
       any_collective = true;
   ctx.nranks = any_collective ? n : 2;
   ctx.nnodes = std::clamp(nnodes_known.value_or(1), 1, ctx.nranks);
-  if (!nnodes_known)
-    diag.note(0, "OSU does not print hosts; assuming 1 node (pass --nnodes)");
+  if (!nnodes_known) // the record needs a number: 1, flagged in nnodes_from and warned
+    diag.warn(0, "nnodes",
+              "OSU prints no hosts and no launcher line or allocation in the file gives the "
+              "nodes: the node count is unknown; assuming 1 node (pass --nnodes)");
   ctx.ranks_per_node = std::max(1, ctx.nranks / std::max(1, ctx.nnodes));
   detail::begin_source(res, diag, path, opt, "osu", version, first_comment);
   ctx.source["title"] = title_line;

@@ -33,7 +33,7 @@ struct IngestResult {
   /// "FILE:LINE: [field 'F': ]message" for anything that could not be read or looks wrong.
   std::vector<std::string> warnings;
   /// "FILE:LINE: message" for expected noise and applied defaults (size-0 rows skipped, nnodes
-  /// defaulted to 1, ...). Not promoted to errors by `strict`.
+  /// lower bounds, ...). Not promoted to errors by `strict`.
   std::vector<std::string> notes;
 };
 
@@ -47,7 +47,9 @@ struct IngestOptions {
   /// Used when the log does not reveal the rank count (OSU collectives: required unless the file
   /// holds the launcher line; nccl-tests: after count column, busbw/algbw, NCCL init lines).
   std::optional<int> nranks;
-  std::optional<int> nnodes;  ///< used when the log does not reveal nodes (default 1, noted)
+  /// Used when the log does not reveal nodes; without it such a log's records say 1 node, with
+  /// nnodes_from "unknown (assumed 1)" and a warning naming --nnodes.
+  std::optional<int> nnodes;
   std::optional<DType> dtype; ///< used when the file's type is missing or unknown
   std::string system;         ///< system name; empty: the file name without extension (noted)
   bool strict = false;        ///< turn every warning into an InputError
@@ -75,7 +77,8 @@ struct IngestOptions {
 ///   a warning. `source.tables[].nranks_from` names the source.
 /// - nnodes: hosts of a complete Rank list; else NCCL `nNodes`; else the Rank lines' host pattern;
 ///   else IngestOptions::nnodes or a launcher's -N/ppr; else a lower bound (hosts seen, a channel
-///   `via NET/`), flagged `nnodes_lower_bound`; else 1 (note).
+///   `via NET/`; hosts by short name), flagged `nnodes_lower_bound`; else unknown: 1 in the
+///   records, nnodes_from "unknown (assumed 1)", and a warning naming --nnodes.
 /// algbw/busbw are the printed values (computed from bytes/time where printed as N/A).
 /// \throws InputError (file, line, field) when the file cannot be opened, holds no result table,
 /// the operation cannot be determined, or (strict) on the first warning.
@@ -93,7 +96,8 @@ IngestResult read_nccl_tests(const std::string &path, const IngestOptions &opt =
 /// line is told by its header and the nearest command's binary (osu.cpp);
 /// `All-to-All Personalized Exchange` is alltoall; size-0 rows are skipped. A log pasted through
 /// HTML (`<p>...<br>`, `&lt;`, `&nbsp;`) is unwrapped first (html.hpp); diagnostics name the
-/// file's own line numbers.
+/// file's own line numbers. nnodes: IngestOptions::nnodes, else the launch (launcher line, Open
+/// MPI job map, allocation), else unknown: 1 in the records with a warning naming --nnodes.
 /// \throws InputError (file, line, field) when the file cannot be opened, holds no OSU table,
 /// the test is not supported, an untitled collective table's op is unknown (field test: pass
 /// --op), a collective's rank count is unknown (field nranks), or (strict) on the first warning.
