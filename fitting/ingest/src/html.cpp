@@ -27,8 +27,9 @@ std::size_t break_tag(std::string_view s) {
   const char after = name_end < s.size() ? s[name_end] : '\0';
   if (after != '>' && after != ' ' && after != '/' && after != '\t')
     return 0;
-  const auto close = s.find('>', name_end);
-  if (close == std::string_view::npos || close > name_end + 200)
+  // Attributes are short: look no further than 200 characters (linear time on any line).
+  const auto close = s.substr(0, name_end + 200).find('>', name_end);
+  if (close == std::string_view::npos)
     return 0;
   return close + 1;
 }
