@@ -47,6 +47,23 @@ KernelsResume prepare_kernels_output(const std::string &path, const nlohmann::js
                        "--out");
     text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   }
+  // A crash (power loss) can leave the tail padded with NUL bytes, newlines among them: drop the
+  // tail from the line holding the first NUL when nothing but NULs and newlines follows it (as
+  // comm's --resume does); NUL bytes followed by data stay, for the parse below to name.
+  if (const auto nul = text.find('\0'); nul != std::string::npos &&
+                                         text.find_first_not_of(std::string("\0\n", 2), nul) ==
+                                             std::string::npos) {
+    const auto nl = nul == 0 ? std::string::npos : text.find_last_of('\n', nul - 1);
+    const std::size_t keep = nl == std::string::npos ? 0 : nl + 1;
+    fs::resize_file(path, keep, ec);
+    if (ec)
+      throw InputError(fmt::format("cannot truncate '{}': {}", path, ec.message()), "", 0,
+                       "--out");
+    r.note = fmt::format("{}: dropped a tail of {} NUL bytes and newlines (a crash); the kernels "
+                         "it held are measured again",
+                         path, text.size() - keep);
+    text.resize(keep);
+  }
   // A last line without its newline: the job was killed while writing it.
   std::size_t valid = text.size();
   long line_no = 0;

@@ -315,6 +315,47 @@ TEST(Cli, ACutRunResumesItsPartFileKernelByKernel) {
   EXPECT_EQ(read_jsonl(part).size(), 2u + 22u + 23u);
 }
 
+TEST(Cli, ACrashPaddedPartFileResumesWithoutItsNulTail) {
+  // Power lost mid-run: the file system kept the part file's length but not its last blocks,
+  // which read as NUL bytes (newlines among them). The rerun drops that tail and measures what it
+  // held again; NUL bytes followed by data are refused instead, naming the line.
+  TempDir d;
+  const fs::path part = d.path / "kernels.jsonl.part";
+  const std::string args = std::string(kTiny) + " --attention unfused -n 2 -w 0 --out " + part.string();
+  ASSERT_EQ(run_kernels(args, d).code, 0);
+  std::string text;
+  {
+    std::ifstream in(part);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    text = ss.str();
+  }
+  std::size_t cut = 0;
+  for (int i = 0; i < 6; ++i) // the context and 5 kernels survive
+    cut = text.find('\n', cut) + 1;
+  {
+    std::ofstream out(part, std::ios::trunc | std::ios::binary);
+    out << text.substr(0, cut) << std::string(300, '\0') << '\n' << std::string(40, '\0');
+  }
+  const Result again = run_kernels(args, d);
+  ASSERT_EQ(again.code, 0) << again.out << again.err;
+  EXPECT_NE(again.err.find("dropped a tail of 341 NUL bytes and newlines"), std::string::npos)
+      << again.err;
+  EXPECT_NE(again.out.find("# resume: 5 of 22 kernels already in"), std::string::npos) << again.out;
+  std::set<std::string> names;
+  for (const auto &r : read_jsonl(part))
+    if (r["type"] == "kernel")
+      EXPECT_TRUE(names.insert(r["name"].get<std::string>()).second) << "twice: " << r["name"];
+  EXPECT_EQ(names.size(), 22u);
+  // NUL bytes with a record after them are not a crash's tail: refused, naming the line.
+  {
+    std::ofstream out(part, std::ios::app | std::ios::binary);
+    out << std::string(8, '\0') << "\n" << text.substr(0, text.find('\n') + 1);
+  }
+  const Result bad = run_kernels(args, d);
+  EXPECT_EQ(bad.code, 2) << bad.out << bad.err;
+}
+
 TEST(Cli, ResumeRefusesAnotherToolsFileNamingIt) {
   TempDir d;
   const fs::path comm = d.path / "comm.jsonl";
