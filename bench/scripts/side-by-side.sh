@@ -6,6 +6,8 @@
 #                  (median of samples, claimed interval <= 1%, buffers rotated through warm pages)
 #   scalefit-mean  the same reporting the mean (the default before issue 20)
 #   scalefit-sync  the same with --sync barrier (OSU's and IMB's timing definition)
+#   scalefit-r3    the same budget spent on three passes over the sweep (--repeat 3): each point
+#                  is its median pass, three visits seconds apart (VARIANTS=all; off by default)
 #   imb            IMB-MPI1 (on PATH or $IMB): -msglog 3:26 -mem 2, its t_avg
 #   osu            OSU micro-benchmarks 7.x (osu_allreduce ... on PATH or in $OSU_DIR): -m 8:64M,
 #                  its avg latency
@@ -13,6 +15,7 @@
 # of the run-to-run spread max/min of a point's time; for scalefit, how many precision claims
 # (stop "precision", ci_rel <= 2% in every run) held across runs (spread <= 1 + 2 x 2%).
 # LOAD=N starts N busy loops on the machine for the whole run (a loaded machine; default 0).
+# VARIANTS=all adds scalefit-r3.
 # Prints the machine, the load and every command.
 #
 #   bench/scripts/side-by-side.sh [BIN] [RUNS] [NP] [BUDGET_S]
@@ -65,6 +68,7 @@ SWEEP="comm --backend mpi --ops $OPS -b 8 -e 64M -f 2 --budget $BUDGET"
 CMDS[scalefit]="$MPIRUN $BIN $SWEEP"
 CMDS[scalefit-mean]="$MPIRUN $BIN $SWEEP --stat mean"
 CMDS[scalefit-sync]="$MPIRUN $BIN $SWEEP --sync barrier"
+[[ ${VARIANTS:-} == all ]] && CMDS[scalefit-r3]="$MPIRUN $BIN $SWEEP --repeat 3"
 if [[ -n "$IMB" ]]; then
   CMDS[imb]="$MPIRUN $IMB -npmin $NP -msglog 3:26 -mem 2 Allreduce Allgather Reduce_scatter_block Reduce Bcast Alltoall"
 fi

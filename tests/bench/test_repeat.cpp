@@ -51,6 +51,25 @@ TEST(Repeat, TheRecordIsTheMedianRunsWithEveryRunBeside) {
   EXPECT_DOUBLE_EQ(r["busbw_median_gbps"].get<double>(), runs[2].busbw_gbps);
 }
 
+TEST(Repeat, TheClaimedIntervalHoldsAcrossTheRuns) {
+  // Each run claimed 0.5% from its own samples; the runs span 100..130 us around 110: the merged
+  // record claims at least half that range (13.6%), never less than the kept run's own 0.5%.
+  std::vector<MeasurementRecord> runs;
+  for (double t : {130.0, 100.0, 110.0}) {
+    runs.push_back(run_of(t));
+    runs.back().extra = {{"ci_rel", 0.005}};
+  }
+  const MeasurementRecord m = merge_runs(runs);
+  EXPECT_NEAR(m.extra["ci_rel"].get<double>(), 30.0 / 110.0 / 2, 1e-12);
+  EXPECT_NEAR(m.extra["repeat"]["ci_rel_across_runs"].get<double>(), 30.0 / 110.0 / 2, 1e-12);
+  std::vector<MeasurementRecord> close;
+  for (double t : {100.0, 100.2, 100.1}) {
+    close.push_back(run_of(t));
+    close.back().extra = {{"ci_rel", 0.02}};
+  }
+  EXPECT_DOUBLE_EQ(merge_runs(close).extra["ci_rel"].get<double>(), 0.02);
+}
+
 TEST(Repeat, EvenRunsKeepTheFasterMiddleRunAndOneRunIsUnchanged) {
   const MeasurementRecord m = merge_runs({run_of(40), run_of(10), run_of(30), run_of(20)});
   EXPECT_DOUBLE_EQ(m.time_us, 20);

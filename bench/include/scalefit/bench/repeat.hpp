@@ -19,7 +19,9 @@
 namespace scalefit::bench {
 
 /// The record of one point measured in several runs (`runs`: one measurement per run, in run
-/// order, the same key): the median run's record with extra.repeat (see the file comment). One
+/// order, the same key): the median run's record with extra.repeat (see the file comment), its
+/// extra.ci_rel raised to at least half the runs' relative range (extra.repeat.
+/// ci_rel_across_runs: the claimed interval holds across the runs, not only within one). One
 /// run: that record unchanged. \throws InputError (field --repeat) for an empty list.
 MeasurementRecord merge_runs(const std::vector<MeasurementRecord> &runs);
 
