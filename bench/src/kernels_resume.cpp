@@ -47,6 +47,12 @@ KernelsResume prepare_kernels_output(const std::string &path, const nlohmann::js
                        "--out");
     text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   }
+  const auto truncate = [&](std::size_t bytes) {
+    fs::resize_file(path, bytes, ec);
+    if (ec)
+      throw InputError(fmt::format("cannot truncate '{}': {}", path, ec.message()), "", 0,
+                       "--out");
+  };
   // A crash (power loss) can leave the tail padded with NUL bytes, newlines among them: drop the
   // tail from the line holding the first NUL when nothing but NULs and newlines follows it (as
   // comm's --resume does); NUL bytes followed by data stay, for the parse below to name.
@@ -55,10 +61,7 @@ KernelsResume prepare_kernels_output(const std::string &path, const nlohmann::js
                                              std::string::npos) {
     const auto nl = nul == 0 ? std::string::npos : text.find_last_of('\n', nul - 1);
     const std::size_t keep = nl == std::string::npos ? 0 : nl + 1;
-    fs::resize_file(path, keep, ec);
-    if (ec)
-      throw InputError(fmt::format("cannot truncate '{}': {}", path, ec.message()), "", 0,
-                       "--out");
+    truncate(keep);
     r.note = fmt::format("{}: dropped a tail of {} NUL bytes and newlines (a crash); the kernels "
                          "it held are measured again",
                          path, text.size() - keep);
@@ -87,10 +90,7 @@ KernelsResume prepare_kernels_output(const std::string &path, const nlohmann::js
                            "record: kept, newline added",
                            path, torn_line);
     } else {
-      fs::resize_file(path, valid, ec);
-      if (ec)
-        throw InputError(fmt::format("cannot truncate '{}': {}", path, ec.message()), "", 0,
-                         "--out");
+      truncate(valid);
       r.note = fmt::format("{}:{}: dropped an incomplete last line of {} bytes (the run that wrote "
                            "it was killed mid-write); that kernel is measured again",
                            path, torn_line, tail.size());

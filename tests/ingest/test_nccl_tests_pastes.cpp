@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <string>
 
@@ -49,6 +50,32 @@ TEST(NcclTestsPastes, BlankRedopOfAnOpWithoutReductionIsRead) {
   EXPECT_EQ(m->root, -1);
   EXPECT_TRUE(any_contains(r.notes, f + ":15:", "11 row(s) print nothing under redop"));
   EXPECT_TRUE(r.warnings.empty()) << r.warnings.front();
+}
+
+// Issue 19, Sec. 1: AllGather vs AllToAll with no banner. The same table unchecked (-c 0: N/A
+// under both #wrong columns), in a file whose name names no op: the columns fit both ops and
+// nothing else tells them apart. Read as allgather with a warning naming --op (before: exit 2);
+// the in-place N/A rule still decides where the out-of-place column was checked.
+TEST(NcclTestsPastes, AllGatherOrAllToAllWithoutABannerIsReadWithAWarningNamingOp) {
+  std::string text = slurp(real("synthetic_nccl-tests_fork_allgather_blank-redop.txt"));
+  text = std::regex_replace(text, std::regex("      0(\\s+[0-9.]+\\s+[0-9.]+\\s+[0-9.]+)      0\n"),
+                            "    N/A$1    N/A\n");
+  ASSERT_NE(text.find("    N/A\n"), std::string::npos);
+  const std::string f = write_tmp("unchecked_paste.txt", text);
+  const auto r = read_nccl_tests(f);
+  ASSERT_EQ(r.measurements.size(), 22u);
+  EXPECT_EQ(r.measurements.front().op, Op::allgather);
+  EXPECT_TRUE(any_contains(r.warnings, f + ":", "pass --op alltoall")) << r.warnings.size();
+  IngestOptions opt;
+  opt.op = Op::alltoall;
+  EXPECT_EQ(read_nccl_tests(f, opt).measurements.front().op, Op::alltoall);
+  // Checked out of place, N/A in place: alltoall's signature, no warning needed.
+  std::string checked = slurp(real("synthetic_nccl-tests_fork_allgather_blank-redop.txt"));
+  checked = std::regex_replace(checked, std::regex("(\\s+[0-9.]+\\s+[0-9.]+\\s+[0-9.]+)      0\n"),
+                               "$1    N/A\n");
+  const auto c = read_nccl_tests(write_tmp("checked_paste.txt", checked));
+  ASSERT_FALSE(c.measurements.empty());
+  EXPECT_EQ(c.measurements.front().op, Op::alltoall);
 }
 
 // The same rows under a banner naming all_reduce_perf: a reducing op must print its redop, so

@@ -323,13 +323,7 @@ TEST(Cli, ACrashPaddedPartFileResumesWithoutItsNulTail) {
   const fs::path part = d.path / "kernels.jsonl.part";
   const std::string args = std::string(kTiny) + " --attention unfused -n 2 -w 0 --out " + part.string();
   ASSERT_EQ(run_kernels(args, d).code, 0);
-  std::string text;
-  {
-    std::ifstream in(part);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    text = ss.str();
-  }
+  const std::string text = scalefit::test::slurp(part);
   std::size_t cut = 0;
   for (int i = 0; i < 6; ++i) // the context and 5 kernels survive
     cut = text.find('\n', cut) + 1;

@@ -199,6 +199,16 @@ Op decide_op(const Section &s, const IngestOptions &opt, Diagnostics &diag) {
     return *op;
   if (const auto op = pick(Op::allreduce, Op::sendrecv))
     return *op;
+  // Without a banner, a command line, a telling file name or checked #wrong columns (-c 0),
+  // AllGather and AllToAll print the same columns, counts and bus factor ((n-1)/n): the curve is
+  // the same either way, only its name is a guess, so read it and say which to pass.
+  if (cands.size() == 2 && has(Op::allgather) && has(Op::alltoall)) {
+    diag.warn(line, "op",
+              "the columns fit allgather and alltoall (same counts and bus factor) and no banner, "
+              "command line, file name or in-place #wrong column tells them apart; read as "
+              "allgather (pass --op alltoall if it is)");
+    return Op::allgather;
+  }
   if (cands.size() == 2 && has(Op::allreduce) && has(Op::sendrecv)) {
     diag.warn(line, "op",
               "the columns fit allreduce and sendrecv (nccl-tests prints redop 'sum' for both) and "
