@@ -69,8 +69,13 @@ chmod 711 "$tmp/munge"
 head -c 1024 /dev/urandom >"$tmp/munge/key"
 chmod 400 "$tmp/munge/key"
 port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+# Below the kernel's ephemeral range: a port there can be the local end of another test's TCP
+# connection (Open MPI's tcp BTL), which a connect probe calls free but slurmd cannot bind (CI,
+# 2026-11-23: "Unable to bind listen port (48256): Address already in use").
+eph_low=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+eph_low=${eph_low:-32768}
 for _ in $(seq 20); do
-  base=$((20000 + RANDOM % 30000))
+  base=$((10000 + RANDOM % (eph_low - 10003)))
   port_free "$base" && port_free $((base + 1)) && port_free $((base + 2)) && break
 done
 host=$(hostname)
