@@ -5,4 +5,4 @@
 # Environment: FUZZ_SECONDS (default 600), JOBS (default 2).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-STEPS="configure sanitize fuzz" FUZZ_SECONDS=${FUZZ_SECONDS:-600} bash scripts/test.sh --all
+STEPS="configure slurm sanitize fuzz" FUZZ_SECONDS=${FUZZ_SECONDS:-600} bash scripts/test.sh --all

@@ -11,8 +11,9 @@
 #                inputs on every run); then fuzzes each target for FUZZ_SECONDS (default 30) from a
 #                random seed (fuzz/run.sh). A finding fails the step and leaves the crashing input
 #                under /tmp/scalefit-fuzz.*/artifacts.
-#   and, with STEPS naming it (scripts/nightly.sh; about 10 more minutes on 2 cores):
+#   and, with STEPS naming them (scripts/nightly.sh; about 10 more minutes on 2 cores):
 #     sanitize   the whole suite again in build/preset-fuzz under ASan + UBSan (a report fails its test)
+#     slurm      the real-Slurm test (CTest label slurm), left out of the tests step
 # Environment: BUILD_DIR (default build), JOBS (default 2), STEPS (default "configure fuzz"),
 #   FUZZ_SECONDS (default 30; scripts/nightly.sh 600).
 set -euo pipefail
@@ -21,7 +22,7 @@ all=false
 case "${1:-}" in
   --all) all=true ;;
   "") [ "${CI:-}" = true ] && all=true ;;
-  *) sed -n '2,18p' "$0" >&2; exit 2 ;;
+  *) sed -n '2,19p' "$0" >&2; exit 2 ;;
 esac
 JOBS=${JOBS:-2}
 export JOBS
@@ -47,12 +48,17 @@ step() {
 }
 
 step build bash scripts/setup.sh --all
-step tests ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure --no-tests=error -j "$JOBS"
+# The real-Slurm test (label slurm: its own munged, slurmctld and two slurmd on this host) runs in
+# its own step, nightly: on the 2-core CI machine a rank of its resubmitted 2-node job crashed
+# once after an Open MPI tcp connect failure under srun/pmix (2026-11-23), which says nothing
+# about the change under test. `ctest -L slurm` runs it on demand.
+step tests ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure --no-tests=error -j "$JOBS" -LE slurm
 if $all; then
   steps=${STEPS:-configure fuzz}
   for s in $steps; do
     case $s in
       configure) step configure bash scripts/check-configure.sh ;;
+      slurm) step slurm ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure -L slurm ;;
       fuzz)
         step fuzz-build bash -c "cmake --preset fuzz >/dev/null &&
                                  cmake --build --preset fuzz -j $JOBS --target fuzz fuzz-replay"
