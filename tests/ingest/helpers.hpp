@@ -45,4 +45,15 @@ inline std::string write_tmp(const std::string &name, const std::string &text) {
   return p.string();
 }
 
+/// Path of a real log kept in tests/data/real-logs/ (its first line names its source).
+inline std::string real(const std::string &name) {
+  return std::string(SCALEFIT_TEST_DATA_DIR) + "/real-logs/" + name;
+}
+
+/// A string field of an ingested context's `source` object (e.g. "nranks_from").
+/// \throws nlohmann::json::exception when the key is missing or not a string.
+inline std::string source(const IngestResult &r, const char *key) {
+  return r.context.source.at(key).get<std::string>();
+}
+
 } // namespace scalefit::ingest::test

@@ -19,12 +19,9 @@
 using namespace scalefit;
 using namespace scalefit::ingest;
 using scalefit::ingest::test::any_contains;
+using scalefit::ingest::test::real;
 
 namespace {
-
-std::string real(const std::string &name) {
-  return std::string(SCALEFIT_TEST_DATA_DIR) + "/real-logs/" + name;
-}
 
 const MeasurementRecord *at(const IngestResult &r, Op op, std::uint64_t bytes, int nranks) {
   for (const auto &m : r.measurements)

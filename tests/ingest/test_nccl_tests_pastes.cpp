@@ -17,14 +17,11 @@
 using namespace scalefit;
 using namespace scalefit::ingest;
 using scalefit::ingest::test::any_contains;
+using scalefit::ingest::test::real;
 using scalefit::ingest::test::find;
 using scalefit::ingest::test::write_tmp;
 
 namespace {
-
-std::string real(const std::string &name) {
-  return std::string(SCALEFIT_TEST_DATA_DIR) + "/real-logs/" + name;
-}
 
 std::string slurp(const std::string &path) {
   std::ifstream in(path);

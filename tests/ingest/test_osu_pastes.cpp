@@ -20,17 +20,11 @@
 using namespace scalefit;
 using namespace scalefit::ingest;
 using scalefit::ingest::test::any_contains;
+using scalefit::ingest::test::real;
+using scalefit::ingest::test::source;
 using scalefit::ingest::test::write_tmp;
 
 namespace {
-
-std::string real(const std::string &name) {
-  return std::string(SCALEFIT_TEST_DATA_DIR) + "/real-logs/" + name;
-}
-
-std::string source(const IngestResult &r, const char *key) {
-  return r.context.source.at(key).get<std::string>();
-}
 
 const MeasurementRecord *osu_size(const IngestResult &r, std::uint64_t size,
                                   const std::string &method = "") {

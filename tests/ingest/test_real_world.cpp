@@ -17,12 +17,9 @@
 using namespace scalefit;
 using namespace scalefit::ingest;
 using scalefit::ingest::test::any_contains;
+using scalefit::ingest::test::real;
 
 namespace {
-
-std::string real(const std::string &name) {
-  return std::string(SCALEFIT_TEST_DATA_DIR) + "/real-logs/" + name;
-}
 
 std::string table_field(const IngestResult &r, const char *key) {
   return r.context.source.at("tables").at(0).at(key).get<std::string>();
