@@ -30,6 +30,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -275,7 +276,8 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
   std::map<int, int> last_rank_points;
   int points_judged = 0;
   std::uint64_t point_id = 0;
-  for (int run = 0; run < o.repeat; ++run)
+  SweepBudget budget(o.repeat, o.max_ci > 0 ? o.max_ci : o.max_noise); // --budget's shares
+  for (int sweep = 0; sweep < o.repeat; ++sweep)
   for (Op op : o.ops) {
     const Collective &coll = collective(op);
     for (const GroupShape &shape : shapes) {
@@ -297,7 +299,7 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
       if (rank == 0) {
         std::printf("#\n# Collective test starting: %s (%s)%s\n", std::string(op_name(op)).c_str(),
                     std::string(coll.nccl_tests_name).c_str(),
-                    o.repeat > 1 ? fmt::format(", run {} of {}", run + 1, o.repeat).c_str() : "");
+                    o.repeat > 1 ? fmt::format(", run {} of {}", sweep + 1, o.repeat).c_str() : "");
         std::printf("# Group shape: %s: %d concurrent instance%s of %d ranks (%d node%s x %d)\n",
                     shape.label().c_str(), instances, instances == 1 ? "" : "s", shape.nranks,
                     shape.nnodes, shape.nnodes == 1 ? "" : "s", shape.ranks_per_node);
@@ -421,12 +423,14 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
             plan.rule = StopRule{o.min_time_s,  o.max_time_s,    o.max_noise,
                                  o.min_samples, o.max_samples,   o.fixed_samples,
                                  o.max_ci,      o.statistic};
+            double uncertainty_before = std::numeric_limits<double>::quiet_NaN();
             if (o.budget_s > 0) {
-              double left_s = o.budget_s - (MPI_Wtime() - run_start);
-              SCALEFIT_MPI_CHECK(
-                  MPI_Bcast(&left_s, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD)); // rank 0's clock
-              const double share = std::max(0.0, left_s) / static_cast<double>(
-                                                               std::max<std::size_t>(1, points_left));
+              // Rank 0's clock and weights decide (SweepBudget); every rank gets the same cap.
+              double share = 0;
+              if (rank == 0)
+                share = budget.share(o.budget_s - (MPI_Wtime() - run_start), sweep, points_left,
+                                     repeats, key, uncertainty_before);
+              SCALEFIT_MPI_CHECK(MPI_Bcast(&share, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD));
               plan.rule.max_time_s = o.max_time_given ? std::min(o.max_time_s, share) : share;
               plan.rule.min_time_s = std::min(plan.rule.min_time_s, plan.rule.max_time_s);
               plan.rule.min_samples_at_cap = 2; // the budget outranks --min-samples at the cap
@@ -495,6 +499,8 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
                                 : t.elapsed_s >= plan.rule.max_time_s    ? "time-cap"
                                                                          : "precision";
               m.extra["time_cap_s"] = plan.rule.max_time_s;
+              if (std::isfinite(uncertainty_before)) // a --budget revisit's weight came from it
+                m.extra["uncertainty_before"] = uncertainty_before;
               m.extra["rotation_positions"] = rot.steps;
               if (o.graph_launches > 0)
                 m.extra["graph_launches"] = o.graph_launches;

@@ -126,8 +126,10 @@ void add_comm_options(CLI::App &app, RawCommArgs &raw) {
                  "untimed barrier, as OSU and IMB time; for numbers to put beside theirs)")
       ->capture_default_str();
   app.add_option("--budget", raw.budget_s,
-                 "Wall time for the whole sweep [s]; each point may use the remaining time / "
-                 "remaining points (0: no budget, --max-time per point)")
+                 "Wall time for the whole sweep [s], all --repeat runs together; in the first run "
+                 "each point may use the remaining time / remaining points, in later runs a share "
+                 "weighted by its run-to-run uncertainty so far (1/4 to 4 shares: the budget goes "
+                 "where the runs disagree) (0: no budget, --max-time per point)")
       ->capture_default_str();
   app.add_option("--placement", raw.placement, "Placements to time: out, in or both")
       ->capture_default_str();

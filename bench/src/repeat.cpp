@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <numeric>
 
 namespace scalefit::bench {
@@ -46,9 +48,15 @@ MeasurementRecord merge_runs(const std::vector<MeasurementRecord> &runs) {
   const std::size_t kept = order[(runs.size() - 1) / 2];
   MeasurementRecord m = runs[kept];
   std::vector<double> time, busbw;
+  nlohmann::json caps = nlohmann::json::array(), before = nlohmann::json::array();
   for (const MeasurementRecord &r : runs) {
     time.push_back(r.time_us);
     busbw.push_back(r.busbw_gbps);
+    const bool has = r.extra.is_object();
+    caps.push_back(has && r.extra.contains("time_cap_s") ? r.extra["time_cap_s"] : nlohmann::json());
+    before.push_back(has && r.extra.contains("uncertainty_before")
+                         ? r.extra["uncertainty_before"]
+                         : nlohmann::json());
   }
   if (!m.extra.is_object())
     m.extra = nlohmann::json::object();
@@ -59,7 +67,10 @@ MeasurementRecord merge_runs(const std::vector<MeasurementRecord> &runs) {
                        {"busbw_min_gbps", *std::min_element(busbw.begin(), busbw.end())},
                        {"busbw_median_gbps", median_value(busbw)},
                        {"busbw_max_gbps", *std::max_element(busbw.begin(), busbw.end())},
-                       {"spread_pct", run_spread_pct(time)}};
+                       {"spread_pct", run_spread_pct(time)},
+                       {"time_cap_s", caps},
+                       {"uncertainty_before", before}};
+  m.extra.erase("uncertainty_before"); // per run: kept in extra.repeat only
   // The interval the merged record claims holds across its runs too: at least half their range
   // relative to the median (the kept run's own ci_rel saw only its samples).
   const double across = run_spread_pct(time) / 200.0;
@@ -68,6 +79,52 @@ MeasurementRecord merge_runs(const std::vector<MeasurementRecord> &runs) {
     m.extra["ci_rel"] = std::max(own.get<double>(), across);
   m.extra["repeat"]["ci_rel_across_runs"] = across;
   return m;
+}
+
+double budget_weight(double uncertainty, double target) {
+  if (!(target > 0) || !std::isfinite(uncertainty))
+    return 1.0;
+  return std::clamp(uncertainty / target, 0.25, 4.0);
+}
+
+double RepeatMerger::uncertainty(const std::string &key) const {
+  const auto it = m_held.find(key);
+  if (it == m_held.end() || it->second.empty())
+    return std::numeric_limits<double>::quiet_NaN();
+  double u = 0;
+  std::vector<double> time;
+  for (const MeasurementRecord &r : it->second) {
+    time.push_back(r.time_us);
+    if (r.extra.is_object() && r.extra.contains("ci_rel") && r.extra["ci_rel"].is_number())
+      u = std::max(u, r.extra["ci_rel"].get<double>());
+  }
+  return std::max(u, run_spread_pct(time) / 200.0);
+}
+
+double RepeatMerger::held_weight(double target) const {
+  double w = 0;
+  for (const auto &[key, runs] : m_held)
+    w += budget_weight(uncertainty(key), target);
+  return w;
+}
+
+double SweepBudget::share(double left_s, int sweep, std::size_t points_left,
+                          const RepeatMerger &merger, const std::string &key,
+                          double &uncertainty) {
+  left_s = std::max(0.0, left_s);
+  uncertainty = std::numeric_limits<double>::quiet_NaN();
+  if (sweep == 0)
+    return left_s / static_cast<double>(std::max<std::size_t>(1, points_left));
+  if (m_weights_run != sweep) {
+    m_weights_run = sweep;
+    m_run_weight = merger.held_weight(m_target);
+    m_weight_left = m_run_weight;
+  }
+  uncertainty = merger.uncertainty(key);
+  const double w = budget_weight(uncertainty, m_target);
+  const double visits = std::max(w, m_weight_left) + (m_runs - 1 - sweep) * m_run_weight;
+  m_weight_left -= w;
+  return left_s * w / visits;
 }
 
 std::optional<MeasurementRecord> RepeatMerger::add(const MeasurementRecord &m) {

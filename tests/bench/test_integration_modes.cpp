@@ -1,6 +1,7 @@
 // Integration of the timing modes and the cluster-health findings: --nccl-tests (issue 15), the
 // slow node of --groups pairs and the rank that is consistently last (issue 17), on the mpi
 // backend with the test-build slow-rank hook (SCALEFIT_TEST_SLOW_RANKS, backend_mpi.cpp).
+#include "scalefit/bench/repeat.hpp"
 #include "scalefit/core/records.hpp"
 
 #include "integration_support.hpp"
@@ -226,4 +227,38 @@ TEST(Integration, RepeatMergesTheRunsOfEachPointIntoOneRecordWithTheirSpread) {
     EXPECT_GE(m.busbw_gbps, rep["busbw_min_gbps"].get<double>());
     EXPECT_LE(m.busbw_gbps, rep["busbw_max_gbps"].get<double>());
   }
+}
+
+TEST(Integration, BudgetRevisitsGiveTheLessCertainPointsLargerShares) {
+  // --repeat 3 --budget: the first run shares evenly; runs 2 and 3 weight each point's share by
+  // its run-to-run uncertainty so far (repeat.hpp budget_weight). With --min-time = --max-time
+  // every point runs to its cap, so the cap per unit of weight (time left / weight left) stays
+  // about constant through a run: the caps follow the weights (even shares would make them
+  // equal whatever the weights).
+  TempDir d;
+  Result r;
+  const RecordSet set = measure(2,
+                                "--backend mpi --ops allreduce -b 8 -e 32K -f 4 --repeat 3 "
+                                "--budget 3 --min-time 1 --max-time 1",
+                                d, &r);
+  ASSERT_EQ(r.code, 0) << r.err;
+  ASSERT_EQ(set.measurements.size(), 7u);
+  double spent = 0;
+  for (std::size_t run = 0; run < 3; ++run) {
+    std::vector<double> per_weight;
+    for (const auto &m : set.measurements) {
+      const auto &rep = m.extra.at("repeat");
+      ASSERT_EQ(rep["uncertainty_before"][run].is_null(), run == 0) << m.key();
+      const double cap = rep["time_cap_s"][run].get<double>();
+      spent += cap;
+      const double w =
+          run == 0 ? 1.0 : bench::budget_weight(rep["uncertainty_before"][run].get<double>(), 0.01);
+      per_weight.push_back(cap / w);
+    }
+    std::sort(per_weight.begin(), per_weight.end());
+    const double med = per_weight[per_weight.size() / 2];
+    EXPECT_GT(per_weight.front(), med / 1.3) << "run " << run;
+    EXPECT_LT(per_weight.back(), med * 1.3) << "run " << run;
+  }
+  EXPECT_LT(spent, 3.0 * 1.05); // the caps share the budget, they do not add to it
 }

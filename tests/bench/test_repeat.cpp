@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <vector>
 
 using namespace scalefit;
@@ -101,4 +103,83 @@ TEST(Repeat, MergerHoldsAPointUntilItsLastRunAndSummarizesTheSpread) {
   RepeatMerger once(1);
   EXPECT_TRUE(once.add(run_of(5)).has_value());
   EXPECT_EQ(once.summary(), "");
+}
+
+TEST(Repeat, BudgetWeightFollowsTheUncertaintyWithinAQuarterAndFourShares) {
+  EXPECT_DOUBLE_EQ(budget_weight(0.01, 0.01), 1.0);
+  EXPECT_DOUBLE_EQ(budget_weight(0.03, 0.01), 3.0);
+  EXPECT_DOUBLE_EQ(budget_weight(0.5, 0.01), 4.0);  // at most 4 shares
+  EXPECT_DOUBLE_EQ(budget_weight(0.0, 0.01), 0.25); // agreeing runs are still revisited
+  EXPECT_DOUBLE_EQ(budget_weight(std::numeric_limits<double>::quiet_NaN(), 0.01), 1.0);
+  EXPECT_DOUBLE_EQ(budget_weight(0.2, 0.0), 1.0); // no target: even shares
+  EXPECT_LT(budget_weight(0.011, 0.01), budget_weight(0.012, 0.01));
+}
+
+TEST(Repeat, UncertaintyIsTheLargerOfTheClaimedIntervalsAndHalfTheRunsRange) {
+  RepeatMerger merger(3);
+  EXPECT_TRUE(std::isnan(merger.uncertainty(run_of(100).key())));
+  MeasurementRecord a = run_of(100, 1024), b = run_of(100, 2048);
+  a.extra = {{"ci_rel", 0.004}};
+  b.extra = {{"ci_rel", 0.03}};
+  merger.add(a);
+  merger.add(b);
+  EXPECT_DOUBLE_EQ(merger.uncertainty(a.key()), 0.004); // one run: its own interval
+  EXPECT_DOUBLE_EQ(merger.uncertainty(b.key()), 0.03);
+  MeasurementRecord a2 = run_of(120, 1024);
+  a2.extra = {{"ci_rel", 0.002}};
+  merger.add(a2);
+  // Runs at 100 and 120 us: half the range over the median 110 = 9.1%, above both intervals.
+  EXPECT_NEAR(merger.uncertainty(a.key()), 20.0 / 110.0 / 2, 1e-12);
+  EXPECT_NEAR(merger.held_weight(0.01), budget_weight(20.0 / 110.0 / 2, 0.01) + 3.0, 1e-12);
+}
+
+TEST(Repeat, TheMergedRecordKeepsEachRunsCapAndTheUncertaintyThatSetIt) {
+  std::vector<MeasurementRecord> runs;
+  for (int i = 0; i < 3; ++i) {
+    runs.push_back(run_of(100 + i));
+    runs.back().extra = {{"time_cap_s", 0.01 * (i + 1)}};
+    if (i > 0)
+      runs.back().extra["uncertainty_before"] = 0.02 * i;
+  }
+  const MeasurementRecord m = merge_runs(runs);
+  const auto &r = m.extra.at("repeat");
+  EXPECT_EQ(r["time_cap_s"].get<std::vector<double>>(), (std::vector<double>{0.01, 0.02, 0.03}));
+  EXPECT_TRUE(r["uncertainty_before"][0].is_null());
+  EXPECT_DOUBLE_EQ(r["uncertainty_before"][2].get<double>(), 0.04);
+  EXPECT_FALSE(m.extra.contains("uncertainty_before")); // per run, in extra.repeat only
+}
+
+TEST(Repeat, SweepBudgetSharesEvenlyFirstThenByWeightOverTheVisitsLeft) {
+  // Two runs of three points, 12 s: the first run gives each point 12/6 = 2 s (nothing
+  // measured yet); the second gives the time left in proportion to the weights.
+  SweepBudget budget(2, 0.01);
+  RepeatMerger merger(2);
+  double u = 0;
+  const std::vector<double> ci = {0.04, 0.01, 0.0025}; // weights 4, 1, 1/4
+  std::vector<MeasurementRecord> pts;
+  double left = 12;
+  for (std::size_t i = 0; i < ci.size(); ++i) {
+    pts.push_back(run_of(100, 1024u << i));
+    pts.back().extra = {{"ci_rel", ci[i]}};
+    const double cap = budget.share(left, 0, 6 - i, merger, pts[i].key(), u);
+    EXPECT_DOUBLE_EQ(cap, left / static_cast<double>(6 - i));
+    EXPECT_TRUE(std::isnan(u));
+    left -= cap;
+    merger.add(pts[i]);
+  }
+  EXPECT_DOUBLE_EQ(left, 6);
+  double total = 0;
+  std::vector<double> caps;
+  for (std::size_t i = 0; i < ci.size(); ++i) {
+    const double cap = budget.share(left, 1, 3 - i, merger, pts[i].key(), u);
+    EXPECT_DOUBLE_EQ(u, ci[i]);
+    caps.push_back(cap);
+    total += cap;
+    left -= cap; // each point used its whole cap
+  }
+  EXPECT_NEAR(caps[0], 6 * 4 / 5.25, 1e-12);
+  EXPECT_NEAR(caps[1], 6 * 1 / 5.25, 1e-12);
+  EXPECT_NEAR(caps[2], 6 * 0.25 / 5.25, 1e-12);
+  EXPECT_NEAR(total, 6, 1e-12); // the last visit ends the budget, no more
+  EXPECT_DOUBLE_EQ(budget.share(-1, 1, 1, merger, pts[0].key(), u), 0); // overspent: no time
 }

@@ -29,6 +29,16 @@ MeasurementRecord merge_runs(const std::vector<MeasurementRecord> &runs);
 /// two); 0 for fewer than two values or a median of 0.
 double run_spread_pct(std::vector<double> values);
 
+/// How much of a --budget sweep's time a point's next run gets, relative to an ordinary point
+/// (--repeat N --budget B: the runs after the first are revisits that spend the budget where
+/// the runs so far disagree most; issue 20). `uncertainty`: the point's relative run-to-run
+/// uncertainty so far (RepeatMerger::uncertainty; NaN: nothing measured yet, weight 1);
+/// `target`: the relative half-width the stop rule aims for (--max-ci, else --max-noise).
+/// \returns uncertainty / target clamped to [1/4, 4]: a point whose runs agree to a quarter of
+/// the target still gets a quarter share (it is timed again, at another moment), one 4x the
+/// target or worse at most 4 shares. Weight 1 for a non-positive target.
+double budget_weight(double uncertainty, double target);
+
 /// Holds the points of a --repeat sweep until their last run (rank 0).
 class RepeatMerger {
 public:
@@ -37,6 +47,13 @@ public:
   /// Adds one run's measurement of a point. \returns the record to write once the point has
   /// `runs` measurements (merge_runs), else nullopt (held).
   std::optional<MeasurementRecord> add(const MeasurementRecord &m);
+  /// The relative run-to-run uncertainty of the point `key` (MeasurementRecord::key()) from the
+  /// runs held so far: the larger of their largest extra.ci_rel and half their relative range
+  /// (max - min) / median (merge_runs' claimed interval). NaN when no run of it is held.
+  double uncertainty(const std::string &key) const;
+  /// Sum of budget_weight(uncertainty(k), target) over every point held (the points of one
+  /// run of the sweep once the first run is over).
+  double held_weight(double target) const;
   /// The end-of-sweep lines: per curve (op, group, dtype, placement, method) the largest
   /// run-to-run spread and its size, the median spread, and the points above 5%. "" for one run.
   std::string summary() const;
@@ -52,6 +69,30 @@ private:
   std::map<std::string, std::vector<MeasurementRecord>> m_held;
   std::vector<std::string> m_order; ///< curves in the order first merged
   std::map<std::string, Curve> m_curves;
+};
+
+/// The time cap of each point of a `--budget` sweep (rank 0; issue 20). The first run shares the
+/// time left evenly over the visits left; a later run (--repeat) is a revisit, and a point's share
+/// is its budget_weight over the weight of the visits left: this run's not yet visited and, at
+/// this run's weights, one run's worth for each run after it.
+class SweepBudget {
+public:
+  /// `runs` = --repeat (>= 1); `target` the stop rule's relative half-width (budget_weight).
+  SweepBudget(int runs, double target) : m_runs(runs < 1 ? 1 : runs), m_target(target) {}
+  /// The cap [s] of the next point: `left_s` the budget not yet spent [s] (negative counts as
+  /// 0), `sweep` the 0-based run, `points_left` the visits not yet made in all runs (this one
+  /// included; used in the first run), `merger` the runs so far and `key` the point's
+  /// MeasurementRecord::key(). Sets `uncertainty` to what weighted a revisit (NaN in the first
+  /// run). Call once per point, in sweep order.
+  double share(double left_s, int sweep, std::size_t points_left, const RepeatMerger &merger,
+               const std::string &key, double &uncertainty);
+
+private:
+  int m_runs;
+  double m_target;
+  int m_weights_run = 0;     ///< the run whose weights below were taken
+  double m_run_weight = 0;   ///< one run's points, weighted
+  double m_weight_left = 0;  ///< this run's points not yet visited, weighted
 };
 
 } // namespace scalefit::bench
