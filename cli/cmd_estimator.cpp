@@ -354,6 +354,7 @@ struct ValidateCmd {
   std::vector<std::string> files;
   std::string root = ".";
   std::string fit_path, fit_system;
+  std::string explain; ///< --explain ID: print that run's full estimate
   bool json = false;
   bool verbose = false;
   void run() {
@@ -368,11 +369,25 @@ struct ValidateCmd {
     for (const std::string &f : files)
       all.push_back(est::load_published_runs(f, root));
     nlohmann::json j = nlohmann::json::array();
-    std::string o;
+    std::string o, explained_report;
+    bool explained = false;
     for (const auto &runs : all) {
       const std::vector<est::RunComparison> rows =
-          est::compare_published(runs, root, fit ? &fit->compute : nullptr, fit_system);
+          est::compare_published(runs, root, fit ? &fit->compute : nullptr, fit_system, explain);
       for (const est::RunComparison &c : rows) {
+        if (!explain.empty() && c.run->id == explain) {
+          explained = true;
+          if (!c.skipped.empty())
+            throw InputError("run '" + explain + "' is not estimated: " + c.skipped, "", 0,
+                             "--explain");
+          std::string head = fmt::format(
+              "{}: published {:.3f} s, estimated {:.3f} s ({:+.1f}%)\n{}\n", c.run->id,
+              c.run->iteration_s, c.estimated_s, 100 * c.time_error, c.run->source);
+          if (!json)
+            o += head + c.report + "\n";
+          else
+            explained_report = head + c.report;
+        }
         nlohmann::json r = {{"id", c.run->id},
                             {"source", c.run->source},
                             {"published_s", c.run->iteration_s}};
@@ -424,6 +439,10 @@ struct ValidateCmd {
         o += fmt::format("; {} estimated not to fit (not counted)", sm.not_fitting);
       o += "\n";
     }
+    if (!explain.empty() && !explained)
+      throw InputError("no run with id '" + explain + "' in the given files", "", 0, "--explain");
+    if (json && !explained_report.empty()) // the table goes to stderr beside the JSON
+      std::fprintf(stderr, "%s\n", explained_report.c_str());
     print(json ? dump_json(j, 2) + "\n" : o);
   }
 };
@@ -447,6 +466,10 @@ void add_estimator_commands(CLI::App &app) {
                  "system path (as the runs name it) the --fit was measured on");
   cv->add_flag("--runs-table,-v", val->verbose, "print every run");
   cv->add_flag("--json", val->json, "print JSON");
+  cv->add_option("--explain", val->explain,
+                 "also print this run's whole estimate (time and memory terms, every message and "
+                 "what priced it) under its published time, to see where an error comes from "
+                 "(with --json: on stderr)");
   cv->callback([val] { val->run(); });
 
   auto estimate = std::make_shared<EstimateCmd>();

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # scalefit set-up: installs the Debian packages scalefit builds with (when run as root; otherwise
 # prints the apt-get command), then configures and builds into build/ (executables in build/bin/).
-# CUDA and NCCL are used when nvcc is found (PATH, CUDACXX or /usr/local/cuda/bin/nvcc).
+# CUDA and NCCL are used when nvcc is found (PATH, CUDACXX or /usr/local/cuda/bin/nvcc); for the
+# main job alone (no --all) only when a GPU is also visible.
 #
 # Usage: scripts/setup.sh [--no-build] [--all] [-- extra cmake arguments]
 #   Without --all only the two binaries the main job runs are built (scalefit, scalefit-bench):
@@ -88,7 +89,24 @@ fetch_cudnn_frontend() {
     nvidia-cudnn-frontend ||
     echo "setup: could not fetch nvidia-cudnn-frontend: fused attention on the GPU is not built" >&2
 }
-if [ "${SCALEFIT_ENABLE_CUDA:-}" != OFF ] && { command -v nvcc >/dev/null || [ -n "${CUDACXX:-}" ]; }; then
+have_nvcc=false
+{ command -v nvcc >/dev/null || [ -n "${CUDACXX:-}" ]; } && have_nvcc=true
+# The main job alone (no --all) on a machine where no GPU is visible runs only the CPU paths (MPI
+# collectives, Eigen kernels): build its two binaries without CUDA, since the cuDNN attention,
+# cuBLAS engine and NCCL backend are most of a fresh build's time there (issue 18's five-minute
+# first run). --all (scripts/test.sh, CI) builds the CUDA targets whenever nvcc is found, also
+# after such a build (the cached OFF is overridden). SCALEFIT_ENABLE_CUDA=ON|OFF decides always.
+gpu_visible() { nvidia-smi -L >/dev/null 2>&1 || compgen -G '/dev/nvidia[0-9]*' >/dev/null; }
+if [ -z "${SCALEFIT_ENABLE_CUDA:-}" ] && $have_nvcc; then
+  if $all; then
+    SCALEFIT_ENABLE_CUDA=ON
+  elif ! gpu_visible; then
+    SCALEFIT_ENABLE_CUDA=OFF
+    echo "setup: nvcc found but no GPU visible: building the main job without CUDA" \
+         "(SCALEFIT_ENABLE_CUDA=ON builds it; scripts/test.sh builds the CUDA targets)"
+  fi
+fi
+if [ "${SCALEFIT_ENABLE_CUDA:-}" != OFF ] && $have_nvcc; then
   fetch_cudnn_frontend
 fi
 

@@ -198,6 +198,18 @@ ModelOps describe_model(const ModelConfig &m) {
     }
     o.elementwise[i++] = {"FP8 casts (hidden)", fwd_hidden, bwd_hidden, Region::hidden};
     o.elementwise[i++] = {"FP8 casts (inner)", fwd_inner, bwd_inner, Region::inner};
+    if (m.moe()) {
+      // The same rule on the MoE blocks' expert linears (TE's GroupedLinear casts each local
+      // expert's rows; the shared experts' Linear the block's tokens): fc1 reads the permuted
+      // tokens (not a norm's output: 4 B per element of h) and fc2 the activation (4 B per f_e);
+      // backward casts fc1's and fc2's output gradients (4 B per up_n and per h). Per token: k
+      // routes of the routed experts, once for the shared ones.
+      const double k = o.moe.top_k, fe = o.moe.f_e, up = o.moe.up_n, fs = o.moe.f_shared;
+      const double up_s = (gated ? 2 : 1) * fs;
+      const double fwd = 4 * k * (h + fe) + (fs > 0 ? 4 * (h + fs) : 0.0);
+      const double bwd = 4 * k * (up + h) + (fs > 0 ? 4 * (up_s + h) : 0.0);
+      o.elementwise[i++] = {"FP8 casts (experts)", phi * fwd, phi * bwd, Region::inner};
+    }
   }
   o.n_elementwise = i;
   o.act = block_activations(m, false);

@@ -1,5 +1,6 @@
 // Published runs: JSONL -> model + layout -> estimate -> error (published.hpp).
 #include "scalefit/estimator/published.hpp"
+#include "scalefit/estimator/report.hpp"
 
 #include "scalefit/core/error.hpp"
 #include "scalefit/core/jsonl.hpp"
@@ -208,7 +209,8 @@ std::vector<PublishedRun> load_published_runs(const std::string &path, const std
 std::vector<RunComparison> compare_published(const std::vector<PublishedRun> &runs,
                                              const std::string &root,
                                              const fitting::ComputeSection *compute,
-                                             const std::string &compute_system) {
+                                             const std::string &compute_system,
+                                             const std::string &explain_id) {
   std::vector<RunComparison> out;
   std::map<std::string, SystemConfig> systems;
   for (const PublishedRun &r : runs) {
@@ -240,6 +242,8 @@ std::vector<RunComparison> compare_published(const std::vector<PublishedRun> &ru
     c.estimated_gib = e->memory_bytes.total / kGiB;
     c.memory_error = r.memory_gib > 0 ? (c.estimated_gib - r.memory_gib) / r.memory_gib : 0.0;
     c.fits = e->fits_memory;
+    if (!explain_id.empty() && r.id == explain_id)
+      c.report = estimate_table(est, r.strategy, *e);
     out.push_back(c);
   }
   return out;

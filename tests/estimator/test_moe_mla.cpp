@@ -401,3 +401,27 @@ TEST(MoeMla, AllGatherDispatcherMovesEachTokenOnce) {
   EXPECT_LT(ag->comm_ep_s, a2a->comm_ep_s);
   EXPECT_DOUBLE_EQ(ag->time_s.compute, a2a->time_s.compute);
 }
+
+// FP8 (Transformer Engine's per-tensor recipe) casts every linear input to FP8 with its
+// transpose and, backward, every output gradient: on an MoE block that includes the routed
+// experts' rows (k per token) and the shared experts', by the same bytes as a dense linear
+// (docs/estimator.md "FP8"). Qwen3-30B-A3B: h 2048, f_e 768 (SwiGLU: fc1 width 1536), k 8, no
+// shared experts, every block MoE: forward 4 k (h + f_e), backward 4 k (2 f_e + h) per token.
+TEST(MoeMla, Fp8CastsCoverTheExpertRows) {
+  ModelConfig m = load_model(test_paths::model_path("qwen3-30b-a3b"));
+  const auto expert_casts = [](const ModelOps &o) -> const ElementwiseOp * {
+    for (int i = 0; i < o.n_elementwise; ++i)
+      if (std::string(o.elementwise[i].what) == "FP8 casts (experts)")
+        return &o.elementwise[i];
+    return nullptr;
+  };
+  EXPECT_EQ(expert_casts(describe_model(m)), nullptr); // bf16: no casts
+  m.fp8 = true;
+  const ModelOps o = describe_model(m);
+  const ElementwiseOp *c = expert_casts(o);
+  ASSERT_NE(c, nullptr);
+  const double h = 2048, fe = 768, k = 8;
+  EXPECT_DOUBLE_EQ(c->fwd_bytes, 4 * k * (h + fe));
+  EXPECT_DOUBLE_EQ(c->bwd_bytes, 4 * k * (2 * fe + h));
+  EXPECT_EQ(c->region, Region::inner);
+}

@@ -51,7 +51,7 @@ struct ElementwiseOp {
 };
 
 /// Maximum element-wise kernels of one block.
-inline constexpr int kMaxElementwise = 12;
+inline constexpr int kMaxElementwise = 14;
 
 /// Activation bytes one block keeps for backward, per token, by region (Korthikanti et al. 2022,
 /// Sec. 4.1 derivation generalized to GQA, gated MLPs, no-dropout models and FP8; docs/estimator.md

@@ -42,15 +42,20 @@ struct RunComparison {
   double memory_error = 0;  ///< relative, 0 when no memory is published
   bool fits = true;         ///< the estimate fits in device memory
   std::string skipped;      ///< why it was not estimated (not expressible, bad layout)
+  /// The estimate's full table (estimate_table: time and memory terms, messages, what priced
+  /// each), for the run compare_published was asked to explain; else empty.
+  std::string report;
 };
 
 /// Estimates `runs` (systems loaded from `root`, spec-priced). \param compute when given, the
 /// compute fits (a fit file's compute section) price the runs whose system path is
-/// `compute_system`.
+/// `compute_system`. \param explain_id the id of a run whose RunComparison::report is filled
+/// (`scalefit validate --explain`); "" for none.
 std::vector<RunComparison> compare_published(const std::vector<PublishedRun> &runs,
                                              const std::string &root,
                                              const fitting::ComputeSection *compute = nullptr,
-                                             const std::string &compute_system = "");
+                                             const std::string &compute_system = "",
+                                             const std::string &explain_id = "");
 
 /// Out-of-sample error of one source (one file): runs used to derive a constant are excluded.
 struct SourceSummary {
