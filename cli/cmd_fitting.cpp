@@ -218,6 +218,14 @@ void run_predict(const PredictArgs &a) {
           a.fit);
     preds.push_back(*p);
   }
+  // A size the fit left out (an outlier, issue 19): say what was measured there and why it is
+  // not what the curve predicts.
+  std::vector<const ExcludedPoint *> left_out(sizes.size(), nullptr);
+  for (std::size_t i = 0; i < sizes.size(); ++i)
+    if (const FitEntry *e = fit->find(preds[i].entry))
+      for (const ExcludedPoint &x : e->excluded)
+        if (x.bytes == static_cast<double>(sizes[i]))
+          left_out[i] = &x;
   if (a.json) {
     for (std::size_t i = 0; i < sizes.size(); ++i)
       list.push_back({{"bytes", sizes[i]},
@@ -227,6 +235,10 @@ void run_predict(const PredictArgs &a) {
                       {"extrapolated", preds[i].extrapolated},
                       {"entry", preds[i].entry},
                       {"note", preds[i].note}});
+    for (std::size_t i = 0; i < sizes.size(); ++i)
+      if (left_out[i])
+        list[i]["excluded"] = {{"time_us", left_out[i]->time_us},
+                               {"reason", left_out[i]->reason}};
     fmt::print("{}\n", dump_json(list, 2));
     return;
   }
@@ -237,7 +249,11 @@ void run_predict(const PredictArgs &a) {
   for (std::size_t i = 0; i < sizes.size(); ++i)
     fmt::print("{:>14} {:>12.3f} {:>10.3f} {:>10.3f} {:>6}  {}\n", sizes[i], preds[i].time_us,
                preds[i].algbw_gbps, preds[i].busbw_gbps, preds[i].extrapolated ? "yes" : "no",
-               preds[i].note);
+               preds[i].note +
+                   (left_out[i] ? fmt::format("; measured {:.4g} us here, left out of the fit "
+                                              "({})",
+                                              left_out[i]->time_us, left_out[i]->reason)
+                                : std::string()));
 }
 
 } // namespace

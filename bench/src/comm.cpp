@@ -428,7 +428,7 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
               // Rank 0's clock and weights decide (SweepBudget); every rank gets the same cap.
               double share = 0;
               if (rank == 0)
-                share = budget.share(o.budget_s - (MPI_Wtime() - run_start), sweep, points_left,
+                share = budget.share(o.budget_s, MPI_Wtime() - run_start, sweep, points_left,
                                      repeats, key, uncertainty_before);
               SCALEFIT_MPI_CHECK(MPI_Bcast(&share, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD));
               plan.rule.max_time_s = o.max_time_given ? std::min(o.max_time_s, share) : share;
@@ -446,6 +446,7 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
               if (comm)
                 comm->reset_choice();
               t = time_point(cp, run, plan, point_id, watchdog);
+              budget.visited(MPI_Wtime() - t_begin, t.elapsed_s); // sampling: what the cap bounds
               if (comm)
                 choice = comm->last_choice(); // the last timed operation's, before the check
               t_timed = MPI_Wtime();

@@ -108,10 +108,13 @@ double RepeatMerger::held_weight(double target) const {
   return w;
 }
 
-double SweepBudget::share(double left_s, int sweep, std::size_t points_left,
+double SweepBudget::share(double budget_s, double elapsed_s, int sweep, std::size_t points_left,
                           const RepeatMerger &merger, const std::string &key,
                           double &uncertainty) {
-  left_s = std::max(0.0, left_s);
+  const double overhead_per_visit =
+      m_visits > 0 ? m_overhead_s / static_cast<double>(m_visits) : 0.0;
+  const double left_s = std::max(
+      0.0, budget_s - elapsed_s - overhead_per_visit * static_cast<double>(points_left));
   uncertainty = std::numeric_limits<double>::quiet_NaN();
   if (sweep == 0)
     return left_s / static_cast<double>(std::max<std::size_t>(1, points_left));

@@ -3,6 +3,7 @@
 // fit_curve.cpp; labels and quality figures in fit_quality.cpp.
 #include "scalefit/fitting/fit.hpp"
 
+#include "curve_bounds.hpp"
 #include "fit_detail.hpp"
 
 #include <fmt/format.h>
@@ -406,6 +407,9 @@ std::vector<CandidateFit> select(std::span<const CurvePoint> pts, const FitOptio
     for (const CandidateFit &c : drop_trials)
       out.push_back(c);
   }
+  // A candidate with a parameter outside its physical range (a step of 1e-17 GB/s on absurd
+  // data) is not a choice: the fit file could not hold it (curve_bounds.hpp).
+  std::erase_if(out, [](const CandidateFit &c) { return !out_of_bounds(c.model).empty(); });
   // Simplest first; a more complex candidate wins only by more than bic_margin.
   std::stable_sort(out.begin(), out.end(), [](const CandidateFit &a, const CandidateFit &b) {
     return a.model.num_parameters() < b.model.num_parameters();

@@ -1,7 +1,8 @@
 // fit_curve: the points a curve is fitted to (exclusions, spike screening), the few-points path
 // (alpha-beta from 2-3 points, not cross-validated) and the quality of the chosen fit.
 //
-// Robustness rule (stated in fit.hpp): two screens, both against the rising models only.
+// Robustness rule (stated in fit.hpp): three screens, the first two against the rising models
+// only, the third against the final fit.
 //  1. Fit residuals: points whose log-time residual exceeds max(ln outlier_min_ratio, 5 x 1.4826
 //     MAD) are dropped, largest first, at most outlier_max_share (at least one when >= 6 points),
 //     then the selection is redone (up to 3 rounds). A dropped point within half the threshold
@@ -14,10 +15,15 @@
 //     neighbours (slope clipped to [0, 1]); at most spike_max_share of the points. A protocol step moves later points too
 //     and fails the neighbour-slope test, so it is kept. This catches the spike a first fit
 //     bent towards (a 20x dip among a few hundred points).
+//  3. Isolated deviations, after the falls: an interior point more than max(outlier_min_ratio
+//     (1.25x), 3 robust sigmas) off both the final fit and the line through its neighbours,
+//     while both neighbours lie within a third of that of the fit (at most spike_max_share of
+//     the points, outliers of 1-2 included; never two adjacent).
 // Outliers are listed in CurveFit::excluded; quality reports MAPE without (mape_pct) and with
 // (mape_all_pct) them.
 #include "scalefit/fitting/fit.hpp"
 
+#include "curve_bounds.hpp"
 #include "fit_detail.hpp"
 
 #include <fmt/format.h>
@@ -117,9 +123,13 @@ CurveFit few_points(std::vector<CurvePoint> kept, CurveFit out, const FitOptions
     }
   }
   const CandidateFit c = fit_model(kept, ModelKind::alpha_beta);
-  out.ok = std::isfinite(c.model.alpha_us) && c.model.beta_gbps > 0;
+  const std::string outside = detail::out_of_bounds(c.model);
+  out.ok = std::isfinite(c.model.alpha_us) && c.model.beta_gbps > 0 && outside.empty();
   if (!out.ok) {
-    out.diagnostic = fmt::format("{} points: alpha-beta could not be fitted", kept.size());
+    out.diagnostic =
+        outside.empty()
+            ? fmt::format("{} points: alpha-beta could not be fitted", kept.size())
+            : fmt::format("{} points: the alpha-beta fit has {}: not fitted", kept.size(), outside);
     out.kept = std::move(kept);
     return out;
   }
@@ -194,6 +204,11 @@ CurveFit fit_curve(std::span<const CurvePoint> points, const FitOptions &opt) {
       CurveFit f = few_points(kept, std::move(out), opt);
       for (const ExcludedPoint &e : outliers)
         f.excluded.push_back(e);
+      if (f.ok) // enough points, but no richer model kept its parameters in range
+        f.diagnostic = fmt::format("warning: {} points, but no model but alpha-beta has every "
+                                   "parameter in its physical range: alpha-beta fitted, quality "
+                                   "not cross-validated",
+                                   usable);
       return f;
     }
     out.diagnostic = fmt::format(
@@ -311,9 +326,96 @@ CurveFit fit_curve(std::span<const CurvePoint> points, const FitOptions &opt) {
     if (!again.empty())
       ranked.swap(again);
   }
+  // 3. Isolated deviations (issue 19), against the final fit (falls included: a curve that
+  //    needs a drop or a lift misses every point with its rising models alone, which would
+  //    hide a single bad size in the noise; a fall that absorbs the point leaves it unflagged):
+  //    an interior point off the fit by more than max(outlier_min_ratio, 3 x 1.4826 x median
+  //    |residual|) whose two neighbours both lie within a third of its log deviation: one size
+  //    that went wrong (a busy host, a protocol switch at that size alone) while the curve
+  //    around it holds. A noisy curve's MAD-scaled threshold in screen 1 and the 2x of screen 2
+  //    let such 1.3-2x points through. Largest first, never two adjacent, at most
+  //    spike_max_share of the points counting the outliers already found.
+  if (opt.reject_outliers && kept.size() >= 5) {
+    const CurveModel &m = ranked.front().model;
+    std::vector<double> res(kept.size());
+    for (std::size_t i = 0; i < kept.size(); ++i)
+      res[i] = std::log(kept[i].time_us) - std::log(m.time_us(kept[i].bytes));
+    // Above the ratio and above 3 robust sigmas of the residuals: on a noisy curve (sigma
+    // 8%: about 1.27x) a 3-sigma point is noise, not a size that went wrong.
+    std::vector<double> absdev(res.size());
+    for (std::size_t i = 0; i < res.size(); ++i)
+      absdev[i] = std::abs(res[i]);
+    std::nth_element(absdev.begin(),
+                     absdev.begin() + static_cast<std::ptrdiff_t>(absdev.size() / 2), absdev.end());
+    const double thresh =
+        std::max(std::log(opt.outlier_min_ratio), 3.0 * 1.4826 * absdev[absdev.size() / 2]);
+    // The deviation is taken from the log-log line through the two neighbours (a flexible fit
+    // bends towards a spike, so its own residual understates it); the fit must miss the point by
+    // the ratio too, and both neighbours lie within a third of the deviation of the fit.
+    std::vector<std::size_t> cands;
+    std::vector<double> dev(kept.size(), 0.0);
+    for (std::size_t i = 1; i + 1 < kept.size(); ++i) {
+      const double u0 = std::log(kept[i - 1].bytes), u = std::log(kept[i].bytes),
+                   u1 = std::log(kept[i + 1].bytes);
+      if (!(u1 > u0))
+        continue;
+      const double line = std::log(kept[i - 1].time_us) +
+                          (std::log(kept[i + 1].time_us) - std::log(kept[i - 1].time_us)) *
+                              (u - u0) / (u1 - u0);
+      const double d = std::log(kept[i].time_us) - line;
+      dev[i] = d;
+      if (std::isfinite(d) && std::abs(d) > thresh &&
+          std::abs(res[i]) > std::log(opt.outlier_min_ratio) && res[i] * d > 0 &&
+          std::abs(res[i - 1]) < std::abs(d) / 3 && std::abs(res[i + 1]) < std::abs(d) / 3)
+        cands.push_back(i);
+    }
+    std::sort(cands.begin(), cands.end(), [&](std::size_t a, std::size_t b) {
+      return std::abs(dev[a]) > std::abs(dev[b]);
+    });
+    const std::size_t cap = static_cast<std::size_t>(
+        opt.spike_max_share * static_cast<double>(kept.size() + outliers.size()));
+    std::vector<bool> drop(kept.size(), false);
+    std::size_t n_drop = 0;
+    for (std::size_t i : cands) {
+      if (outliers.size() + n_drop >= cap)
+        break;
+      if ((i > 0 && drop[i - 1]) || (i + 1 < kept.size() && drop[i + 1]))
+        continue;
+      drop[i] = true;
+      ++n_drop;
+      const double nb = std::exp(std::max(std::abs(res[i - 1]), std::abs(res[i + 1])));
+      outliers.push_back(
+          {kept[i].bytes, kept[i].time_us,
+           fmt::format("outlier: isolated, {:.3g}x its neighbours' line and {:.3g}x the fit while "
+                       "both neighbours are within {:.3g}x of it (threshold {:.3g}x)",
+                       std::exp(dev[i]), std::exp(res[i]), nb, std::exp(thresh))});
+    }
+    if (n_drop > 0) {
+      std::vector<CurvePoint> next;
+      for (std::size_t i = 0; i < kept.size(); ++i)
+        if (!drop[i])
+          next.push_back(kept[i]);
+      std::vector<CandidateFit> again = detail::select(next, opt, out.regime_trials, falls_gate);
+      if (!again.empty()) {
+        kept.swap(next);
+        ranked.swap(again);
+      } else {
+        outliers.resize(outliers.size() - n_drop);
+      }
+    }
+  }
   for (const ExcludedPoint &e : outliers)
     out.excluded.push_back(e);
 
+  if (const std::string outside = detail::out_of_bounds(ranked.front().model); !outside.empty()) {
+    // select() keeps only candidates inside the ranges; a refit after a screen may still leave
+    // one outside: such a curve is not fitted rather than written as a file no one can load.
+    for (const ExcludedPoint &e : outliers)
+      out.excluded.push_back(e);
+    out.diagnostic = fmt::format("the best fit has {}: not fitted", outside);
+    out.kept = kept;
+    return out;
+  }
   const CandidateFit &best = ranked.front();
   out.ok = true;
   out.model = best.model;
@@ -346,5 +448,45 @@ CurveFit fit_curve(std::span<const CurvePoint> points, const FitOptions &opt) {
   out.kept = std::move(kept);
   return out;
 }
+
+
+namespace detail {
+
+std::string out_of_bounds(const CurveModel &m) {
+  const auto bad = [](const std::string &name, double v, const Bounds &b) {
+    return b.contains(v) ? std::string()
+                         : fmt::format("{} = {:.3g} outside {}", name, v, b.text());
+  };
+  std::string why = bad("alpha_us", m.alpha_us, kAlphaUs);
+  if (why.empty() && m.kind == ModelKind::alpha_beta)
+    why = bad("beta_gbps", m.beta_gbps, kBandwidthGbps);
+  for (std::size_t j = 0; why.empty() && j < m.steps.size(); ++j) {
+    const std::string at = fmt::format("steps[{}].", j);
+    why = bad(at + "bmax_gbps", m.steps[j].bmax_gbps, kBandwidthGbps);
+    if (why.empty())
+      why = bad(at + "k", m.steps[j].k, kSteepness);
+    if (why.empty())
+      why = bad(at + "s_half_bytes", m.steps[j].s_half_bytes, kHalfBytes);
+  }
+  for (std::size_t j = 0; why.empty() && j < m.drops.size(); ++j) {
+    const std::string at = fmt::format("drops[{}].", j);
+    why = bad(at + "fraction", m.drops[j].fraction, kFraction);
+    if (why.empty())
+      why = bad(at + "k", m.drops[j].k, kSteepness);
+    if (why.empty())
+      why = bad(at + "s_half_bytes", m.drops[j].s_half_bytes, kHalfBytes);
+  }
+  for (std::size_t j = 0; why.empty() && j < m.lifts.size(); ++j) {
+    const std::string at = fmt::format("lifts[{}].", j);
+    why = bad(at + "delta_us", m.lifts[j].delta_us, kDeltaUs);
+    if (why.empty())
+      why = bad(at + "k", m.lifts[j].k, kSteepness);
+    if (why.empty())
+      why = bad(at + "s_half_bytes", m.lifts[j].s_half_bytes, kHalfBytes);
+  }
+  return why;
+}
+
+} // namespace detail
 
 } // namespace scalefit::fitting

@@ -1,6 +1,8 @@
 // Fit file: the loader, validating every field and naming file, line, entry and field.
 #include "scalefit/fitting/fit_file.hpp"
 
+#include "curve_bounds.hpp"
+
 #include "scalefit/core/error.hpp"
 #include "scalefit/core/input_file.hpp"
 #include "scalefit/core/yaml.hpp"
@@ -23,19 +25,16 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-// Ranges of the fitted parameters: generous (a fit may put a step's s_half beyond the data), but
-// finite, and away from the denormals that make a time infinite or NaN.
-constexpr Bounds kAlphaUs{0, 1e9};                 ///< latency [us]
-constexpr Bounds kBandwidthGbps{1e-9, 1e30};       ///< bmax, beta [GB/s] (a fitted step may lie far above the data)
-constexpr Bounds kSteepness{1e-9, 1e6};            ///< k of a logistic step
-constexpr Bounds kHalfBytes{1e-12, 1e30};          ///< s_half [B]
-constexpr Bounds kFraction{0, 1, true, true};      ///< a drop's fraction, open (0, 1)
-constexpr Bounds kDeltaUs{0, 1e9, true, false};    ///< a lift [us]
+// Ranges of the fitted parameters (kAlphaUs .. kDeltaUs): curve_bounds.hpp, shared with the
+// fitter. Generous (a fit may put a step's s_half beyond the data), but finite, and away from the
+// denormals that make a time infinite or NaN.
+using detail::kAlphaUs, detail::kBandwidthGbps, detail::kSteepness, detail::kHalfBytes,
+    detail::kFraction, detail::kDeltaUs;
 constexpr Bounds kSizeBytes{1e-3, 1.2e18};         ///< size range [B]
 constexpr Bounds kTrendValue{-1e12, 1e12};         ///< intercept, slope of a trend
 constexpr Bounds kR2{-1e12, 1};                   ///< R^2 of ln t (negative: worse than the mean)
 constexpr Bounds kRmseLog{0, 1e3};                 ///< sqrt(RSS/n) of ln t
-constexpr Bounds kLooPct{-1, 1e9};                 ///< leave-one-out MAPE [%]; -1: not cross-validated
+constexpr Bounds kLooPct{-1, 1e300};               ///< (leave-one-out) MAPE [%], as bounds::error_pct; -1: not cross-validated
 constexpr long kMaxNodes = 1L << 24;
 constexpr long kMaxRanks = 1L << 24;
 

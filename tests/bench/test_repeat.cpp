@@ -150,36 +150,56 @@ TEST(Repeat, TheMergedRecordKeepsEachRunsCapAndTheUncertaintyThatSetIt) {
 }
 
 TEST(Repeat, SweepBudgetSharesEvenlyFirstThenByWeightOverTheVisitsLeft) {
-  // Two runs of three points, 12 s: the first run gives each point 12/6 = 2 s (nothing
-  // measured yet); the second gives the time left in proportion to the weights.
+  // Two runs of three points, 12 s, every point using its whole cap and nothing else: the first
+  // run gives each point 12/6 = 2 s (nothing measured yet); the second gives the time left in
+  // proportion to the weights.
   SweepBudget budget(2, 0.01);
   RepeatMerger merger(2);
-  double u = 0;
+  double u = 0, elapsed = 0;
   const std::vector<double> ci = {0.04, 0.01, 0.0025}; // weights 4, 1, 1/4
   std::vector<MeasurementRecord> pts;
-  double left = 12;
   for (std::size_t i = 0; i < ci.size(); ++i) {
     pts.push_back(run_of(100, 1024u << i));
     pts.back().extra = {{"ci_rel", ci[i]}};
-    const double cap = budget.share(left, 0, 6 - i, merger, pts[i].key(), u);
-    EXPECT_DOUBLE_EQ(cap, left / static_cast<double>(6 - i));
+    const double cap = budget.share(12, elapsed, 0, 6 - i, merger, pts[i].key(), u);
+    EXPECT_DOUBLE_EQ(cap, 2.0);
     EXPECT_TRUE(std::isnan(u));
-    left -= cap;
+    budget.visited(cap, cap);
+    elapsed += cap;
     merger.add(pts[i]);
   }
-  EXPECT_DOUBLE_EQ(left, 6);
   double total = 0;
   std::vector<double> caps;
   for (std::size_t i = 0; i < ci.size(); ++i) {
-    const double cap = budget.share(left, 1, 3 - i, merger, pts[i].key(), u);
+    const double cap = budget.share(12, elapsed, 1, 3 - i, merger, pts[i].key(), u);
     EXPECT_DOUBLE_EQ(u, ci[i]);
     caps.push_back(cap);
     total += cap;
-    left -= cap; // each point used its whole cap
+    budget.visited(cap, cap);
+    elapsed += cap;
   }
   EXPECT_NEAR(caps[0], 6 * 4 / 5.25, 1e-12);
   EXPECT_NEAR(caps[1], 6 * 1 / 5.25, 1e-12);
   EXPECT_NEAR(caps[2], 6 * 0.25 / 5.25, 1e-12);
   EXPECT_NEAR(total, 6, 1e-12); // the last visit ends the budget, no more
-  EXPECT_DOUBLE_EQ(budget.share(-1, 1, 1, merger, pts[0].key(), u), 0); // overspent: no time
+  EXPECT_DOUBLE_EQ(budget.share(12, 13, 1, 1, merger, pts[0].key(), u), 0); // overspent
+}
+
+TEST(Repeat, SweepBudgetSetsAsideTheOverheadEachVisitHasShown) {
+  // Each point also spends 0.5 s outside its cap (warm-up, checks): after the first visit the
+  // budget keeps 0.5 s for each visit left, so the sweep still ends at 10 s.
+  SweepBudget budget(1, 0.01);
+  RepeatMerger merger(1);
+  double u = 0, elapsed = 0;
+  const std::size_t n = 4;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double cap = budget.share(10, elapsed, 0, n - i, merger, run_of(1).key(), u);
+    if (i == 0)
+      EXPECT_DOUBLE_EQ(cap, 2.5); // nothing seen yet: no overhead set aside
+    else
+      EXPECT_LT(cap, 2.5);
+    budget.visited(cap + 0.5, cap);
+    elapsed += cap + 0.5;
+  }
+  EXPECT_NEAR(elapsed, 10.0, 1e-9);
 }

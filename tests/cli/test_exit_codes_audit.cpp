@@ -191,3 +191,20 @@ TEST_F(Audit, ResumeRefusesAnotherMethodAndDropsACrashPaddedTail) {
   EXPECT_EQ(after.compare(0, before.size(), before), 0) << "the records before it kept";
   EXPECT_GT(after.size(), before.size()) << "the new point appended";
 }
+
+// A fit of records the reader accepts (times 1e-3 .. 1e12 us) must write a fit file its loader
+// accepts: a curve missed by 1e3x at one size (MAPE with outliers 3e11 %), one whose fitted
+// lift is 2.2e9 us, and one whose best fit had a step of 1e-17 GB/s once exited 3 through the
+// writer's guard (the fitter now keeps to the loader's ranges, curve_bounds.hpp).
+TEST_F(Audit, FitsOfExtremeButValidRecordsLoadBack) {
+  for (const auto &[name, op] : {std::pair{"synthetic_fuzz_mape_beyond_1e9pct", "allgather"},
+                                 std::pair{"synthetic_fuzz_lift_beyond_1e9us", "alltoall"},
+                                 std::pair{"synthetic_fuzz_step_bandwidth_1e-17", "alltoall"}}) {
+    const std::string in = std::string(SCALEFIT_TEST_DATA_DIR) + "/fitting/" + name + ".jsonl";
+    const std::string fit = out(std::string(name) + ".yaml");
+    expect_exit(0, kBin + " fit " + in + " -o " + fit + " --no-loo", dir);
+    const Result r = expect_exit(
+        0, kBin + " predict --fit " + fit + " --op " + op + " --nranks 4 --nnodes 1 --bytes 1M", dir);
+    EXPECT_NE(r.out.find("1048576"), std::string::npos) << r.out;
+  }
+}

@@ -408,7 +408,12 @@ TEST(FitFile, UnknownKeysAndNonFiniteQualityAreRefused) {
     bad.replace(at, good.find(',', at) - at, "mape_pct: .nan");
     EXPECT_EQ(parse_error(bad).field(), "entries[0].quality.mape_pct");
     bad = good;
-    bad.replace(at, good.find(',', at) - at, "mape_pct: 1e300");
+    // An error in percent has no physical ceiling (a fit may miss a point it left out by any
+    // factor): negative and infinite figures are what is refused.
+    bad.replace(at, good.find(',', at) - at, "mape_pct: -5");
+    EXPECT_EQ(parse_error(bad).field(), "entries[0].quality.mape_pct");
+    bad = good;
+    bad.replace(at, good.find(',', at) - at, "mape_pct: .inf");
     EXPECT_EQ(parse_error(bad).field(), "entries[0].quality.mape_pct");
   }
 }

@@ -11,6 +11,7 @@
 
 #include "scalefit/core/records.hpp"
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <string>
@@ -71,28 +72,38 @@ private:
   std::map<std::string, Curve> m_curves;
 };
 
-/// The time cap of each point of a `--budget` sweep (rank 0; issue 20). The first run shares the
-/// time left evenly over the visits left; a later run (--repeat) is a revisit, and a point's share
-/// is its budget_weight over the weight of the visits left: this run's not yet visited and, at
-/// this run's weights, one run's worth for each run after it.
+/// The time cap of each point of a `--budget` sweep (rank 0; issue 20). What a point spends
+/// outside its cap (its warm-up and batch calibration) is set aside first: the mean of it per
+/// visit so far, times the visits left (a communicator's one-off set-up is not a visit's). The first run shares the rest evenly
+/// over the visits left; a later run (--repeat) is a revisit, and a point's share is its
+/// budget_weight over the weight of the visits left: this run's not yet visited and, at this
+/// run's weights, one run's worth for each run after it.
 class SweepBudget {
 public:
   /// `runs` = --repeat (>= 1); `target` the stop rule's relative half-width (budget_weight).
   SweepBudget(int runs, double target) : m_runs(runs < 1 ? 1 : runs), m_target(target) {}
-  /// The cap [s] of the next point: `left_s` the budget not yet spent [s] (negative counts as
-  /// 0), `sweep` the 0-based run, `points_left` the visits not yet made in all runs (this one
-  /// included; used in the first run), `merger` the runs so far and `key` the point's
+  /// The cap [s] of the next point: `budget_s` the whole sweep's (--budget), `elapsed_s` the
+  /// sweep's wall time so far, `sweep` the 0-based run, `points_left` the visits not yet made in
+  /// all runs (this one included), `merger` the runs so far and `key` the point's
   /// MeasurementRecord::key(). Sets `uncertainty` to what weighted a revisit (NaN in the first
-  /// run). Call once per point, in sweep order.
-  double share(double left_s, int sweep, std::size_t points_left, const RepeatMerger &merger,
-               const std::string &key, double &uncertainty);
+  /// run). Call once per point, in sweep order, and visited() after it. \returns >= 0.
+  double share(double budget_s, double elapsed_s, int sweep, std::size_t points_left,
+               const RepeatMerger &merger, const std::string &key, double &uncertainty);
+  /// Records the point just timed: `wall_s` its whole time [s] (warm-up included), `sampled_s`
+  /// the part spent sampling (PointSamples::elapsed_s), which its cap bounds.
+  void visited(double wall_s, double sampled_s) {
+    m_overhead_s += std::max(0.0, wall_s - sampled_s);
+    ++m_visits;
+  }
 
 private:
   int m_runs;
   double m_target;
-  int m_weights_run = 0;     ///< the run whose weights below were taken
-  double m_run_weight = 0;   ///< one run's points, weighted
-  double m_weight_left = 0;  ///< this run's points not yet visited, weighted
+  int m_weights_run = 0;    ///< the run whose weights below were taken
+  double m_run_weight = 0;  ///< one run's points, weighted
+  double m_weight_left = 0; ///< this run's points not yet visited, weighted
+  double m_overhead_s = 0;  ///< time of the visits so far outside their sampling [s]
+  std::size_t m_visits = 0; ///< visits so far
 };
 
 } // namespace scalefit::bench

@@ -155,6 +155,11 @@ std::vector<std::string> parameter_names(const CurveModel &model);
 /// spike_min_ratio (2x) off the log-log interpolation of its neighbours, whose own slope
 /// d ln t/d ln s lies in [-0.25, 1.25], is a spike; the end points are judged against the
 /// extrapolation of their two inner neighbours (at most spike_max_share of the points, >= 1).
+/// Then isolated deviations (issue 19): an interior point more than max(outlier_min_ratio, 3 x
+/// 1.4826 x median |log residual|) off the final fit (falls included) and off the line through
+/// its neighbours while both neighbours lie within a third of its log deviation is an outlier
+/// (largest first, never two adjacent, spike_max_share of all points counting earlier outliers);
+/// `excluded` says "outlier: isolated, ...", and predict and the report show it.
 /// Procedure: drop points with size or time <= 0 or non-finite (noted in `excluded`); each family
 /// in options.models is fitted with Eigen's LevenbergMarquardt on log-time residuals from several
 /// deterministic starts (regimes: R = 2..max_regimes, each R seeded from the best R−1 fit plus a
