@@ -453,37 +453,31 @@ CurveFit fit_curve(std::span<const CurvePoint> points, const FitOptions &opt) {
 namespace detail {
 
 std::string out_of_bounds(const CurveModel &m) {
-  const auto bad = [](const std::string &name, double v, const Bounds &b) {
-    return b.contains(v) ? std::string()
-                         : fmt::format("{} = {:.3g} outside {}", name, v, b.text());
+  std::string why;
+  const auto check = [&why](const std::string &name, double v, const Bounds &b) {
+    if (why.empty() && !b.contains(v))
+      why = fmt::format("{} = {:.3g} outside {}", name, v, b.text());
   };
-  std::string why = bad("alpha_us", m.alpha_us, kAlphaUs);
-  if (why.empty() && m.kind == ModelKind::alpha_beta)
-    why = bad("beta_gbps", m.beta_gbps, kBandwidthGbps);
-  for (std::size_t j = 0; why.empty() && j < m.steps.size(); ++j) {
-    const std::string at = fmt::format("steps[{}].", j);
-    why = bad(at + "bmax_gbps", m.steps[j].bmax_gbps, kBandwidthGbps);
-    if (why.empty())
-      why = bad(at + "k", m.steps[j].k, kSteepness);
-    if (why.empty())
-      why = bad(at + "s_half_bytes", m.steps[j].s_half_bytes, kHalfBytes);
-  }
-  for (std::size_t j = 0; why.empty() && j < m.drops.size(); ++j) {
-    const std::string at = fmt::format("drops[{}].", j);
-    why = bad(at + "fraction", m.drops[j].fraction, kFraction);
-    if (why.empty())
-      why = bad(at + "k", m.drops[j].k, kSteepness);
-    if (why.empty())
-      why = bad(at + "s_half_bytes", m.drops[j].s_half_bytes, kHalfBytes);
-  }
-  for (std::size_t j = 0; why.empty() && j < m.lifts.size(); ++j) {
-    const std::string at = fmt::format("lifts[{}].", j);
-    why = bad(at + "delta_us", m.lifts[j].delta_us, kDeltaUs);
-    if (why.empty())
-      why = bad(at + "k", m.lifts[j].k, kSteepness);
-    if (why.empty())
-      why = bad(at + "s_half_bytes", m.lifts[j].s_half_bytes, kHalfBytes);
-  }
+  // A transition's height (its own bounds), steepness and position.
+  const auto transition = [&](const char *what, std::size_t j, const char *height, double h,
+                              const Bounds &hb, double k, double s_half) {
+    const std::string at = fmt::format("{}[{}].", what, j);
+    check(at + height, h, hb);
+    check(at + "k", k, kSteepness);
+    check(at + "s_half_bytes", s_half, kHalfBytes);
+  };
+  check("alpha_us", m.alpha_us, kAlphaUs);
+  if (m.kind == ModelKind::alpha_beta)
+    check("beta_gbps", m.beta_gbps, kBandwidthGbps);
+  for (std::size_t j = 0; j < m.steps.size(); ++j)
+    transition("steps", j, "bmax_gbps", m.steps[j].bmax_gbps, kBandwidthGbps, m.steps[j].k,
+               m.steps[j].s_half_bytes);
+  for (std::size_t j = 0; j < m.drops.size(); ++j)
+    transition("drops", j, "fraction", m.drops[j].fraction, kFraction, m.drops[j].k,
+               m.drops[j].s_half_bytes);
+  for (std::size_t j = 0; j < m.lifts.size(); ++j)
+    transition("lifts", j, "delta_us", m.lifts[j].delta_us, kDeltaUs, m.lifts[j].k,
+               m.lifts[j].s_half_bytes);
   return why;
 }
 
