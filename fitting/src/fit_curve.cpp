@@ -95,6 +95,74 @@ std::vector<std::size_t> neighbour_spikes(std::span<const CurvePoint> pts, const
   return out;
 }
 
+/// A point a screen leaves out: its index into the points screened and why.
+struct Dropped {
+  std::size_t index = 0;
+  ExcludedPoint why;
+};
+
+/// Isolated deviations (rule 3 above) among `pts` (sorted by size) against the fit `m`: an
+/// interior point more than max(outlier_min_ratio, 3 x 1.4826 x median |log residual|) off the
+/// log-log line through its two neighbours and more than outlier_min_ratio off the fit, on the
+/// same side, while both neighbours lie within a third of that deviation of the fit: one size
+/// that went wrong (a busy host, a protocol switch at that size alone) while the curve around it
+/// holds. The line, not the fit, measures the deviation: a flexible fit bends towards a spike.
+/// A noisy curve's MAD-scaled threshold in screen 1 and the 2x of screen 2 let such 1.3-2x points
+/// through. Largest first, never two adjacent, at most spike_max_share of all the points
+/// counting `outliers_before` found by the other screens.
+std::vector<Dropped> isolated_deviations(std::span<const CurvePoint> pts, const CurveModel &m,
+                                         const FitOptions &opt, std::size_t outliers_before) {
+  std::vector<Dropped> out;
+  const std::size_t n = pts.size();
+  if (n < 5)
+    return out;
+  std::vector<double> res(n), absres(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    res[i] = std::log(pts[i].time_us) - std::log(m.time_us(pts[i].bytes));
+    absres[i] = std::abs(res[i]);
+  }
+  // Above 3 robust sigmas too: on a noisy curve (sigma 8%: about 1.27x) a 3-sigma point is
+  // noise, not a size that went wrong.
+  std::nth_element(absres.begin(), absres.begin() + static_cast<std::ptrdiff_t>(n / 2),
+                   absres.end());
+  const double ratio = std::log(opt.outlier_min_ratio);
+  const double thresh = std::max(ratio, 3.0 * 1.4826 * absres[n / 2]);
+  std::vector<std::size_t> cands;
+  std::vector<double> dev(n, 0.0);
+  for (std::size_t i = 1; i + 1 < n; ++i) {
+    const double u0 = std::log(pts[i - 1].bytes), u = std::log(pts[i].bytes),
+                 u1 = std::log(pts[i + 1].bytes);
+    if (!(u1 > u0))
+      continue;
+    const double l0 = std::log(pts[i - 1].time_us), l1 = std::log(pts[i + 1].time_us);
+    const double d = std::log(pts[i].time_us) - (l0 + (l1 - l0) * (u - u0) / (u1 - u0));
+    dev[i] = d;
+    if (std::isfinite(d) && std::abs(d) > thresh && std::abs(res[i]) > ratio && res[i] * d > 0 &&
+        std::abs(res[i - 1]) < std::abs(d) / 3 && std::abs(res[i + 1]) < std::abs(d) / 3)
+      cands.push_back(i);
+  }
+  std::sort(cands.begin(), cands.end(),
+            [&](std::size_t a, std::size_t b) { return std::abs(dev[a]) > std::abs(dev[b]); });
+  const std::size_t cap =
+      static_cast<std::size_t>(opt.spike_max_share * static_cast<double>(n + outliers_before));
+  std::vector<bool> taken(n, false);
+  for (std::size_t i : cands) {
+    if (outliers_before + out.size() >= cap)
+      break;
+    if (taken[i - 1] || taken[i + 1])
+      continue;
+    taken[i] = true;
+    const double nb = std::exp(std::max(std::abs(res[i - 1]), std::abs(res[i + 1])));
+    out.push_back({i,
+                   {pts[i].bytes, pts[i].time_us,
+                    fmt::format("outlier: isolated, {:.3g}x its neighbours' line and {:.3g}x the "
+                                "fit while both neighbours are within {:.3g}x of it (threshold "
+                                "{:.3g}x)",
+                                std::exp(dev[i]), std::exp(res[i]), nb, std::exp(thresh))}});
+  }
+  return out;
+}
+
 /// Two or three points: the alpha-beta model they determine, no cross-validation. Of three, a
 /// point slower by more than outlier_min_ratio than a larger size is an outlier (time does not
 /// fall with size; a warm-up or a busy host), leaving the two that agree.
@@ -293,33 +361,38 @@ CurveFit fit_curve(std::span<const CurvePoint> points, const FitOptions &opt) {
       }
     }
   }
+  // Drops `found` (indices into kept) and redoes the selection (with falls or not; `gate` as
+  // select's); when no model fits what is left, the points stay and are not outliers.
+  const auto drop_and_refit = [&](const std::vector<Dropped> &found, bool falls, bool *gate) {
+    if (found.empty())
+      return;
+    std::vector<bool> drop(kept.size(), false);
+    for (const Dropped &d : found)
+      drop[d.index] = true;
+    std::vector<CurvePoint> next;
+    for (std::size_t i = 0; i < kept.size(); ++i)
+      if (!drop[i])
+        next.push_back(kept[i]);
+    std::vector<CandidateFit> again = detail::select(next, opt, out.regime_trials, falls, gate);
+    if (again.empty())
+      return;
+    kept.swap(next);
+    ranked.swap(again);
+    for (const Dropped &d : found)
+      outliers.push_back(d.why);
+  };
   // 2. Neighbour spikes the residual screen left (a spike the first fit bent towards).
   if (opt.reject_outliers) {
     std::vector<double> ratio;
     const auto spikes = neighbour_spikes(kept, opt, ratio);
-    if (!spikes.empty()) {
-      std::vector<bool> drop(kept.size(), false);
-      for (std::size_t k = 0; k < spikes.size(); ++k) {
-        drop[spikes[k]] = true;
-        outliers.push_back(
-            {kept[spikes[k]].bytes, kept[spikes[k]].time_us,
-             fmt::format("outlier: spike, {:.3g}x the interpolation of its neighbours "
-                         "(threshold {:.3g}x)",
-                         ratio[k], opt.spike_min_ratio)});
-      }
-      std::vector<CurvePoint> next;
-      for (std::size_t i = 0; i < kept.size(); ++i)
-        if (!drop[i])
-          next.push_back(kept[i]);
-      std::vector<CandidateFit> again =
-          detail::select(next, opt, out.regime_trials, false, &falls_gate);
-      if (!again.empty()) {
-        kept.swap(next);
-        ranked.swap(again);
-      } else {
-        outliers.resize(outliers.size() - spikes.size());
-      }
-    }
+    std::vector<Dropped> found;
+    for (std::size_t k = 0; k < spikes.size(); ++k)
+      found.push_back({spikes[k],
+                       {kept[spikes[k]].bytes, kept[spikes[k]].time_us,
+                        fmt::format("outlier: spike, {:.3g}x the interpolation of its neighbours "
+                                    "(threshold {:.3g}x)",
+                                    ratio[k], opt.spike_min_ratio)}});
+    drop_and_refit(found, false, &falls_gate);
   }
   if (falls_gate) {
     std::vector<CandidateFit> again = detail::select(kept, opt, out.regime_trials, true);
@@ -328,85 +401,10 @@ CurveFit fit_curve(std::span<const CurvePoint> points, const FitOptions &opt) {
   }
   // 3. Isolated deviations (issue 19), against the final fit (falls included: a curve that
   //    needs a drop or a lift misses every point with its rising models alone, which would
-  //    hide a single bad size in the noise; a fall that absorbs the point leaves it unflagged):
-  //    an interior point off the fit by more than max(outlier_min_ratio, 3 x 1.4826 x median
-  //    |residual|) whose two neighbours both lie within a third of its log deviation: one size
-  //    that went wrong (a busy host, a protocol switch at that size alone) while the curve
-  //    around it holds. A noisy curve's MAD-scaled threshold in screen 1 and the 2x of screen 2
-  //    let such 1.3-2x points through. Largest first, never two adjacent, at most
-  //    spike_max_share of the points counting the outliers already found.
-  if (opt.reject_outliers && kept.size() >= 5) {
-    const CurveModel &m = ranked.front().model;
-    std::vector<double> res(kept.size());
-    for (std::size_t i = 0; i < kept.size(); ++i)
-      res[i] = std::log(kept[i].time_us) - std::log(m.time_us(kept[i].bytes));
-    // Above the ratio and above 3 robust sigmas of the residuals: on a noisy curve (sigma
-    // 8%: about 1.27x) a 3-sigma point is noise, not a size that went wrong.
-    std::vector<double> absdev(res.size());
-    for (std::size_t i = 0; i < res.size(); ++i)
-      absdev[i] = std::abs(res[i]);
-    std::nth_element(absdev.begin(),
-                     absdev.begin() + static_cast<std::ptrdiff_t>(absdev.size() / 2), absdev.end());
-    const double thresh =
-        std::max(std::log(opt.outlier_min_ratio), 3.0 * 1.4826 * absdev[absdev.size() / 2]);
-    // The deviation is taken from the log-log line through the two neighbours (a flexible fit
-    // bends towards a spike, so its own residual understates it); the fit must miss the point by
-    // the ratio too, and both neighbours lie within a third of the deviation of the fit.
-    std::vector<std::size_t> cands;
-    std::vector<double> dev(kept.size(), 0.0);
-    for (std::size_t i = 1; i + 1 < kept.size(); ++i) {
-      const double u0 = std::log(kept[i - 1].bytes), u = std::log(kept[i].bytes),
-                   u1 = std::log(kept[i + 1].bytes);
-      if (!(u1 > u0))
-        continue;
-      const double line = std::log(kept[i - 1].time_us) +
-                          (std::log(kept[i + 1].time_us) - std::log(kept[i - 1].time_us)) *
-                              (u - u0) / (u1 - u0);
-      const double d = std::log(kept[i].time_us) - line;
-      dev[i] = d;
-      if (std::isfinite(d) && std::abs(d) > thresh &&
-          std::abs(res[i]) > std::log(opt.outlier_min_ratio) && res[i] * d > 0 &&
-          std::abs(res[i - 1]) < std::abs(d) / 3 && std::abs(res[i + 1]) < std::abs(d) / 3)
-        cands.push_back(i);
-    }
-    std::sort(cands.begin(), cands.end(), [&](std::size_t a, std::size_t b) {
-      return std::abs(dev[a]) > std::abs(dev[b]);
-    });
-    const std::size_t cap = static_cast<std::size_t>(
-        opt.spike_max_share * static_cast<double>(kept.size() + outliers.size()));
-    std::vector<bool> drop(kept.size(), false);
-    std::size_t n_drop = 0;
-    for (std::size_t i : cands) {
-      if (outliers.size() + n_drop >= cap)
-        break;
-      if ((i > 0 && drop[i - 1]) || (i + 1 < kept.size() && drop[i + 1]))
-        continue;
-      drop[i] = true;
-      ++n_drop;
-      const double nb = std::exp(std::max(std::abs(res[i - 1]), std::abs(res[i + 1])));
-      outliers.push_back(
-          {kept[i].bytes, kept[i].time_us,
-           fmt::format("outlier: isolated, {:.3g}x its neighbours' line and {:.3g}x the fit while "
-                       "both neighbours are within {:.3g}x of it (threshold {:.3g}x)",
-                       std::exp(dev[i]), std::exp(res[i]), nb, std::exp(thresh))});
-    }
-    if (n_drop > 0) {
-      std::vector<CurvePoint> next;
-      for (std::size_t i = 0; i < kept.size(); ++i)
-        if (!drop[i])
-          next.push_back(kept[i]);
-      std::vector<CandidateFit> again = detail::select(next, opt, out.regime_trials, falls_gate);
-      if (!again.empty()) {
-        kept.swap(next);
-        ranked.swap(again);
-      } else {
-        outliers.resize(outliers.size() - n_drop);
-      }
-    }
-  }
-  for (const ExcludedPoint &e : outliers)
-    out.excluded.push_back(e);
-
+  //    hide a single bad size in the noise; a fall that absorbs the point leaves it unflagged).
+  if (opt.reject_outliers)
+    drop_and_refit(isolated_deviations(kept, ranked.front().model, opt, outliers.size()),
+                   falls_gate, nullptr);
   if (const std::string outside = detail::out_of_bounds(ranked.front().model); !outside.empty()) {
     // select() keeps only candidates inside the ranges; a refit after a screen may still leave
     // one outside: such a curve is not fitted rather than written as a file no one can load.
@@ -416,6 +414,9 @@ CurveFit fit_curve(std::span<const CurvePoint> points, const FitOptions &opt) {
     out.kept = kept;
     return out;
   }
+  for (const ExcludedPoint &e : outliers)
+    out.excluded.push_back(e);
+
   const CandidateFit &best = ranked.front();
   out.ok = true;
   out.model = best.model;
