@@ -146,6 +146,7 @@ void validate_model(const ModelConfig &m, const std::string &origin) {
     need(m.moe_layer_freq, "moe_layer_freq", 1 << 16);
     require_int_in(m.first_dense_layers, 0, m.layers, "first_dense_layers", origin);
   }
+  require_int_in(m.mtp_layers, 0, 64, "mtp_layers", origin);
   if (m.capacity_factor != 0) {
     if (!(m.capacity_factor > 0) || !(m.capacity_factor <= 1024))
       throw InputError("expected a capacity factor > 0 (up to 1024) or none", origin, 0,
@@ -294,6 +295,7 @@ ModelConfig load_model(const std::string &path) {
   m.moe_ffn = positive_int(root, "moe_ffn", path, false);
   m.shared_experts = positive_int(root, "shared_experts", path, false);
   m.first_dense_layers = positive_int(root, "first_dense_layers", path, false);
+  m.mtp_layers = positive_int(root, "mtp_layers", path, false);
   if (root["moe_layer_freq"])
     m.moe_layer_freq = positive_int(root, "moe_layer_freq", path, true);
   if (const YAML::Node cf = root["capacity_factor"]) {

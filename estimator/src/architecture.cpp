@@ -228,13 +228,30 @@ ModelOps describe_model(const ModelConfig &m) {
                               (m.bias ? (2 - phi) * h : 0.0) + phi * o.moe.router_params;
   o.embedding_params = m.vocabulary * h + (m.position == Position::learned ? m.sequence * h : 0.0);
   o.head_params = m.tied_embeddings ? 0.0 : m.vocabulary * h;
+  if (m.mtp_layers > 0) {
+    // The MTP block is the model's last kind of block: an MoE block when it has experts
+    // (DeepSeek-V3's layer 61 in its released weights; Megatron-Core's MTP layer spec).
+    ModelConfig b = m;
+    b.mtp_layers = 0;
+    b.layers = 1;
+    b.first_dense_layers = 0;
+    b.moe_layer_freq = 1;
+    const ModelOps ob = describe_model(b);
+    o.mtp.block_linear_flops = ob.linear_flops_per_token;
+    const double shared = ob.block_params_split + ob.block_params_replicated;
+    o.mtp.block_params = shared + ob.block_expert_params;
+    o.mtp.block_active_params =
+        shared + (m.moe() ? ob.block_expert_params * ob.moe.top_k / ob.moe.experts : 0.0);
+    o.mtp.extra_params = 2 * h * h + 3 * norm;
+  }
   return o;
 }
 
 double parameter_count(const ModelConfig &m) {
   const ModelOps o = describe_model(m);
   return m.layers * (o.block_params_split + o.block_params_replicated + o.block_expert_params) +
-         o.norm_params + o.embedding_params + o.head_params;
+         o.norm_params + o.embedding_params + o.head_params +
+         m.mtp_layers * (o.mtp.block_params + o.mtp.extra_params);
 }
 
 double active_parameter_count(const ModelConfig &m) {
@@ -242,7 +259,8 @@ double active_parameter_count(const ModelConfig &m) {
   const double active_experts =
       m.moe() ? o.block_expert_params * o.moe.top_k / o.moe.experts : 0.0;
   return m.layers * (o.block_params_split + o.block_params_replicated + active_experts) +
-         o.norm_params + o.embedding_params + o.head_params;
+         o.norm_params + o.embedding_params + o.head_params +
+         m.mtp_layers * (o.mtp.block_active_params + o.mtp.extra_params);
 }
 
 double padded_vocabulary(double V, int divisible_by, int tp) {
@@ -266,8 +284,13 @@ IterationFlops iteration_flops(const ModelOps &o, const ModelConfig &m, double b
   const double logits_fwd = 2 * h * vocab;
   const double tokens = batch * s;
   IterationFlops r;
-  r.megatron = 3 * tokens * (l * block_fwd + logits_fwd);
-  r.causal = 3 * tokens * (l * (o.linear_flops_per_token + 0.5 * attn_fwd) + logits_fwd);
+  // Multi-token prediction (Megatron-LM's num_floating_point_operations with --mtp-num-layers):
+  // per module its block, the 2h x h projection with the norms counted as 3h, and the logits.
+  const double mtp = m.mtp_layers;
+  const double mtp_linear = mtp * (o.mtp.block_linear_flops + 2 * (3 * h + 2 * h * h) + logits_fwd);
+  r.megatron = 3 * tokens * (l * block_fwd + logits_fwd + mtp_linear + mtp * attn_fwd);
+  r.causal = 3 * tokens * (l * (o.linear_flops_per_token + 0.5 * attn_fwd) + logits_fwd +
+                           mtp_linear + mtp * 0.5 * attn_fwd);
   r.hardware = r.megatron;
   if (full)
     r.hardware += tokens * l * recompute_layers_fraction * block_fwd;

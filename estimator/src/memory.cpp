@@ -105,8 +105,8 @@ void Estimator::memory(const Strategy &st, const StageCost *stages, int n_stages
       optim = ms.optimizer;
       // The loss on the last stage: fp32 softmax and bf16 logits gradient (6 B per logit)
       // unfused; the bf16 logits the fused kernel overwrites with their gradient (2 B) fused.
-      if (last)
-        act += (st.fused_ce ? 2.0 : 6.0) * logits;
+      if (last) // and once more per multi-token prediction module's loss
+        act += (st.fused_ce ? 2.0 : 6.0) * logits * (1 + md.mtp_layers);
       total = weights + grads + optim + act;
     }
     if (m_price.calibrated()) // calibrated fixed overhead (allocator, workspaces, buffers)

@@ -80,6 +80,7 @@ std::vector<PublishedRun> load_published_runs(const std::string &path, const std
     m.moe_ffn = field<int>(mj, "moe_ffn", 0, path, line);
     m.shared_experts = field<int>(mj, "shared_experts", 0, path, line);
     m.first_dense_layers = field<int>(mj, "first_dense_layers", 0, path, line);
+    m.mtp_layers = field<int>(mj, "mtp_layers", 0, path, line);
     // Multi-head latent attention (DeepSeek): the Hugging Face config's names
     m.q_lora_rank = field<int>(mj, "q_lora_rank", 0, path, line);
     m.kv_lora_rank = field<int>(mj, "kv_lora_rank", 0, path, line);

@@ -207,6 +207,12 @@ void Estimator::evaluate(const Strategy &st, Estimate &e, bool messages) const n
   const double embed = eager ? 0.0 : P.mem_s(k * 4 * h * T_h) + P.mem_s(4 * 2 * h * T_h);
   const double fnorm = eager ? 0.0 : P.mem_s(k * 4 * h * T_h) + P.mem_s(k * 6 * h * T_h);
 
+  // Multi-token prediction's 2h x h projection (forward, data and weight gradient) per module.
+  const double mtp_proj = md.mtp_layers > 0 ? P.gemm_s(T, h / t, 2 * h, 1) +
+                                                  P.gemm_s(T, 2 * h, h / t, 1) +
+                                                  P.gemm_s(2 * h, h / t, T, 1)
+                                            : 0.0;
+
   // --- Stages: first, one middle, last (step 2) ---
   int Lf = 0, Lm = 0, Ll = 0;
   stage_layers(md.layers, st, Lf, Lm, Ll);
@@ -234,6 +240,15 @@ void Estimator::evaluate(const Strategy &st, Estimate &e, bool messages) const n
       c.params += o.norm_params;
       if (!md.tied_embeddings || !first) // untied head, or the tied copy on the last stage
         c.params += Vp * h / t;
+      // Multi-token prediction (DeepSeek-V3 Sec. 2.2) on the last stage, with the loss (as
+      // Megatron-Core places it): per module the embedding of the shifted tokens, two norms, the
+      // 2h x h projection (column-parallel), its block (counted in `layers` by the caller: an
+      // average block's time and activations), the final norm and a second head and loss.
+      if (md.mtp_layers > 0) {
+        const double mtp = md.mtp_layers;
+        c.extra_cp += mtp * (mtp_proj + logits_gemm + xent + 2 * fnorm + embed);
+        c.params += mtp * (2 * h * h / t + 3 * o.norm_params);
+      }
     }
     c.fwd += c.extra_cp / 3; // the ends' split between the passes matters only to overlap
     c.bwd += c.extra_cp * 2 / 3;
@@ -242,13 +257,14 @@ void Estimator::evaluate(const Strategy &st, Estimate &e, bool messages) const n
     c.expert_params = layers * o.block_expert_params / (double(st.ep) * st.expert_tp());
     return c;
   };
+  const int mtp_blocks = md.mtp_layers; // the MTP modules' blocks run on the last stage
   if (p == 1) {
-    stages[n_stages++] = make_stage(0, Lf, true, true);
+    stages[n_stages++] = make_stage(0, Lf + mtp_blocks, true, true);
   } else {
     stages[n_stages++] = make_stage(0, Lf, true, false);
     if (p > 2)
       stages[n_stages++] = make_stage(1, Lm, false, false);
-    stages[n_stages++] = make_stage(p - 1, Ll, false, true);
+    stages[n_stages++] = make_stage(p - 1, Ll + mtp_blocks, false, true);
   }
 
   // --- Per-micro-batch communication of each stage: TP, CP, PP ---
@@ -515,13 +531,18 @@ void Estimator::evaluate(const Strategy &st, Estimate &e, bool messages) const n
                       : P.src_attn.c_str()};
   e.terms[2] = {"memory-bound (layers)", m * (nL * (lc.mem_fwd + lc.mem_bwd) + rec * lc.mem_fwd),
                 P.src_mem.c_str()};
-  e.terms[3] = {"logits GEMMs", last ? m * logits_gemm : 0.0, P.src_gemm.c_str()};
-  e.terms[4] = {eager ? "cross-entropy, embeddings" : "cross-entropy", last ? m * xent : 0.0,
-                P.src_mem.c_str()};
+  const double heads = 1.0 + md.mtp_layers; // output heads and losses on the last stage
+  e.terms[3] = {md.mtp_layers ? "logits GEMMs, MTP projections" : "logits GEMMs",
+                last ? m * (heads * logits_gemm + md.mtp_layers * mtp_proj) : 0.0,
+                P.src_gemm.c_str()};
+  e.terms[4] = {eager ? "cross-entropy, embeddings" : "cross-entropy",
+                last ? m * heads * xent : 0.0, P.src_mem.c_str()};
   e.terms[5] = {md.fp8 ? "optimizer, FP8 weight casts" : "optimizer", opt[slow],
                 P.src_mem.c_str()};
   e.terms[6] = {"embedding, final norm",
-                m * ((first ? embed : 0.0) + (last ? fnorm : 0.0)), P.src_mem.c_str()};
+                m * ((first ? embed : 0.0) +
+                     (last ? fnorm + md.mtp_layers * (2 * fnorm + embed) : 0.0)),
+                P.src_mem.c_str()};
 
   // --- Memory (memory.cpp) ---
   memory(st, stages, n_stages, T, Vp, e);

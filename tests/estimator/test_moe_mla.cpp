@@ -425,3 +425,60 @@ TEST(MoeMla, Fp8CastsCoverTheExpertRows) {
   EXPECT_DOUBLE_EQ(c->bwd_bytes, 4 * k * (2 * fe + h));
   EXPECT_EQ(c->region, Region::inner);
 }
+
+// Multi-token prediction (DeepSeek-V3, arXiv 2412.19437, Sec. 2.2): one module is a block of the
+// model's MoE kind, a 2h x h projection and three RMSNorms (enorm, hnorm, its final norm); the
+// embedding and head are shared. The model card's "685B = 671B main model + 14B MTP module"
+// (figures rounded to whole billions) counts the module with the embedding and head copies stored
+// with it (2 V h = 1.85B): 671.03B + 13.46B = 684.49B here.
+TEST(MoeMla, MtpModuleAddsAnMoeBlockProjectionAndNorms) {
+  ModelConfig m = load_model(test_paths::model_path("deepseek-v3"));
+  const double h = 7168, V = 129280, fe = 2048;
+  const double attn = mla_attention_params(h, 128, 1536, 512, 128, 64, 128);
+  const double moe_block = attn + (256 + 1) * 3 * h * fe + 256 * h + 2 * h;
+  const double base = parameter_count(m), base_active = active_parameter_count(m);
+  m.mtp_layers = 1;
+  const double with = parameter_count(m);
+  EXPECT_DOUBLE_EQ(with - base, moe_block + 2 * h * h + 3 * h);
+  EXPECT_DOUBLE_EQ(active_parameter_count(m) - base_active,
+                   attn + (8 + 1) * 3 * h * fe + 256 * h + 2 * h + 2 * h * h + 3 * h);
+  const double card = (with - base) + 2 * V * h; // as the model card counts the module
+  EXPECT_NEAR(base + card, 685e9, 1e9);
+  EXPECT_NEAR(card, 14e9, 1e9);
+  // Megatron-LM's FLOPs with --mtp-num-layers 1: the block, 2 (3h + 2h^2) and one more logits
+  // pass per token forward, times 3.
+  ModelConfig base_m = m;
+  base_m.mtp_layers = 0;
+  ModelConfig plus_block = base_m; // the same model with its MTP block as a 62nd (MoE) layer
+  plus_block.layers += 1;
+  const double Vp = padded_vocabulary(V, 128, 1), B = 8, s = m.sequence;
+  const double want = iteration_flops(plus_block, B, Vp, false, false).megatron +
+                      3 * B * s * (2 * (3 * h + 2 * h * h) + 2 * h * Vp);
+  EXPECT_NEAR(iteration_flops(m, B, Vp, false, false).megatron, want, 1e-12 * want);
+}
+
+// The MTP module runs on the last pipeline stage with the loss: that stage gets its block, the
+// projection and a second head and loss; the other stages do not change.
+TEST(MoeMla, MtpRunsOnTheLastStage) {
+  const SystemConfig sys = load_system(test_paths::system_path("dgx-h100"));
+  ModelConfig m = load_model(test_paths::model_path("deepseek-v2-lite"));
+  m.sequence = 1024;
+  Strategy s;
+  s.dp = 4, s.pp = 3, s.ep = 4, s.zero = 1, s.micro_batch = 1, s.global_batch = 16;
+  const auto off = run(Estimator(m, sys), s);
+  m.mtp_layers = 1;
+  const auto on = run(Estimator(m, sys), s);
+  EXPECT_GT(on->time_s.iteration, off->time_s.iteration);
+  EXPECT_EQ(on->slowest_stage, 2); // the last stage got the module
+  EXPECT_GT(on->terms[3].seconds, 1.9 * off->terms[3].seconds); // two heads (and a projection)
+  EXPECT_DOUBLE_EQ(on->terms[4].seconds, 2 * off->terms[4].seconds); // two losses
+  EXPECT_GT(on->model_flops, off->model_flops);
+  // refused out of range, naming the field
+  m.mtp_layers = -1;
+  try {
+    validate_model(m, "test");
+    FAIL();
+  } catch (const InputError &e) {
+    EXPECT_EQ(e.field(), "mtp_layers");
+  }
+}

@@ -84,6 +84,12 @@ struct ModelConfig {
   int shared_experts = 0;   ///< shared experts (each of moe_ffn) every token passes through
   int moe_layer_freq = 1;   ///< every n-th block is an MoE block
   int first_dense_layers = 0; ///< dense blocks before the first MoE block (DeepSeek: 3)
+  /// Multi-token prediction modules (DeepSeek-V3, arXiv 2412.19437, Sec. 2.2; Megatron-Core's
+  /// --mtp-num-layers): each adds, after the `layers` blocks and on the last pipeline stage, two
+  /// RMSNorms and a 2h x h projection of [norm(h); norm(embedding of the next token)], one block
+  /// (an MoE block when the model has experts), and a second pass of the shared output head and
+  /// loss. 0 = none (the model as published: DeepSeek-V3's 671B excludes its 14B MTP module).
+  int mtp_layers = 0;
   /// Expert capacity factor (Megatron's --moe-expert-capacity-factor; Fedus et al. 2022, Sec.
   /// 2.2): each expert takes at most capacity_factor * k T / E of the T tokens a router sees and
   /// drops the rest; 0 = none (dropless, Megatron's default).

@@ -135,6 +135,17 @@ struct ModelOps {
   double embedding_params = 0;        ///< V h (+ s h learned positions)
   double head_params = 0;             ///< V h when untied, else 0
   double vocabulary = 0;              ///< V as configured (unpadded)
+  /// One multi-token prediction module (ModelConfig::mtp_layers; DeepSeek-V3 Sec. 2.2; all 0
+  /// without MTP). Its block is an MoE block when the model has experts (every field of this
+  /// struct is exact for that block; the schedule prices its time as one average block).
+  struct Mtp {
+    double block_linear_flops = 0;  ///< 2 * sum(n k) of the block's linears per token (forward)
+    double block_params = 0;        ///< the block's parameters (all experts)
+    double block_active_params = 0; ///< the same with k of E routed experts
+    /// The module's own parameters: the 2h x h projection and three norms (enorm, hnorm, its
+    /// final norm); the embedding and output head are the model's, shared.
+    double extra_params = 0;
+  } mtp;
 };
 
 /// Builds the operations of `m` (validated). Sources per field in architecture.cpp. For an MoE
