@@ -147,6 +147,10 @@ void validate_model(const ModelConfig &m, const std::string &origin) {
     require_int_in(m.first_dense_layers, 0, m.layers, "first_dense_layers", origin);
   }
   require_int_in(m.mtp_layers, 0, 64, "mtp_layers", origin);
+  require_int_in(m.sliding_window, 0, 1 << 30, "sliding_window", origin);
+  require_int_in(m.window_skip_freq, 0, 1 << 16, "window_skip_freq", origin);
+  if (m.window_skip_freq > 0 && m.sliding_window == 0)
+    throw InputError("window_skip_freq needs sliding_window", origin, 0, "window_skip_freq");
   if (m.capacity_factor != 0) {
     if (!(m.capacity_factor > 0) || !(m.capacity_factor <= 1024))
       throw InputError("expected a capacity factor > 0 (up to 1024) or none", origin, 0,
@@ -296,6 +300,8 @@ ModelConfig load_model(const std::string &path) {
   m.shared_experts = positive_int(root, "shared_experts", path, false);
   m.first_dense_layers = positive_int(root, "first_dense_layers", path, false);
   m.mtp_layers = positive_int(root, "mtp_layers", path, false);
+  m.sliding_window = positive_int(root, "sliding_window", path, false);
+  m.window_skip_freq = positive_int(root, "window_skip_freq", path, false);
   if (root["moe_layer_freq"])
     m.moe_layer_freq = positive_int(root, "moe_layer_freq", path, true);
   if (const YAML::Node cf = root["capacity_factor"]) {

@@ -122,7 +122,8 @@ ModelOps describe_model(const ModelConfig &m) {
     e.f_e = m.moe_ffn;
     e.up_n = (gated ? 2 : 1) * e.f_e;
     e.f_shared = double(m.shared_experts) * m.moe_ffn;
-    e.expert_params = e.experts * (e.up_n + e.f_e) * h;
+    // With biases (gpt-oss) each expert has its up (gated: 2 f_e) and down (h) biases.
+    e.expert_params = e.experts * ((e.up_n + e.f_e) * h + (m.bias ? e.up_n + h : 0.0));
     e.router_params = h * e.experts;
     e.capacity_factor = m.capacity_factor;
     e.pad = m.pad_to_capacity;
@@ -228,6 +229,12 @@ ModelOps describe_model(const ModelConfig &m) {
                               (m.bias ? (2 - phi) * h : 0.0) + phi * o.moe.router_params;
   o.embedding_params = m.vocabulary * h + (m.position == Position::learned ? m.sequence * h : 0.0);
   o.head_params = m.tied_embeddings ? 0.0 : m.vocabulary * h;
+  if (m.sliding_window > 0) {
+    const double s = m.sequence, W = std::min<double>(m.sliding_window, s - 1);
+    const double nz_causal = s * (s + 1) / 2, nz_window = W * (W + 1) / 2 + (s - W) * (W + 1);
+    const double w = double(m.windowed_layers()) / m.layers;
+    o.attention_work = (1 - w) + w * nz_window / nz_causal;
+  }
   if (m.mtp_layers > 0) {
     // The MTP block is the model's last kind of block: an MoE block when it has experts
     // (DeepSeek-V3's layer 61 in its released weights; Megatron-Core's MTP layer spec).
@@ -279,7 +286,11 @@ IterationFlops iteration_flops(const ModelOps &o, const ModelConfig &m, double b
                                double recompute_layers_fraction) noexcept {
   const double s = m.sequence, h = m.hidden, l = m.layers;
   // QK^T (2 s a d per token) and AV (2 s a d_v), non-causal: 4 s h for multi-head attention
+  // Sliding windows: Megatron-LM's formula counts every block's core in full (the `megatron`
+  // and `hardware` conventions keep that); `causal` counts the mask's non-zeros
+  // (attention_work, 1 without windows).
   const double attn_fwd = 2 * s * o.q_heads * (o.head_dim + o.v_head_dim);
+  const double attn_done = attn_fwd * o.attention_work;
   const double block_fwd = o.linear_flops_per_token + attn_fwd;
   const double logits_fwd = 2 * h * vocab;
   const double tokens = batch * s;
@@ -289,7 +300,7 @@ IterationFlops iteration_flops(const ModelOps &o, const ModelConfig &m, double b
   const double mtp = m.mtp_layers;
   const double mtp_linear = mtp * (o.mtp.block_linear_flops + 2 * (3 * h + 2 * h * h) + logits_fwd);
   r.megatron = 3 * tokens * (l * block_fwd + logits_fwd + mtp_linear + mtp * attn_fwd);
-  r.causal = 3 * tokens * (l * (o.linear_flops_per_token + 0.5 * attn_fwd) + logits_fwd +
+  r.causal = 3 * tokens * (l * (o.linear_flops_per_token + 0.5 * attn_done) + logits_fwd +
                            mtp_linear + mtp * 0.5 * attn_fwd);
   r.hardware = r.megatron;
   if (full)

@@ -100,7 +100,7 @@ const char *reject_name(Reject r) {
   case Reject::memory:
     return "exceeds device memory";
   case Reject::context:
-    return "sequence % (2*cp) != 0";
+    return "sequence % (2*cp) != 0 (or cp > 1 with sliding windows)";
   case Reject::experts:
     return "experts % ep or tp*cp*dp % (etp*ep) != 0";
   }
@@ -184,7 +184,8 @@ Reject Estimator::check(const Strategy &s, int gpus) const noexcept {
   if (s.zero < 0 || s.zero > 3 || s.zero_shard < 0 ||
       (s.zero_shard > 0 && (s.zero == 0 || dpcp % s.zero_shard != 0)) || s.recompute_layers < 0)
     return Reject::zero;
-  if (s.cp > 1 && m_model.sequence % (2 * std::int64_t{s.cp}) != 0)
+  // Ring attention with sliding windows (which ranks' keys a window reaches) is not modeled.
+  if (s.cp > 1 && (m_model.sequence % (2 * std::int64_t{s.cp}) != 0 || m_model.sliding_window > 0))
     return Reject::context;
   if (s.ep < 1 || s.etp < 0 || !(s.moe_imbalance >= 1 && s.moe_imbalance <= 64) ||
       (!m_model.moe() && s.ep > 1) || (m_model.moe() && m_model.experts % s.ep != 0) ||
@@ -251,6 +252,10 @@ void Estimator::validate(const Strategy &s, int gpus) const {
                        "", 0, "--zero-shard");
     throw InputError("ZeRO stage must be 0..3", "", 0, "--zero");
   case Reject::context:
+    if (m_model.sliding_window > 0)
+      throw InputError("context parallelism with sliding-window attention is not modeled (which "
+                       "ring steps a window reaches): use --cp 1",
+                       "", 0, "--cp");
     throw InputError("sequence (" + str(m_model.sequence) + ") must be divisible by 2*cp (" +
                          str(2 * std::int64_t{s.cp}) + "): causal load balancing gives each " +
                          "rank two of 2*cp chunks",

@@ -74,7 +74,9 @@ LayerCost Estimator::layer_cost(const Strategy &st, double T) const noexcept {
     // for (FlashAttention's multiples of 32).
     const double d_kernel =
         std::ceil(d / constants::kFlashHeadDimStep) * constants::kFlashHeadDimStep;
-    const double fl = constants::kCausalFraction * 4 * T * s * heads * d_kernel * dv_ratio;
+    // Sliding windows (attention_work < 1): the kernel skips the key tiles outside the window.
+    const double fl = constants::kCausalFraction * 4 * T * s * heads * d_kernel * dv_ratio *
+                      o.attention_work;
     const bool table = st.framework == Framework::megatron;
     const double seq = s / cp;
     c.attn_fwd = P.attention_s(fl, seq, false, table);

@@ -81,6 +81,8 @@ std::vector<PublishedRun> load_published_runs(const std::string &path, const std
     m.shared_experts = field<int>(mj, "shared_experts", 0, path, line);
     m.first_dense_layers = field<int>(mj, "first_dense_layers", 0, path, line);
     m.mtp_layers = field<int>(mj, "mtp_layers", 0, path, line);
+    m.sliding_window = field<int>(mj, "sliding_window", 0, path, line);
+    m.window_skip_freq = field<int>(mj, "window_skip_freq", 0, path, line);
     // Multi-head latent attention (DeepSeek): the Hugging Face config's names
     m.q_lora_rank = field<int>(mj, "q_lora_rank", 0, path, line);
     m.kv_lora_rank = field<int>(mj, "kv_lora_rank", 0, path, line);
@@ -196,8 +198,6 @@ std::vector<PublishedRun> load_published_runs(const std::string &path, const std
     if (s.etp == 0 && s.ep > 1 && s.gpus() <= kMaxGpus &&
         (std::int64_t{s.tp} * s.cp * s.dp) % (std::int64_t{s.tp} * s.ep) != 0)
       s.etp = 1;
-    if (mj.contains("sliding_window"))
-      r.not_expressible = "sliding-window attention layers (gpt-oss)";
     if (r.system.empty() || !std::filesystem::exists(std::filesystem::path(root) / r.system))
       r.not_expressible = "no system file " + r.system;
     r.held_for_calibration = field<bool>(j, "calibration", false, path, line);

@@ -116,7 +116,7 @@ std::string rejected_field(const std::string &name, const std::string &extra, lo
 // plus 0.1%. Where the figure is precise enough (671B, 15.7B) the count is within 0.1% of it.
 TEST(MoeMla, ParameterCountsMeetThePublishedTotalsAndActive) {
   const auto rows = published_moe();
-  ASSERT_EQ(rows.size(), 6u);
+  ASSERT_EQ(rows.size(), 7u);
   for (const PublishedMoe &p : rows) {
     const ModelConfig m = load_model(test_paths::model_path(p.model));
     const double total = parameter_count(m);
@@ -480,5 +480,53 @@ TEST(MoeMla, MtpRunsOnTheLastStage) {
     FAIL();
   } catch (const InputError &e) {
     EXPECT_EQ(e.field(), "mtp_layers");
+  }
+}
+
+// Sliding-window attention (Mistral 7B, gpt-oss; Megatron-Core's --window-size W,0 and
+// --window-attn-skip-freq): the fused kernel's work is the mask's non-zeros, so the attention
+// term scales by (1 - w) + w nz_W / nz_causal for the windowed share w of the blocks; nothing
+// else changes; context parallelism with windows is refused (not modeled).
+TEST(MoeMla, SlidingWindowsPriceTheMaskNonZeros) {
+  const SystemConfig sys = load_system(test_paths::system_path("dgx-h100"));
+  const ModelConfig oss = load_model(test_paths::model_path("gpt-oss-120b"));
+  EXPECT_EQ(oss.windowed_layers(), 18); // blocks 2, 4, ..., 36 keep full attention
+  const double s = 8192, W = 128;
+  const double nz_w = W * (W + 1) / 2 + (s - W) * (W + 1), nz_c = s * (s + 1) / 2;
+  EXPECT_NEAR(describe_model(oss).attention_work, 0.5 + 0.5 * nz_w / nz_c, 1e-15);
+  ModelConfig full = oss;
+  full.sliding_window = 0;
+  full.window_skip_freq = 0;
+  Strategy st;
+  st.dp = 8, st.ep = 8, st.zero = 1, st.micro_batch = 1, st.global_batch = 64;
+  const auto win = run(Estimator(oss, sys), st);
+  const auto ref = run(Estimator(full, sys), st);
+  // (each kernel's launch time does not scale: the ratio lies just above the work's)
+  const double ratio = win->terms[1].seconds / ref->terms[1].seconds;
+  EXPECT_GE(ratio, 0.5 + 0.5 * nz_w / nz_c);
+  EXPECT_NEAR(ratio, 0.5 + 0.5 * nz_w / nz_c, 2e-3);
+  EXPECT_DOUBLE_EQ(win->terms[0].seconds, ref->terms[0].seconds); // GEMMs unchanged
+  EXPECT_DOUBLE_EQ(win->model_flops, ref->model_flops); // Megatron-LM's formula counts in full
+  EXPECT_LT(win->model_flops_causal, ref->model_flops_causal);
+  // every block windowed (Mistral): three quarters of the causal work at W = s / 2
+  const ModelConfig mistral = load_model(test_paths::model_path("mistral-7b"));
+  EXPECT_EQ(mistral.windowed_layers(), 32);
+  EXPECT_NEAR(describe_model(mistral).attention_work, 0.75, 1e-3);
+  // refused: a window with cp > 1, a skip frequency without a window
+  st.cp = 2;
+  st.global_batch = 32;
+  try {
+    run(Estimator(oss, sys), st);
+    FAIL();
+  } catch (const InputError &e) {
+    EXPECT_EQ(e.field(), "--cp");
+  }
+  ModelConfig bad = oss;
+  bad.sliding_window = 0;
+  try {
+    validate_model(bad, "test");
+    FAIL();
+  } catch (const InputError &e) {
+    EXPECT_EQ(e.field(), "window_skip_freq");
   }
 }

@@ -90,6 +90,12 @@ struct ModelConfig {
   /// (an MoE block when the model has experts), and a second pass of the shared output head and
   /// loss. 0 = none (the model as published: DeepSeek-V3's 671B excludes its 14B MTP module).
   int mtp_layers = 0;
+  /// Sliding-window attention (Mistral 7B, Gemma 2, gpt-oss; Megatron-Core's --window-size W,0):
+  /// each query attends to itself and the W keys before it; 0 = full causal attention.
+  int sliding_window = 0;
+  /// Megatron-Core's --window-attn-skip-freq n: every n-th block (block numbers 1..layers) keeps
+  /// full attention, the others are windowed (gpt-oss: 2, alternating); 0 = every block windowed.
+  int window_skip_freq = 0;
   /// Expert capacity factor (Megatron's --moe-expert-capacity-factor; Fedus et al. 2022, Sec.
   /// 2.2): each expert takes at most capacity_factor * k T / E of the T tokens a router sees and
   /// drops the rest; 0 = none (dropless, Megatron's default).
@@ -115,6 +121,12 @@ struct ModelConfig {
   bool moe() const { return experts > 0; }
   /// True for multi-head latent attention (kv_lora_rank set).
   bool mla() const { return kv_lora_rank > 0; }
+  /// Blocks with sliding-window attention: all but every window_skip_freq-th; 0 without a window.
+  int windowed_layers() const {
+    if (sliding_window <= 0)
+      return 0;
+    return window_skip_freq > 0 ? layers - layers / window_skip_freq : layers;
+  }
   /// MoE blocks among the `layers` (every moe_layer_freq-th after first_dense_layers).
   int moe_layers() const {
     if (!moe() || layers <= first_dense_layers)

@@ -122,6 +122,11 @@ struct ModelOps {
   BlockActivations act;                               ///< bf16 activations kept per block
   BlockActivations act_fp8;                           ///< the same with FP8 linear inputs
   double linear_flops_per_token = 0; ///< 2 * sum(n k) of the linear layers (forward)
+  /// The average block's attention-core work relative to full causal attention: 1, or with
+  /// sliding windows (1 - w) + w nz_W / nz_causal for the windowed fraction w of the blocks, nz
+  /// the non-zeros of the mask (nz_causal = s (s + 1) / 2; nz_W = W (W + 1) / 2 + (s - W)(W + 1)
+  /// with each query seeing itself and W keys before it, Megatron-Core's window (W, 0)).
+  double attention_work = 1;
   double block_params_split = 0;     ///< parameters of a block divided by TP (weights, biases)
   double block_params_replicated = 0; ///< parameters of a block every TP rank holds (norms,
                                       ///< row-parallel biases, MLA down projections)
