@@ -96,7 +96,10 @@ nlohmann::json estimate_json(const Estimator &est, const Strategy &s, const Esti
                        {"norm", norm_name(est.model().norm)},
                        {"position", position_name(est.model().position)},
                        {"bias", est.model().bias},
-                       {"fp8", est.model().fp8}};
+                       {"fp8", est.model().fp8},
+                       {"sliding_window", est.model().sliding_window},
+                       {"windowed_layers", est.model().windowed_layers()},
+                       {"mtp_layers", est.model().mtp_layers}};
   j["spec_only"] = est.spec_only();
   j["micro_batches"] = e.micro_batches;
   j["tflops_per_gpu"] = e.tflops_per_gpu;
@@ -149,6 +152,12 @@ std::string estimate_table(const Estimator &est, const Strategy &s, const Estima
                    "(RoPE), v {}\n",
                    md.kv_lora_rank, md.q_lora_rank > 0 ? std::to_string(md.q_lora_rank) : "none",
                    md.qk_nope_head_dim, md.qk_rope_head_dim, md.v_head_dim);
+  if (md.sliding_window > 0)
+    fmt::format_to(out, "attention: sliding window {} on {} of {} blocks (the rest full)\n",
+                   md.sliding_window, md.windowed_layers(), md.layers);
+  if (md.mtp_layers > 0)
+    fmt::format_to(out, "multi-token prediction: {} module(s) on the last stage\n",
+                   md.mtp_layers);
   if (md.moe())
     fmt::format_to(out,
                    "experts: {} routed (top {}) + {} shared of {}, {} of {} blocks; capacity {}{}\n",
