@@ -13,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 setup_started=$(date +%s)
 
-packages=(cmake g++ make openmpi-bin libopenmpi-dev libeigen3-dev libyaml-cpp-dev libcli11-dev
+packages=(cmake g++ make ninja-build openmpi-bin libopenmpi-dev libeigen3-dev libyaml-cpp-dev libcli11-dev
           nlohmann-json3-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
           python3-matplotlib  # `scalefit report` draws its PNGs with it
           # fuzz and asan presets: clang 14, its runtimes (libFuzzer, ASan, UBSan), llvm-symbolizer
@@ -113,7 +113,14 @@ fi
 JOBS=${JOBS:-$(nproc)}
 cuda_arg=()
 [ -n "${SCALEFIT_ENABLE_CUDA:-}" ] && cuda_arg=(-DSCALEFIT_ENABLE_CUDA="$SCALEFIT_ENABLE_CUDA")
-cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release "${cuda_arg[@]}" "${extra[@]}"
+# Ninja for a new build directory: it compiles the sources of dependent targets side by side
+# where make waits for each library (2 cores busy instead of 1.3 for the main job's build). An
+# existing directory keeps the generator it was configured with.
+gen_arg=()
+if [ ! -f "$BUILD_DIR/CMakeCache.txt" ] && [ -z "${CMAKE_GENERATOR:-}" ] && command -v ninja >/dev/null; then
+  gen_arg=(-G Ninja)
+fi
+cmake -S . -B "$BUILD_DIR" "${gen_arg[@]}" -DCMAKE_BUILD_TYPE=Release "${cuda_arg[@]}" "${extra[@]}"
 if $all; then
   cmake --build "$BUILD_DIR" -j "$JOBS"
 else

@@ -54,6 +54,12 @@ step build bash scripts/setup.sh --all
 # about the change under test. `ctest -L slurm` runs it on demand.
 step tests ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure --no-tests=error -j "$JOBS" -LE slurm
 if $all; then
+  # A new build/preset-fuzz is generated for Ninja where it is installed (as setup.sh does for
+  # the build directory): the sources of dependent targets compile side by side.
+  if [ ! -f build/preset-fuzz/CMakeCache.txt ] && [ -z "${CMAKE_GENERATOR:-}" ] &&
+     command -v ninja >/dev/null; then
+    export CMAKE_GENERATOR=Ninja
+  fi
   steps=${STEPS:-configure fuzz}
   for s in $steps; do
     case $s in

@@ -1,9 +1,9 @@
 // The model config: YAML loader, overrides, validation. Every error names file, line and field.
 #include "scalefit/core/model.hpp"
-#include "scalefit/core/yaml.hpp"
 
 #include "scalefit/core/error.hpp"
 #include "scalefit/core/validate.hpp"
+#include "scalefit/core/yaml.hpp"
 
 #include <yaml-cpp/yaml.h>
 
@@ -14,10 +14,6 @@
 
 namespace scalefit {
 namespace {
-
-long line_of(const YAML::Node &node) {
-  return node.Mark().is_null() ? 0 : node.Mark().line + 1;
-}
 
 std::string scalar_text(const YAML::Node &node) {
   return node.IsScalar() ? node.Scalar() : std::string("<not a scalar>");

@@ -10,14 +10,15 @@
 #include <sstream>
 
 namespace scalefit {
-namespace {
-
-constexpr int kMaxDepth = 64;
-constexpr long kMaxNodes = 1000000;
 
 long line_of(const YAML::Node &n) {
   return n.Mark().is_null() ? 0 : n.Mark().line + 1;
 }
+
+namespace {
+
+constexpr int kMaxDepth = 64;
+constexpr long kMaxNodes = 1000000;
 
 void check_unique_keys(const YAML::Node &node, const std::string &name, int depth, long &visited) {
   if (++visited > kMaxNodes)

@@ -21,10 +21,6 @@ YAML::Node load_yaml(const std::string &path) {
   return load_yaml_file(path);
 }
 
-long line_of(const YAML::Node &node) {
-  return node.Mark().is_null() ? 0 : node.Mark().line + 1;
-}
-
 /// Reads a required or optional scalar `key` of `parent` (field named `prefix.key`).
 struct Reader {
   const std::string &file;

@@ -5,6 +5,7 @@
 
 #include "curve_bounds.hpp"
 #include "fit_detail.hpp"
+#include "numbers.hpp"
 
 #include <fmt/format.h>
 
@@ -18,7 +19,6 @@
 namespace scalefit::fitting {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr int kScreenEvaluations = 15;
 constexpr int kLmStarts = 5;
 constexpr int kPolished = 1; // screened starts polished to convergence // LM runs from the most

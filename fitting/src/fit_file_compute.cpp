@@ -11,10 +11,6 @@
 namespace scalefit::fitting {
 namespace {
 
-long line_of(const YAML::Node &n) {
-  return n.Mark().is_null() ? 0 : n.Mark().line + 1;
-}
-
 // Ranges of the compute and framework values, checked where the loader reads them and before the
 // writer writes them (every value the writer writes, the loader accepts): core/validate.hpp.
 constexpr Bounds kSms{1, 100000};              ///< SMs of the device (a whole number)

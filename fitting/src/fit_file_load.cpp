@@ -7,6 +7,7 @@
 #include "scalefit/core/input_file.hpp"
 #include "scalefit/core/yaml.hpp"
 #include "scalefit/core/validate.hpp"
+#include "numbers.hpp"
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
@@ -23,7 +24,6 @@
 namespace scalefit::fitting {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // Ranges of the fitted parameters (kAlphaUs .. kDeltaUs): curve_bounds.hpp, shared with the
 // fitter. Generous (a fit may put a step's s_half beyond the data), but finite, and away from the

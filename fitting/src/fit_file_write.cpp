@@ -1,7 +1,10 @@
 // Fit file: the YAML emitter and the atomic writer.
 #include "scalefit/fitting/fit_file.hpp"
 
+#include "scalefit/core/atomic_file.hpp"
 #include "scalefit/core/error.hpp"
+
+#include "numbers.hpp"
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
@@ -11,12 +14,9 @@
 #include <limits>
 #include <stdexcept>
 
-#include "scalefit/core/atomic_file.hpp"
-
 namespace scalefit::fitting {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 void emit_num(YAML::Emitter &out, double v) {
   if (std::isfinite(v))

@@ -3,6 +3,7 @@
 #include "scalefit/fitting/fit.hpp"
 
 #include "fit_detail.hpp"
+#include "numbers.hpp"
 
 #include <fmt/format.h>
 
@@ -13,7 +14,6 @@
 
 namespace scalefit::fitting {
 namespace {
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 } // namespace
 namespace detail {
 

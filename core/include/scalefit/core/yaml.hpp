@@ -24,6 +24,10 @@ YAML::Node parse_yaml(const std::string &text, const std::string &name);
 /// InputError when the file cannot be opened.
 YAML::Node load_yaml_file(const std::string &path);
 
+/// The 1-based line of `node` in its document, or 0 for a node without a position (built in code,
+/// or absent). What every InputError about a YAML field names.
+long line_of(const YAML::Node &node);
+
 /// Refuses a key of the mapping `map` that is not in `known` (a misspelled `loo_mape_pct` would
 /// otherwise read as absent: NaN in a report). \throws InputError naming `file`, the key's line
 /// and the field `path` + key, with the known keys. A `map` that is not a mapping passes.
