@@ -70,6 +70,18 @@ struct ModelArgs {
     c->add_flag("--pad-to-capacity", pad_to_capacity,
                 "pad every expert's input to its capacity (Megatron "
                 "--moe-pad-expert-input-to-capacity)");
+    c->add_option("--mtp-num-layers", o.mtp_layers,
+                  "override: multi-token prediction modules on the last stage (Megatron-Core "
+                  "--mtp-num-layers; DeepSeek-V3: 1; 0 = none)")
+        ->check(CLI::Range(0, 64));
+    c->add_option("--sliding-window", o.sliding_window,
+                  "override: sliding-window attention, keys before each query (Megatron-Core "
+                  "--window-size W,0; 0 = full causal attention)")
+        ->check(CLI::Range(0, 1 << 30));
+    c->add_option("--window-attn-skip-freq", o.window_skip_freq,
+                  "override: every n-th block keeps full attention (Megatron-Core "
+                  "--window-attn-skip-freq; gpt-oss: 2; 0 = every block windowed)")
+        ->check(CLI::Range(0, 1 << 16));
     c->add_option("--q-lora-rank", o.q_lora_rank,
                   "override: MLA query latent rank (0 = no query compression)")
         ->check(CLI::Range(0, 1 << 20));

@@ -224,6 +224,14 @@ void apply_overrides(ModelConfig &m, const ModelOverrides &o) {
     m.moe_ffn = o.moe_ffn;
   if (o.shared_experts >= 0)
     m.shared_experts = o.shared_experts;
+  if (o.mtp_layers >= 0)
+    m.mtp_layers = o.mtp_layers;
+  if (o.sliding_window >= 0)
+    m.sliding_window = o.sliding_window;
+  if (o.sliding_window == 0 && o.window_skip_freq < 0)
+    m.window_skip_freq = 0; // no window: no blocks to skip it on
+  if (o.window_skip_freq >= 0)
+    m.window_skip_freq = o.window_skip_freq;
   if (o.capacity_factor >= 0)
     m.capacity_factor = o.capacity_factor;
   if (o.pad_to_capacity)

@@ -530,3 +530,31 @@ TEST(MoeMla, SlidingWindowsPriceTheMaskNonZeros) {
     EXPECT_EQ(e.field(), "window_skip_freq");
   }
 }
+
+// The command line's overrides (--mtp-num-layers, --sliding-window, --window-attn-skip-freq) set
+// the model fields; -1 keeps the YAML's, 0 turns the feature off.
+TEST(MoeMla, MtpAndWindowOverrides) {
+  ModelOverrides o;
+  const ModelConfig kept = build_model(test_paths::model_path("gpt-oss-120b"), o);
+  EXPECT_EQ(kept.sliding_window, 128);
+  EXPECT_EQ(kept.windowed_layers(), 18);
+  o.sliding_window = 0; // the YAML's window_skip_freq goes with its window
+  EXPECT_EQ(build_model(test_paths::model_path("gpt-oss-120b"), o).windowed_layers(), 0);
+  o.window_skip_freq = 2; // but a skip frequency given without a window is refused
+  EXPECT_THROW(build_model(test_paths::model_path("gpt-oss-120b"), o), InputError);
+  o = ModelOverrides{};
+  o.window_skip_freq = 3; // blocks 3, 6, ..., 36 full: 24 of 36 windowed
+  EXPECT_EQ(build_model(test_paths::model_path("gpt-oss-120b"), o).windowed_layers(), 24);
+  o = ModelOverrides{};
+  o.mtp_layers = 1;
+  const ModelConfig v3 = build_model(test_paths::model_path("deepseek-v3"), o);
+  EXPECT_EQ(v3.mtp_layers, 1);
+  EXPECT_GT(parameter_count(v3), 671e9 + 11e9);
+  o.mtp_layers = 65; // out of range: refused naming the field
+  try {
+    build_model(test_paths::model_path("deepseek-v3"), o);
+    FAIL();
+  } catch (const InputError &e) {
+    EXPECT_EQ(e.field(), "mtp_layers");
+  }
+}

@@ -153,6 +153,8 @@ struct ModelOverrides {
       v_head_dim = 0;
   std::string mlp, norm, position;      ///< see Mlp, Norm, Position
   std::optional<bool> bias;             ///< linear-layer biases
+  /// Multi-token prediction modules and sliding windows (see ModelConfig); -1 keeps, 0 = none.
+  int mtp_layers = -1, sliding_window = -1, window_skip_freq = -1;
   /// True when all five of layers, hidden, heads, sequence, vocabulary are set (a model from
   /// flags alone).
   bool complete() const { return layers && hidden && heads && sequence && vocabulary; }
