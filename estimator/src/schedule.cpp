@@ -248,6 +248,8 @@ void Estimator::evaluate(const Strategy &st, Estimate &e, bool messages) const n
         const double mtp = md.mtp_layers;
         c.extra_cp += mtp * (mtp_proj + logits_gemm + xent + 2 * fnorm + embed);
         c.params += mtp * (2 * h * h / t + 3 * o.norm_params);
+        if (!first) // the modules' embedding lookup: the last stage keeps a copy of the table
+          c.params += Vp * h / t;
       }
     }
     c.fwd += c.extra_cp / 3; // the ends' split between the passes matters only to overlap

@@ -473,6 +473,9 @@ TEST(MoeMla, MtpRunsOnTheLastStage) {
   EXPECT_GT(on->terms[3].seconds, 1.9 * off->terms[3].seconds); // two heads (and a projection)
   EXPECT_DOUBLE_EQ(on->terms[4].seconds, 2 * off->terms[4].seconds); // two losses
   EXPECT_GT(on->model_flops, off->model_flops);
+  // the last stage holds the module (block, projection, norms) and a copy of the embedding
+  // table for the shifted tokens' lookup (Megatron-Core shares it with the first stage's)
+  EXPECT_GT(on->params_per_gpu, off->params_per_gpu + double(m.vocabulary) * m.hidden);
   // refused out of range, naming the field
   m.mtp_layers = -1;
   try {
