@@ -153,7 +153,9 @@ struct ModelOverrides {
       v_head_dim = 0;
   std::string mlp, norm, position;      ///< see Mlp, Norm, Position
   std::optional<bool> bias;             ///< linear-layer biases
-  /// Multi-token prediction modules and sliding windows (see ModelConfig); -1 keeps, 0 = none.
+  /// Multi-token prediction modules, sliding window [keys] and skip frequency [blocks] (see
+  /// ModelConfig); -1 keeps the model's. 0 means no modules, no window, or every block windowed;
+  /// sliding_window 0 without window_skip_freq also clears the skip frequency.
   int mtp_layers = -1, sliding_window = -1, window_skip_freq = -1;
   /// True when all five of layers, hidden, heads, sequence, vocabulary are set (a model from
   /// flags alone).
