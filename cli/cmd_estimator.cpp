@@ -175,6 +175,13 @@ struct StrategyArgs {
                 "bf16 (8 B/parameter)");
     c->add_flag("--fused-ce", s.fused_ce,
                 "fused cross-entropy: no fp32 logits kept (Megatron --cross-entropy-loss-fusion)");
+    c->add_option("--cpu-offloading-num-layers", s.offload_layers,
+                  "offload the activations of the first N blocks to host memory (Megatron-Core; "
+                  "pp 1, no recompute; priced by the system's communication.host link)")
+        ->check(CLI::Range(0, 1 << 16));
+    c->add_flag("--fp8-param-gather", s.fp8_param_gather,
+                "with --dtype fp8: weight matrices kept and all-gathered in FP8 (Megatron-Core; "
+                "Megatron-Bridge's FP8 recipes)");
     if (layout) {
       c->add_option("--dp", s.dp, "data-parallel degree")->check(CLI::Range(1, est::kMaxGpus));
       c->add_option("--tp", s.tp, "tensor-parallel degree")->check(CLI::Range(1, est::kMaxGpus));

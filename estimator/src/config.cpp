@@ -180,6 +180,8 @@ SystemConfig load_system(const std::string &path) {
   s.overlap_efficiency = r.in(comm, "overlap_efficiency", "communication.overlap_efficiency",
                               bounds::efficiency, &one);
   s.inter = r.tier(comm, "inter", "communication.inter");
+  if (comm["host"]) // optional: prices activation CPU offloading
+    s.host = r.tier(comm, "host", "communication.host");
   return s;
 }
 

@@ -103,6 +103,8 @@ const char *reject_name(Reject r) {
     return "sequence % (2*cp) != 0 (or cp > 1 with sliding windows)";
   case Reject::experts:
     return "experts % ep or tp*cp*dp % (etp*ep) != 0";
+  case Reject::offload:
+    return "CPU offloading needs pp 1, no recompute and a host link; FP8 parameters need FP8";
   }
   return "?";
 }
@@ -191,6 +193,13 @@ Reject Estimator::check(const Strategy &s, int gpus) const noexcept {
       (!m_model.moe() && s.ep > 1) || (m_model.moe() && m_model.experts % s.ep != 0) ||
       (std::int64_t{s.tp} * s.cp * s.dp) % (std::int64_t{s.expert_tp()} * s.ep) != 0)
     return Reject::experts;
+  // Megatron-Core's TransformerConfig checks: 0 <= N < layers, no pipeline, no recompute.
+  if (s.offload_layers < 0 ||
+      (s.offload_layers > 0 &&
+       (s.offload_layers >= m_model.layers || s.pp > 1 || s.recompute != Recompute::none ||
+        !(m_system.host.bandwidth_gbps > 0) || s.framework != Framework::megatron)) ||
+      (s.fp8_param_gather && !m_model.fp8))
+    return Reject::offload;
   if (s.interleave > 1) {
     const std::int64_t m = s.batch() / per_step;
     if (s.pp == 1 || m % s.pp != 0)
@@ -267,6 +276,17 @@ void Estimator::validate(const Strategy &s, int gpus) const {
                          str(std::int64_t{s.tp} * s.cp * s.dp) +
                          "); a dense model has ep 1; the load imbalance is in [1, 64]",
                      "", 0, "--ep");
+  case Reject::offload:
+    if (s.fp8_param_gather && !m_model.fp8)
+      throw InputError("FP8 parameters need FP8 GEMMs (--dtype fp8)", "", 0, "--fp8-param-gather");
+    if (s.offload_layers > 0 && !(m_system.host.bandwidth_gbps > 0))
+      throw InputError("CPU offloading needs the GPU-host link: " + m_system.name +
+                           " has no communication.host {bandwidth_gbps} in its system YAML",
+                       "", 0, "--cpu-offloading-num-layers");
+    throw InputError("CPU offloading of " + str(s.offload_layers) + " blocks needs 0 <= N < " +
+                         "layers (" + str(m_model.layers) + "), pp 1, no recompute and " +
+                         "--framework megatron (Megatron-Core's TransformerConfig checks)",
+                     "", 0, "--cpu-offloading-num-layers");
   case Reject::memory:
     break;
   }

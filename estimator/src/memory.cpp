@@ -33,7 +33,11 @@ void Estimator::memory(const Strategy &st, const StageCost *stages, int n_stages
     // (p - 1)/(p v) (Korthikanti et al. 2022, Sec. 4.2.3).
     const double in_flight = st.pp == 1 ? 1.0 : std::min<double>(m, p - c.index);
     const double ilv = st.interleave > 1 ? 1.0 + (p - 1) / (p * v) : 1.0;
-    double act = (rec * act_full + (c.layers - rec) * act_none) * in_flight * ilv;
+    // CPU offloading (pp 1, no recompute): the offloaded blocks' activations live in host
+    // memory but for the one block in transit (Transformer Engine's double buffer).
+    const double off = std::min<double>(st.offload_layers, c.layers);
+    const double resident = c.layers - rec - (off > 0 ? off - 1 : 0.0);
+    double act = (rec * act_full + resident * act_none) * in_flight * ilv;
     if (rec > 0) // one block's activations live during its recomputation
       act += activation_bytes_per_layer(m_ops, md, st.micro_batch, st.tp, sp, Recompute::none,
                                         st.cp, st.moe_imbalance);
@@ -97,10 +101,21 @@ void Estimator::memory(const Strategy &st, const StageCost *stages, int n_stages
         ms.optimizer += x.optimizer;
       }
       weights = ms.weights;
-      if (st.zero >= 3 && shard > 1 && c.layers > 0)
-        weights += 2 * psi / c.layers * el; // gathered blocks
-      if (md.fp8) // Transformer Engine's FP8 weight and its transpose
-        weights += 2 * (c.matrix_params + c.expert_params);
+      const bool gathered = st.zero >= 3 && shard > 1 && c.layers > 0;
+      if (gathered) // ZeRO-3 / Megatron-FSDP: the current block and the prefetched next
+        weights += 2 * psi / c.layers * el;
+      if (md.fp8) {
+        const double mat = c.matrix_params + c.expert_params;
+        if (st.fp8_param_gather) {
+          // --fp8-param-gather: each weight matrix is kept in FP8 (1 B) with its transpose
+          // (1 B) instead of in bf16, so an unsharded weight costs what the bf16 one did and
+          // a ZeRO-3 shard 1 B per parameter (the fp32 master copy is the optimizer's).
+          if (gathered)
+            weights -= mat * (el - 1) / shard;
+        } else { // Transformer Engine's FP8 copy and its transpose beside the bf16 weight
+          weights += 2 * (gathered ? 2 * mat / c.layers : mat);
+        }
+      }
       grads = ms.gradients;
       optim = ms.optimizer;
       // The loss on the last stage: fp32 softmax and bf16 logits gradient (6 B per logit)

@@ -135,6 +135,10 @@ std::vector<PublishedRun> load_published_runs(const std::string &path, const std
     s.overlap_dp = field<bool>(j, "overlap_grad_reduce", true, path, line);
     s.overlap_param_gather = field<bool>(j, "overlap_param_gather", false, path, line);
     s.fused_ce = field<bool>(j, "fused_ce", false, path, line);
+    s.offload_layers = field<int>(j, "cpu_offloading_num_layers", 0, path, line);
+    if (s.offload_layers < 0)
+      throw InputError("expected an integer >= 0", path, line, "cpu_offloading_num_layers");
+    s.fp8_param_gather = field<bool>(j, "fp8_param_gather", false, path, line);
     // Megatron-Core --moe-token-dispatcher-type; flex (DeepEP) moves the same all-to-all traffic
     const std::string disp = field<std::string>(j, "moe_token_dispatcher", "alltoall", path, line);
     if (disp != "alltoall" && disp != "allgather" && disp != "flex")

@@ -41,6 +41,8 @@ nlohmann::json strategy_json(const Strategy &s) {
           {"recompute_layers", s.recompute_layers},
           {"overlap_param_gather", s.overlap_param_gather},
           {"fused_ce", s.fused_ce},
+          {"cpu_offloading_num_layers", s.offload_layers},
+          {"fp8_param_gather", s.fp8_param_gather},
           {"interleave", s.interleave},
           {"zero", s.zero},
           {"recompute", recompute_name(s.recompute)},
@@ -68,7 +70,7 @@ nlohmann::json estimate_json(const Estimator &est, const Strategy &s, const Esti
                  {"bubble", e.time_s.bubble}};
   j["communication_s"] = {
       {"tp", e.comm_tp_s}, {"cp", e.comm_cp_s}, {"ep", e.comm_ep_s},
-      {"pp", e.comm_pp_s}, {"dp", e.comm_dp_s}};
+      {"pp", e.comm_pp_s}, {"dp", e.comm_dp_s}, {"offload", e.comm_offload_s}};
   j["active_params"] = e.active_params;
   j["memory_gib"] = {{"weights", e.memory_bytes.weights / kGiB},
                      {"gradients", e.memory_bytes.gradients / kGiB},
@@ -165,6 +167,15 @@ std::string estimate_table(const Estimator &est, const Strategy &s, const Estima
                    md.capacity_factor > 0 ? fmt::format("factor {:g}", md.capacity_factor)
                                           : std::string("dropless"),
                    md.pad_to_capacity ? ", padded" : "");
+  if (s.offload_layers > 0)
+    fmt::format_to(out,
+                   "CPU offloading: activations of {} of {} blocks to host memory over {:g} GB/s "
+                   "per direction; copies {:.4f} s per iteration, of which hidden behind "
+                   "compute all but what exceeds each neighbouring block's pass\n",
+                   s.offload_layers, md.layers, est.system().host.bandwidth_gbps,
+                   e.comm_offload_s);
+  if (md.fp8 && s.fp8_param_gather)
+    fmt::format_to(out, "FP8 parameters: weight matrices kept and all-gathered in FP8\n");
   if (s.pp > 1)
     fmt::format_to(out, "pipeline: blocks per stage {} (first), {} (middle), {} (last); slowest "
                         "stage {}\n",

@@ -91,13 +91,15 @@ struct DpCost {
 /// The data-parallel messages of a stage holding `params` parameters (one TP rank), over the
 /// dp*cp ranks that hold the same weights (Megatron reduces gradients over DP x CP), in shard
 /// groups of s.shard_ranks() with replicas across them (HSDP). `fwd_mb` and `bwd_mb` are one
-/// micro-batch's forward and backward on the stage; `layers` its blocks.
+/// micro-batch's forward and backward on the stage; `layers` its blocks. `el` is the bytes of a
+/// gradient element, `pel` the mean bytes per parameter the parameter all-gathers move (below
+/// `el` with FP8 parameters).
 /// Sources: PyTorch DDP buckets (Li et al. 2020); ZeRO stages (Rajbhandari et al. 2020); Megatron's
 /// distributed optimizer (reduce-scatter gradient buckets in the last micro-batch's backward,
 /// all-gather parameters after the step, or behind the next forward with --overlap-param-gather);
 /// FSDP (Zhao et al. 2023: per-unit all-gather forward and backward, reduce-scatter, prefetch).
 DpCost dp_cost(MessageSink &out, const Strategy &st, const DpGroups &groups, double params,
-               double el, double layers, int m, double fwd_mb, double bwd_mb) {
+               double el, double pel, double layers, int m, double fwd_mb, double bwd_mb) {
   DpCost r;
   const int ranks = groups.ranks;
   if (ranks <= 1 || params <= 0)
@@ -142,7 +144,7 @@ DpCost dp_cost(MessageSink &out, const Strategy &st, const DpGroups &groups, dou
       r.hidden += times * std::min(tc / times - last, bwd_mb);
     double first = 0;
     const double ag =
-        buckets(Op::allgather, Parallelism::zero, "updated parameters", params * el, 1, g, first);
+        buckets(Op::allgather, Parallelism::zero, "updated parameters", params * pel, 1, g, first);
     r.total += ag;
     if (st.overlap_param_gather) // behind the next iteration's first forward, bucket by bucket
       r.hidden += std::min(ag - first, fwd_mb);
@@ -151,7 +153,7 @@ DpCost dp_cost(MessageSink &out, const Strategy &st, const DpGroups &groups, dou
   // ZeRO-3 / FSDP full shard: gather each block's parameters for forward and again for
   // backward, reduce-scatter its gradients, every micro-batch; prefetch hides all but the first.
   const double n = m * layers;
-  const double layer_bytes = params / std::max(1.0, layers) * el;
+  const double layer_bytes = params / std::max(1.0, layers) * pel;
   const double t_agf =
       out.add(Op::allgather, Parallelism::zero, "layer parameters (forward)", layer_bytes, g, n);
   const double t_agb =
@@ -360,6 +362,18 @@ void Estimator::evaluate(const Strategy &st, Estimate &e, bool messages) const n
     ep_hide_f = std::min(2 * u_ep, sh_f);
     ep_hide_b = std::min(2 * u_ep, sh_b);
   }
+  // Activation CPU offloading (Megatron-Core --cpu-offloading-num-layers, Transformer Engine's
+  // cpu_offload with its double buffer): an offloaded block's saved activations leave for host
+  // memory on a copy stream while the next block runs forward, and come back while the block
+  // after it (in backward order) runs backward; what a copy takes beyond that compute is exposed.
+  // One copy each way per offloaded block and micro-batch over the GPU's host link.
+  double off_xfer = 0;
+  if (st.offload_layers > 0 && m_system.host.bandwidth_gbps > 0) {
+    const CommTier &hl = m_system.host;
+    const double bytes = activation_bytes_per_layer(o, md, st.micro_batch, st.tp, sp,
+                                                    Recompute::none, st.cp, st.moe_imbalance);
+    off_xfer = hl.latency_us * 1e-6 + bytes / (hl.bandwidth_gbps * 1e9 * hl.efficiency);
+  }
   auto stage_comm = [&](StageCost &c, bool record) {
     sink.record = record;
     const double rec = c.recomputed;
@@ -426,10 +440,16 @@ void Estimator::evaluate(const Strategy &st, Estimate &e, bool messages) const n
       ep_hidden = std::min(epc, o.moe.fraction * ((c.layers + rec) * ep_hide_f +
                                                   c.layers * ep_hide_b));
     }
-    c.comm = tp + cpc + ppc + epc;
+    const double n_off = std::min<double>(st.offload_layers, c.layers);
+    const double offc = 2 * n_off * off_xfer;
+    // copy engines, not SMs: hidden up to the compute beside them
+    const double off_hidden =
+        n_off * (std::min(off_xfer, lc.fwd()) + std::min(off_xfer, lc.bwd()));
+    c.comm = tp + cpc + ppc + epc + offc;
     e.comm_ep_s = epc * m;
+    e.comm_offload_s = offc * m;
     const double tp_hidden = std::min(tp, c.layers * tp_hide_block + rec * tp_hide_rec);
-    c.comm_hidden = ov * (cph + tp_hidden + ep_hidden);
+    c.comm_hidden = ov * (cph + tp_hidden + ep_hidden) + off_hidden;
     e.comm_tp_s = tp * m;
     e.comm_cp_s = cpc * m;
     e.comm_pp_s = ppc * m;
@@ -453,14 +473,24 @@ void Estimator::evaluate(const Strategy &st, Estimate &e, bool messages) const n
     edpg.all = edpg.shard = group_shape(edp, st.expert_tp() * st.ep, gpn);
     edpg.ranks = edpg.shard_ranks = edp;
   }
+  // Bytes per parameter the ZeRO / FSDP parameter all-gathers move: the weight matrices in FP8
+  // with --fp8-param-gather (1 B), the rest in the model's dtype.
+  const bool fp8_params = md.fp8 && st.fp8_param_gather;
+  auto gather_el = [&](const StageCost &c) {
+    return fp8_params && c.params > 0 ? (c.matrix_params + (c.params - c.matrix_params) * el) /
+                                            c.params
+                                      : el;
+  };
+  const double expert_el = fp8_params ? 1.0 : el;
   DpCost dp[3];
   double opt[3] = {0, 0, 0};
   for (int i = 0; i < n_stages; ++i) {
     const StageCost &c = stages[i];
     const double fwd_mb = c.fwd, bwd_mb = c.bwd;
-    dp[i] = dp_cost(sink, st, dpg, c.params, el, c.layers, m, fwd_mb, bwd_mb);
+    dp[i] = dp_cost(sink, st, dpg, c.params, el, gather_el(c), c.layers, m, fwd_mb, bwd_mb);
     if (c.expert_params > 0) {
-      const DpCost x = dp_cost(sink, st, edpg, c.expert_params, el, c.layers, m, fwd_mb, bwd_mb);
+      const DpCost x = dp_cost(sink, st, edpg, c.expert_params, el, expert_el, c.layers, m, fwd_mb,
+                               bwd_mb);
       dp[i].total += x.total;
       dp[i].hidden += x.hidden;
     }
@@ -500,9 +530,9 @@ void Estimator::evaluate(const Strategy &st, Estimate &e, bool messages) const n
   if (messages) {
     stage_comm(stages[slow], true);
     sink.record = true;
-    dp_cost(sink, st, dpg, c.params, el, c.layers, m, c.fwd, c.bwd);
+    dp_cost(sink, st, dpg, c.params, el, gather_el(c), c.layers, m, c.fwd, c.bwd);
     if (c.expert_params > 0)
-      dp_cost(sink, st, edpg, c.expert_params, el, c.layers, m, c.fwd, c.bwd);
+      dp_cost(sink, st, edpg, c.expert_params, el, expert_el, c.layers, m, c.fwd, c.bwd);
   } else {
     stage_comm(stages[slow], false); // the per-parallelism totals of the slowest stage
   }

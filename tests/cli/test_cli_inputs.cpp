@@ -112,6 +112,7 @@ TEST(CliNumbers, NonFiniteOrAbsurdSystemNumbersExit2NamingTheField) {
       {"efficiency: 0.90", "efficiency: 1e-300", "communication.inter.efficiency"},
       {"memory_gib: 80", "memory_gib: 0", "device.memory_gib"},
       {"fp16: 312", "fp16: 1e400", "device.peak_tflops.fp16"},
+      {"bandwidth_gbps: 32,", "bandwidth_gbps: .nan,", "communication.host.bandwidth_gbps"},
   };
   for (const Case &c : cases) {
     const fs::path sys = dir.path / "sys.yaml";
@@ -311,4 +312,17 @@ TEST(CliRepeats, IntraPointsMeasuredAgainAtEachNodeCountAreMergedAndTheFitFileSa
   const Result bad = sf("fit " + n1.string() + " --repeats keep -o " + refused.string(), dir);
   EXPECT_EQ(bad.code, 2) << bad.err;
   EXPECT_NE(bad.err.find("--repeats"), std::string::npos) << bad.err;
+}
+
+TEST(CliNumbers, CpuOffloadingOutsideMegatronCoresChecksIsExit2NamingTheFlag) {
+  // Megatron-Core refuses CPU offloading with pp > 1, with recompute, and for N >= layers.
+  for (const char *extra : {"--pp 2 --cpu-offloading-num-layers 4",
+                            "--recompute full --cpu-offloading-num-layers 4",
+                            "--cpu-offloading-num-layers 1000"})
+    expect_exit2("estimate --system " + kSystem + " --model " + kModel + " --dp 1 --tp 4 " + extra,
+                 {"--cpu-offloading-num-layers"});
+  // FP8 parameters without FP8 GEMMs
+  expect_exit2("estimate --system " + kSystem + " --model " + kModel +
+                   " --dp 1 --tp 8 --fp8-param-gather",
+               {"--fp8-param-gather"});
 }

@@ -278,3 +278,121 @@ TEST(Parallelism, SearchEnumeratesExpertParallelism) {
   space.max_ep = 1;
   EXPECT_LT(search(est, space, 50).enumerated, r.enumerated);
 }
+
+// Megatron-Core's activation CPU offloading (--cpu-offloading-num-layers N, Transformer Engine's
+// cpu_offload): N blocks' activations leave the GPU but for the one in transit, and each costs a
+// copy each way over the host link, hidden behind the neighbouring block's pass up to its length.
+TEST(Parallelism, CpuOffloadingMovesActivationsOverTheHostLink) {
+  ModelConfig m = load_model(test_paths::model_path("llama3-70b"));
+  m.fp8 = true;
+  const SystemConfig gb200 = load_system(test_paths::system_path("gb200-nvl72"));
+  const SystemConfig h100 = load_system(test_paths::system_path("dgx-h100"));
+  ASSERT_GT(gb200.host.bandwidth_gbps, 3 * h100.host.bandwidth_gbps); // C2C vs PCIe
+  Strategy s;
+  s.dp = 64, s.zero = 3, s.micro_batch = 2, s.global_batch = 256, s.fused_ce = true;
+  s.overlap_param_gather = true, s.fp8_param_gather = true;
+  for (const SystemConfig *sys : {&gb200, &h100}) {
+    const Estimator est(m, *sys);
+    const auto plain = run(est, s);
+    Strategy o = s;
+    o.offload_layers = 40;
+    const auto off = run(est, o);
+    // 39 of 80 blocks' activations leave (one stays in transit)
+    const double per_block = activation_bytes_per_layer(m, 2, 1, false, Recompute::none, 1);
+    EXPECT_NEAR(plain->memory_bytes.activations - off->memory_bytes.activations, 39 * per_block,
+                1e-6 * per_block)
+        << sys->name;
+    // copies: 2 x 40 x micro-batches x (bytes / host bandwidth), part of the communication
+    const double copy = per_block / (sys->host.bandwidth_gbps * 1e9 * sys->host.efficiency) +
+                        sys->host.latency_us * 1e-6;
+    EXPECT_NEAR(off->comm_offload_s, 2 * 40 * 2 * copy, 1e-9) << sys->name;
+    EXPECT_NEAR(off->time_s.communication - plain->time_s.communication, off->comm_offload_s,
+                1e-9)
+        << sys->name;
+    EXPECT_GE(off->time_s.iteration, plain->time_s.iteration) << sys->name;
+    EXPECT_DOUBLE_EQ(off->time_s.compute, plain->time_s.compute) << sys->name;
+  }
+  // Over NVLink-C2C most of the copies hide; over PCIe (under a third of the rate) far more stick
+  // out.
+  const Estimator on_gb(m, gb200), on_h(m, h100);
+  Strategy o = s;
+  o.offload_layers = 40;
+  const auto gb = run(on_gb, o), h = run(on_h, o), gb0 = run(on_gb, s), h0 = run(on_h, s);
+  const double gb_exposed = (gb->time_s.iteration - gb0->time_s.iteration) / gb->comm_offload_s;
+  const double h_exposed = (h->time_s.iteration - h0->time_s.iteration) / h->comm_offload_s;
+  EXPECT_LT(gb_exposed, 0.25); // the forward copies stick out a little; backward ones hide
+  EXPECT_GT(h_exposed, 2 * gb_exposed);
+  // Megatron-Core's checks: N < layers, pp 1, no recompute; a system without a host link
+  for (auto change : {+[](Strategy &x) { x.offload_layers = 80; },
+                      +[](Strategy &x) { x.pp = 2, x.dp = 32; },
+                      +[](Strategy &x) { x.recompute = Recompute::selective; }}) {
+    Strategy bad = o;
+    change(bad);
+    EXPECT_EQ(on_gb.check(bad, 0), Reject::offload);
+    try {
+      on_gb.validate(bad, 0);
+      ADD_FAILURE();
+    } catch (const InputError &e) {
+      EXPECT_EQ(e.field(), "--cpu-offloading-num-layers");
+    }
+  }
+  SystemConfig no_host = gb200;
+  no_host.host = CommTier{};
+  const Estimator bare(m, no_host);
+  try {
+    bare.validate(o, 0);
+    ADD_FAILURE();
+  } catch (const InputError &e) {
+    EXPECT_NE(std::string(e.what()).find("communication.host"), std::string::npos) << e.what();
+  }
+}
+
+// Megatron-Core's --fp8-param-gather (Megatron-Bridge's FP8 recipes): the weight matrices are kept
+// in FP8 with their transposes (2 B, as bf16) instead of bf16 plus FP8 copies (4 B), and the
+// parameter all-gathers move them in FP8.
+TEST(Parallelism, Fp8ParametersReplaceTheBf16Weights) {
+  ModelConfig m = load_model(test_paths::model_path("llama3-70b"));
+  m.fp8 = true;
+  const Estimator est(m, load_system(test_paths::system_path("dgx-h100")));
+  Strategy s;
+  s.tp = 8, s.pp = 4, s.dp = 2, s.sp = true, s.zero = 1, s.global_batch = 64;
+  s.overlap_param_gather = true;
+  const auto copies = run(est, s);
+  s.fp8_param_gather = true;
+  const auto params = run(est, s);
+  // one stage's weight matrices on one TP rank: 2 B each less
+  const double drop = copies->memory_bytes.weights - params->memory_bytes.weights;
+  const double matrices_per_rank = 0.95 * parameter_count(m) / (8 * 4); // about 95%+ matrices
+  EXPECT_GT(drop, 2 * 0.9 * matrices_per_rank);
+  EXPECT_LT(drop, 2 * 1.1 * parameter_count(m) / (8 * 4));
+  const Message *ag_c = find(*copies, Parallelism::zero, Op::allgather);
+  const Message *ag_p = find(*params, Parallelism::zero, Op::allgather);
+  ASSERT_NE(ag_c, nullptr);
+  ASSERT_NE(ag_p, nullptr);
+  double bytes_c = 0, bytes_p = 0;
+  for (int i = 0; i < copies->n_messages; ++i)
+    if (copies->messages[i].op == Op::allgather && copies->messages[i].by == Parallelism::zero)
+      bytes_c += copies->messages[i].bytes * copies->messages[i].count;
+  for (int i = 0; i < params->n_messages; ++i)
+    if (params->messages[i].op == Op::allgather && params->messages[i].by == Parallelism::zero)
+      bytes_p += params->messages[i].bytes * params->messages[i].count;
+  EXPECT_GT(bytes_p, 0.5 * bytes_c);  // norms, embeddings stay bf16
+  EXPECT_LT(bytes_p, 0.6 * bytes_c);  // the matrices (most bytes) go in FP8
+  // Megatron-FSDP (ZeRO-3): FP8 copies only for the gathered blocks, not for every weight
+  Strategy f;
+  f.dp = 64, f.zero = 3, f.global_batch = 128;
+  const auto fsdp_copies = run(est, f);
+  f.fp8_param_gather = true;
+  const auto fsdp_params = run(est, f);
+  // (shards 2 psi / 64 + two gathered blocks in bf16 and FP8: about 0.13 psi; FP8 copies of
+  // every weight, as before, would be about 2 psi)
+  const double psi = parameter_count(m);
+  EXPECT_LT(fsdp_copies->memory_bytes.weights, 0.25 * psi);
+  EXPECT_GT(fsdp_copies->memory_bytes.weights, 0.05 * psi);
+  EXPECT_LT(fsdp_params->memory_bytes.weights, fsdp_copies->memory_bytes.weights);
+  // without FP8 GEMMs there are no FP8 parameters
+  ModelConfig b = m;
+  b.fp8 = false;
+  const Estimator bf16(b, load_system(test_paths::system_path("dgx-h100")));
+  EXPECT_EQ(bf16.check(s, 0), Reject::offload);
+}

@@ -38,7 +38,7 @@ TEST(PublishedRuns, EverySourceWithinItsRecordedError) {
       {"dgxc-benchmarking-v24.11.1-h100.jsonl", 0.05, 0.22, 0, 60},
       {"nemotron4-340b-report.jsonl", 0.02, 0.04, 0, 3},
       {"megatron-core-r0.8-h100-weak-scaling.jsonl", 0.13, 0.40, 0, 9},
-      {"megatron-bridge-25.09-25.11-dense.jsonl", 0.09, 0.33, 0, 18},
+      {"megatron-bridge-25.09-25.11-dense.jsonl", 0.09, 0.33, 0, 25},
       {"nemo-long-sequence-llama2-7b-h100.jsonl", 0.14, 0.20, 0, 9},
       {"fms-fsdp-llama2-a100.jsonl", 0.26, 0.46, 0, 3},
       {"fsdp-memory.jsonl", 0, 0, 0.05, 0},
@@ -85,6 +85,16 @@ TEST(PublishedRuns, DenseRunsAreExpressible) {
     for (const RunComparison &c : compare_published(runs, SCALEFIT_SOURCE_ROOT))
       EXPECT_TRUE(c.skipped.empty()) << c.run->id << ": " << c.skipped;
   }
+  // Megatron-Bridge's dense runs all trained on their GPUs, so each must fit: the Megatron-FSDP
+  // 70B/405B runs with the CPU offloading their recipes set (20-95 blocks) and FP8 parameters.
+  const auto mb = load_published_runs(runs_path("megatron-bridge-25.09-25.11-dense.jsonl"),
+                                      SCALEFIT_SOURCE_ROOT);
+  int offloaded = 0;
+  for (const RunComparison &c : compare_published(mb, SCALEFIT_SOURCE_ROOT)) {
+    EXPECT_TRUE(c.fits) << c.run->id << ": " << c.estimated_gib << " GiB";
+    offloaded += c.run->strategy.offload_layers > 0;
+  }
+  EXPECT_EQ(offloaded, 4);
   // MoE runs (issue 16): Qwen3 MoE (Qwen3-235B's 94 blocks split as its recipe splits them:
   // the embedding and the loss counted as one block each), DeepSeek-V3 (multi-head latent
   // attention, its recipe's per-chunk pipeline layouts as per-stage block counts, one run with

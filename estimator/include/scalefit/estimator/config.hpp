@@ -85,6 +85,9 @@ struct SystemConfig {
   DeviceConfig device;   ///< the accelerator
   CommTier intra;        ///< NVLink / NVSwitch
   CommTier inter;        ///< NICs of a node together
+  /// One GPU's link to host memory, per direction (PCIe, or NVLink-C2C on Grace systems): what
+  /// activation CPU offloading moves over. bandwidth_gbps 0 = not given (offloading refused).
+  CommTier host;
   /// Fraction of a collective's time that the compute it overlaps with really hides (TP
   /// userbuffer overlap, ring-attention exchanges, DP buckets): collectives beside GEMMs share
   /// SMs and HBM. 1 when not derived; derived from ONE published step with TP
@@ -162,6 +165,18 @@ struct Strategy {
   /// Fused cross-entropy (Megatron's --cross-entropy-loss-fusion, Liger): the loss never keeps
   /// the fp32 logits; unfused keeps fp32 softmax and bf16 logits gradient (6 B per logit).
   bool fused_ce = false;
+  /// Megatron-Core's --cpu-offloading-num-layers (activations only, as Megatron-Bridge's
+  /// performance recipes set it: cpu_offloading_weights false): the saved activations of the
+  /// first N blocks go to host memory after their forward and come back before their backward,
+  /// on copy streams behind the neighbouring blocks' compute (Transformer Engine's
+  /// cpu_offload); 0 = off. Megatron-Core refuses it with pp > 1 or any recompute, and wants
+  /// N < layers.
+  int offload_layers = 0;
+  /// Megatron-Core's --fp8-param-gather (Megatron-Bridge's FP8 recipes set it, mixed_precision.py
+  /// at v0.2.0): the weight matrices are kept in FP8 (with the fp32 master copy in the
+  /// distributed optimizer) instead of bf16 plus an FP8 copy, and are all-gathered in FP8.
+  /// Only with FP8 GEMMs.
+  bool fp8_param_gather = false;
   /// PyTorch "pure bf16" (model.to(bfloat16), no fp32 master weights): parameters, gradients and
   /// AdamW moments in bf16, 8 B per parameter (llama-recipes' pure_bf16); else mixed precision.
   bool pure_bf16 = false;

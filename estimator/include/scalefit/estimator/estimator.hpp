@@ -107,6 +107,8 @@ enum class Reject {
   memory,     ///< does not fit in device memory
   context,    ///< sequence % (2 cp) != 0 (causal load balancing pairs 2 cp chunks)
   experts,    ///< experts % ep != 0, tp cp dp % (etp ep) != 0, or ep > 1 on a dense model
+  offload,    ///< CPU offloading with pp > 1, recompute, N >= layers or no host link; FP8
+              ///< parameters without FP8 GEMMs (Megatron-Core's checks)
 };
 /// Short reason ("heads % tp", "memory", ...).
 const char *reject_name(Reject r);
@@ -141,6 +143,7 @@ struct Estimate {
   std::array<Message, kMaxMessages> messages{};       ///< the message list
   int n_messages = 0;                                 ///< used entries of messages
   double comm_cp_s = 0;                               ///< T_cm of context parallelism [s]
+  double comm_offload_s = 0; ///< activation CPU offloading's host copies, both ways [s]
   double comm_ep_s = 0;                               ///< T_cm of expert parallelism [s]
   double active_params = 0;                           ///< parameters a token passes through
   /// T_cp by term: layer GEMMs, attention, memory-bound (layers), logits GEMMs, cross-entropy,
