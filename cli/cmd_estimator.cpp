@@ -124,6 +124,8 @@ constexpr std::uint64_t kMinBucket = 1024, kMaxBucket = std::uint64_t{1} << 40;
 struct StrategyArgs {
   est::Strategy s;
   std::string recompute = "none";
+  std::string recompute_modules; // --recompute-modules, comma-separated
+  CLI::Option *recompute_modules_opt = nullptr;
   std::string framework = "megatron";
   std::string bucket = "25M";
   bool no_overlap = false;
@@ -164,6 +166,10 @@ struct StrategyArgs {
                   "shard model states over groups of this many DP ranks and replicate across "
                   "them (HSDP; default: the whole DP group)")
         ->check(CLI::Range(1, est::kMaxGpus));
+    recompute_modules_opt = c->add_option("--recompute-modules", recompute_modules,
+                  "with --recompute selective: the modules recomputed, comma-separated "
+                  "(Megatron-Core: core_attn, layernorm, mla_up_proj, mlp, moe_act, "
+                  "shared_experts; default core_attn)");
     c->add_option("--recompute-layers", s.recompute_layers,
                   "with --recompute full: blocks per stage recomputed (default all)")
         ->check(CLI::Range(1, 1 << 16));
@@ -220,6 +226,13 @@ struct StrategyArgs {
     s.recompute = recompute == "full"        ? est::Recompute::full
                   : recompute == "selective" ? est::Recompute::selective
                                              : est::Recompute::none;
+    if (recompute_modules_opt && recompute_modules_opt->count() > 0) {
+      std::string bad;
+      if (!est::parse_recompute_modules(recompute_modules, s.recompute_modules, bad))
+        throw InputError("unknown module '" + bad + "' (expected core_attn, layernorm, " +
+                             "mla_up_proj, mlp, moe_act or shared_experts)",
+                         "", 0, "--recompute-modules");
+    }
     const std::uint64_t bucket_bytes = parse_bytes(bucket, "--bucket");
     if (bucket_bytes < kMinBucket || bucket_bytes > kMaxBucket)
       throw InputError("expected a bucket size in [1K, 1T], got '" + bucket + "'", "", 0,

@@ -37,9 +37,13 @@ BlockActivations block_activations(const ModelConfig &m, bool fp8) {
     const double dq = m.qk_nope_head_dim + m.qk_rope_head_dim, dv = m.v_head_dim;
     b.hidden += (kEl + lin_in) * (double(m.q_lora_rank) + m.kv_lora_rank);
     attn_inner = kEl * (2 * a * dq + a * dv) + kEl * a * dv + (fp8 ? a * dv : 0.0);
+    b.mla_up = kEl * (2 * a * dq + a * dv);
+    b.norms += lin_in * h; // the input norm is a module of its own (the down projections follow)
   }
   const double dense_mlp = kEl * gate * f + lin_in * f;
   b.inner = attn_inner + dense_mlp;
+  b.mlp_hidden = lin_in * h;
+  b.mlp_inner = dense_mlp;
   if (m.moe()) {
     // An MoE block's MLP keeps, per token, for each of its k routes: the permuted input (the
     // expert GEMM's input, h), the expert up output (gate f_e) and the down input (f_e) (scaled
@@ -50,6 +54,11 @@ BlockActivations block_activations(const ModelConfig &m, bool fp8) {
     const double phi = double(m.moe_layers()) / m.layers;
     b.inner = attn_inner + (1 - phi) * dense_mlp + phi * moe_mlp;
     b.routed = phi * k * (lin_in * h + kEl * gate * fe + lin_in * fe);
+    b.mlp_hidden = (1 - phi) * lin_in * h;
+    b.mlp_inner = (1 - phi) * dense_mlp;
+    b.norms += phi * kEl * h; // the MoE blocks' pre-MLP norm feeds the router in 16-bit
+    b.shared = phi * (fs > 0 ? kEl * gate * fs + lin_in * fs : 0.0);
+    b.moe_act = phi * k * lin_in * fe;
   }
   // Unfused attention (Megatron 2022): softmax output (2 a s), dropout mask (a s) and dropout
   // output (2 a s) per token; without dropout only the softmax output.
@@ -90,12 +99,13 @@ ModelOps describe_model(const ModelConfig &m) {
     o.v_head_dim = x.v_dim;
     if (x.q_lora > 0) {
       o.linear[nl++] = {"MLA q down", x.q_lora, h, TpSplit::replicated, true};
-      o.linear[nl++] = {"MLA q up", a * dq, x.q_lora, TpSplit::column, true};
+      o.linear[nl++] = {"MLA q up", a * dq, x.q_lora, TpSplit::column, true, false, true};
     } else {
       o.linear[nl++] = {"MLA q", a * dq, h, TpSplit::column, true};
     }
     o.linear[nl++] = {"MLA kv down (+ RoPE key)", x.kv_lora + x.rope, h, TpSplit::replicated, true};
-    o.linear[nl++] = {"MLA kv up", a * (x.nope + x.v_dim), x.kv_lora, TpSplit::column, true};
+    o.linear[nl++] = {"MLA kv up", a * (x.nope + x.v_dim), x.kv_lora, TpSplit::column, true,
+                      false, true};
     attn_out = a * x.v_dim;
   } else {
     o.linear[nl++] = {"QKV", q + 2 * kv, h, TpSplit::column, true};

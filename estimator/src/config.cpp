@@ -127,6 +127,48 @@ const char *recompute_name(Recompute r) {
   return "?";
 }
 
+namespace {
+struct ModuleName {
+  unsigned flag;
+  const char *name;
+};
+constexpr ModuleName kModuleNames[] = {{kRecomputeCoreAttn, "core_attn"},
+                                       {kRecomputeLayernorm, "layernorm"},
+                                       {kRecomputeMlaUpProj, "mla_up_proj"},
+                                       {kRecomputeMlp, "mlp"},
+                                       {kRecomputeMoeAct, "moe_act"},
+                                       {kRecomputeSharedExperts, "shared_experts"}};
+} // namespace
+
+bool parse_recompute_modules(const std::string &list, unsigned &flags, std::string &bad) {
+  flags = 0;
+  std::size_t at = 0;
+  while (at <= list.size()) {
+    const std::size_t comma = std::min(list.find(',', at), list.size());
+    const std::string name = list.substr(at, comma - at);
+    bool known = false;
+    for (const ModuleName &m : kModuleNames)
+      if (name == m.name) {
+        flags |= m.flag;
+        known = true;
+      }
+    if (!known) {
+      bad = name;
+      return false;
+    }
+    at = comma + 1;
+  }
+  return true;
+}
+
+std::string recompute_modules_name(unsigned flags) {
+  std::string out;
+  for (const ModuleName &m : kModuleNames)
+    if (flags & m.flag)
+      out += (out.empty() ? "" : ",") + std::string(m.name);
+  return out;
+}
+
 SystemConfig load_system(const std::string &path) {
   const YAML::Node root = load_yaml(path);
   const Reader r{path};

@@ -13,6 +13,8 @@ struct LayerCost {
   double mem_fwd = 0, mem_bwd = 0;   ///< element-wise kernels
   double lin_fwd[kMaxLinear] = {};  ///< each linear layer's forward GEMM
   double lin_bwd[kMaxLinear] = {};  ///< each linear layer's data + weight gradient GEMMs
+  /// Selective --recompute-modules: the GEMMs and element-wise kernels run again in backward.
+  double rec_mod_gemm = 0, rec_mod_mem = 0;
   double fwd() const { return gemm_fwd + attn_fwd + mem_fwd; }
   double bwd() const { return gemm_bwd + attn_bwd + mem_bwd; }
 };
@@ -46,5 +48,5 @@ namespace scalefit::estimator {
 /// activation_bytes_per_layer with the model's operations already described (no allocation).
 double activation_bytes_per_layer(const ModelOps &o, const ModelConfig &m, int micro_batch,
                                   int tp, bool sp, Recompute recompute, int cp,
-                                  double moe_imbalance = 1.0) noexcept;
+                                  double moe_imbalance = 1.0, unsigned modules = 0) noexcept;
 } // namespace scalefit::estimator

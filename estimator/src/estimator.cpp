@@ -39,18 +39,36 @@ ModelStateBytes model_state_bytes(double psi, int zero, int dp, bool fp32_grads,
 
 double activation_bytes_per_layer(const ModelOps &o, const ModelConfig &m, int micro_batch,
                                   int tp, bool sp, Recompute recompute, int cp,
-                                  double moe_imbalance) noexcept {
+                                  double moe_imbalance, unsigned modules) noexcept {
   const BlockActivations &act = m.fp8 ? o.act_fp8 : o.act;
   const double s = m.sequence, t = tp;
   const double T = double(micro_batch) * s / cp; // tokens on the rank
   const double scale = dtype_size(m.dtype) / 2.0;
   if (recompute == Recompute::full)
     return scale * 2 * T * m.hidden / (sp ? t : 1.0);
+  const bool selective = recompute == Recompute::selective;
+  const bool core_attn = selective && (modules == 0 || (modules & kRecomputeCoreAttn));
   const double core = m.attention == Attention::fused
                           ? act.flash_stats * T / t / scale // fp32 stats, not scaled by dtype
-                          : (recompute == Recompute::selective ? 0.0 : act.core_per_s * s * T / t);
-  const double inner = act.inner + act.routed * o.moe.load(moe_imbalance);
-  return scale * (act.hidden * T / (sp ? t : 1.0) + inner * T / t + core);
+                          : (core_attn ? 0.0 : act.core_per_s * s * T / t);
+  // Megatron-Core's selective recompute modules drop what the recomputed forward rebuilds.
+  double hidden = act.hidden, inner = act.inner, routed = act.routed;
+  if (selective && modules) {
+    if (modules & kRecomputeLayernorm)
+      hidden -= act.norms;
+    if (modules & kRecomputeMlp) {
+      hidden -= act.mlp_hidden;
+      inner -= act.mlp_inner;
+    }
+    if (modules & kRecomputeMlaUpProj)
+      inner -= act.mla_up;
+    if (modules & kRecomputeSharedExperts)
+      inner -= act.shared;
+    if (modules & kRecomputeMoeAct)
+      routed -= act.moe_act;
+  }
+  inner += routed * o.moe.load(moe_imbalance);
+  return scale * (hidden * T / (sp ? t : 1.0) + inner * T / t + core);
 }
 
 double activation_bytes_per_layer(const ModelConfig &m, int micro_batch, int tp, bool sp,
@@ -105,6 +123,8 @@ const char *reject_name(Reject r) {
     return "experts % ep or tp*cp*dp % (etp*ep) != 0";
   case Reject::offload:
     return "CPU offloading needs pp 1, no recompute and a host link; FP8 parameters need FP8";
+  case Reject::recompute:
+    return "recompute modules need selective recompute under megatron";
   }
   return "?";
 }
@@ -200,6 +220,12 @@ Reject Estimator::check(const Strategy &s, int gpus) const noexcept {
         !(m_system.host.bandwidth_gbps > 0) || s.framework != Framework::megatron)) ||
       (s.fp8_param_gather && !m_model.fp8))
     return Reject::offload;
+  // Megatron-Core reads recompute_modules only with recompute_granularity "selective".
+  constexpr unsigned kAllModules = (kRecomputeSharedExperts << 1) - 1;
+  if (s.recompute_modules != 0 &&
+      (s.recompute != Recompute::selective || s.framework != Framework::megatron ||
+       (s.recompute_modules & ~kAllModules) != 0))
+    return Reject::recompute;
   if (s.interleave > 1) {
     const std::int64_t m = s.batch() / per_step;
     if (s.pp == 1 || m % s.pp != 0)
@@ -287,6 +313,11 @@ void Estimator::validate(const Strategy &s, int gpus) const {
                          "layers (" + str(m_model.layers) + "), pp 1, no recompute and " +
                          "--framework megatron (Megatron-Core's TransformerConfig checks)",
                      "", 0, "--cpu-offloading-num-layers");
+  case Reject::recompute:
+    throw InputError("recompute modules (" + recompute_modules_name(s.recompute_modules) +
+                         ") need --recompute selective and --framework megatron (Megatron-Core "
+                         "reads recompute_modules only with selective granularity)",
+                     "", 0, "--recompute-modules");
   case Reject::memory:
     break;
   }

@@ -61,6 +61,24 @@ LayerCost Estimator::layer_cost(const Strategy &st, double T) const noexcept {
     }
     c.gemm_fwd += phi * f;
     c.gemm_bwd += phi * b;
+    const unsigned mods = st.recompute == Recompute::selective ? st.recompute_modules : 0u;
+    if (mods & kRecomputeSharedExperts && e.f_shared > 0) {
+      const double su = (e.up_n / e.f_e) * e.f_shared / t, sd = e.f_shared / t;
+      c.rec_mod_gemm += phi * (P.gemm_s(T, su, h, 1, fp8) + P.gemm_s(T, h, sd, 1, fp8));
+    }
+    if (mods & kRecomputeMoeAct) // the activation again: read the up output, write its input
+      c.rec_mod_mem += phi * P.mem_s(k * 2 * (e.up_n + e.f_e) * rows * local / et);
+  }
+  // Megatron-Core's selective --recompute-modules: each module's forward once more in backward.
+  const unsigned mods = st.recompute == Recompute::selective ? st.recompute_modules : 0u;
+  for (int i = 0; i < o.n_linear; ++i) {
+    const LinearOp &l = o.linear[i];
+    if (((mods & kRecomputeMlaUpProj) && l.mla_up) || ((mods & kRecomputeMlp) && l.mlp))
+      c.rec_mod_gemm += c.lin_fwd[i];
+  }
+  if (mods & kRecomputeLayernorm) { // MLA's input norm, the MoE blocks' pre-MLP norm
+    const double norms = (m_model.mla() ? 1.0 : 0.0) + phi;
+    c.rec_mod_mem += norms * P.mem_s(k * 4 * m_model.hidden * (sp ? T / t : T));
   }
   // Attention core over the rank's a/t query heads and T = b s / cp query tokens against all s
   // keys (ring attention passes the other ranks' keys by, cp.cpp messages).

@@ -18,7 +18,8 @@ void Estimator::memory(const Strategy &st, const StageCost *stages, int n_stages
   const bool full = st.recompute == Recompute::full;
   const double act_none =
       activation_bytes_per_layer(m_ops, md, st.micro_batch, st.tp, sp,
-                                 full ? Recompute::none : st.recompute, st.cp, st.moe_imbalance);
+                                 full ? Recompute::none : st.recompute, st.cp, st.moe_imbalance,
+                                 full ? 0u : st.recompute_modules);
   const double act_full =
       activation_bytes_per_layer(m_ops, md, st.micro_batch, st.tp, sp, Recompute::full, st.cp);
   const int shard = st.zero >= 1 ? st.shard_ranks() : 1;

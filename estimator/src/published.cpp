@@ -151,6 +151,20 @@ std::vector<PublishedRun> load_published_runs(const std::string &path, const std
     s.recompute = rc == "full" ? Recompute::full
                   : rc == "selective" ? Recompute::selective
                                       : Recompute::none;
+    if (j.contains("recompute_modules") && !j["recompute_modules"].is_null()) {
+      const json &rm = j["recompute_modules"];
+      if (!rm.is_array())
+        throw InputError("expected a list of module names", path, line, "recompute_modules");
+      std::string list;
+      for (const json &x : rm) {
+        if (!x.is_string())
+          throw InputError("expected a list of module names", path, line, "recompute_modules");
+        list += (list.empty() ? "" : ",") + x.get<std::string>();
+      }
+      std::string bad;
+      if (!parse_recompute_modules(list, s.recompute_modules, bad))
+        throw InputError("unknown module '" + bad + "'", path, line, "recompute_modules");
+    }
     s.pure_bf16 = field<bool>(j, "pure_bf16", false, path, line);
     if (j.contains("mixed_precision") && j["mixed_precision"].is_object() &&
         field<std::string>(j["mixed_precision"], "mode", "", path, line) == "pure_bf16")

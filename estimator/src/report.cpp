@@ -20,6 +20,10 @@ std::string strategy_label(const Strategy &s) {
     extra += fmt::format(" pp-layers={}/../{}", s.first_stage_layers, s.last_stage_layers);
   if (s.zero_shard > 0)
     extra += fmt::format(" zero-shard={}", s.zero_shard);
+  if (s.recompute_modules != 0)
+    extra = fmt::format(" ({})", recompute_modules_name(s.recompute_modules)) + extra;
+  if (s.offload_layers > 0)
+    extra += fmt::format(" cpu-offload={}", s.offload_layers);
   return fmt::format("dp={} tp={} pp={} v={} zero={} recompute={}{}{} b={} B={}", s.dp, s.tp,
                      s.pp, s.interleave, s.zero, recompute_name(s.recompute), s.sp ? " sp" : "",
                      extra, s.micro_batch, s.batch());
@@ -39,6 +43,7 @@ nlohmann::json strategy_json(const Strategy &s) {
           {"last_stage_layers", s.last_stage_layers},
           {"zero_shard", s.shard_ranks()},
           {"recompute_layers", s.recompute_layers},
+          {"recompute_modules", recompute_modules_name(s.recompute_modules)},
           {"overlap_param_gather", s.overlap_param_gather},
           {"fused_ce", s.fused_ce},
           {"cpu_offloading_num_layers", s.offload_layers},

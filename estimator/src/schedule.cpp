@@ -184,7 +184,7 @@ void Estimator::evaluate(const Strategy &st, Estimate &e, bool messages) const n
   const bool eager = st.framework == Framework::pytorch;
   const bool full = st.recompute == Recompute::full;
   const bool fused = md.attention == Attention::fused;
-  const bool selective = st.recompute == Recompute::selective && !fused;
+  const bool selective = st.recompute_core_attn() && !fused;
   // Megatron pads the vocabulary to a multiple of 128 t (make-vocab-size-divisible-by).
   const double Vp = padded_vocabulary(md.vocabulary, eager ? 1 : 128, st.tp);
   const ModelOps &o = m_ops;
@@ -192,6 +192,7 @@ void Estimator::evaluate(const Strategy &st, Estimate &e, bool messages) const n
   // --- One block, one micro-batch (steps 2-3) ---
   const LayerCost lc = layer_cost(st, T);
   const double rec_sel = selective ? lc.attn_fwd : 0.0;
+  const double rec_mod = lc.rec_mod_gemm + lc.rec_mod_mem; // selective recompute modules
 
   // --- The model's ends ---
   const EagerCosts ec = eager ? eager_costs(T / s) : EagerCosts{};
@@ -232,7 +233,7 @@ void Estimator::evaluate(const Strategy &st, Estimate &e, bool messages) const n
                             : 0.0;
     c.recomputed = rec;
     c.fwd = layers * lc.fwd();
-    c.bwd = layers * (lc.bwd() + rec_sel) + rec * lc.fwd();
+    c.bwd = layers * (lc.bwd() + rec_sel + rec_mod) + rec * lc.fwd();
     if (first) { // vocab-parallel embedding (padded V / t rows) and learned positions
       c.extra_cp += embed;
       c.params += Vp * h / t + (md.position == Position::learned ? s * h : 0.0);
@@ -555,13 +556,15 @@ void Estimator::evaluate(const Strategy &st, Estimate &e, bool messages) const n
   const double rec = c.recomputed;
   const bool first = c.index == 0, last = c.index == p - 1;
   const double nL = c.layers;
-  e.terms[0] = {"layer GEMMs", m * (nL * (lc.gemm_fwd + lc.gemm_bwd) + rec * lc.gemm_fwd),
+  e.terms[0] = {"layer GEMMs",
+                m * (nL * (lc.gemm_fwd + lc.gemm_bwd + lc.rec_mod_gemm) + rec * lc.gemm_fwd),
                 gemm_source().c_str()};
   e.terms[1] = {fused ? "attention (fused)" : "attention (unfused)",
                 m * (nL * (lc.attn_fwd + lc.attn_bwd + rec_sel) + rec * lc.attn_fwd),
                 fused ? P.fused_source(st.framework == Framework::megatron).c_str()
                       : P.src_attn.c_str()};
-  e.terms[2] = {"memory-bound (layers)", m * (nL * (lc.mem_fwd + lc.mem_bwd) + rec * lc.mem_fwd),
+  e.terms[2] = {"memory-bound (layers)",
+                m * (nL * (lc.mem_fwd + lc.mem_bwd + lc.rec_mod_mem) + rec * lc.mem_fwd),
                 P.src_mem.c_str()};
   const double heads = 1.0 + md.mtp_layers; // output heads and losses on the last stage
   e.terms[3] = {md.mtp_layers ? "logits GEMMs, MTP projections" : "logits GEMMs",
@@ -587,7 +590,7 @@ void Estimator::evaluate(const Strategy &st, Estimate &e, bool messages) const n
           ? std::min(1.0, double(st.recompute_layers) * v * p / double(md.layers))
           : 1.0;
   const IterationFlops fl =
-      iteration_flops(m_ops, md, B, Vp, full, st.recompute == Recompute::selective, frac);
+      iteration_flops(m_ops, md, B, Vp, full, st.recompute_core_attn(), frac);
   e.params = m_params;
   e.active_params = m_active_params;
   e.params_per_gpu = 0;

@@ -326,3 +326,18 @@ TEST(CliNumbers, CpuOffloadingOutsideMegatronCoresChecksIsExit2NamingTheFlag) {
                    " --dp 1 --tp 8 --fp8-param-gather",
                {"--fp8-param-gather"});
 }
+
+TEST(CliNumbers, RecomputeModulesOutsideSelectiveOrUnknownIsExit2NamingTheFlag) {
+  // Megatron-Core reads recompute_modules only with selective granularity; "moe" is not modeled
+  for (const char *extra : {"--recompute-modules mlp", "--recompute full --recompute-modules mlp",
+                            "--recompute selective --recompute-modules mlp,moe",
+                            "--recompute selective --recompute-modules ''"})
+    expect_exit2("estimate --system " + kSystem + " --model " + kModel + " --dp 1 --tp 8 " + extra,
+                 {"--recompute-modules"});
+  TempDir dir("sf_cli_");
+  const Result ok = sf("estimate --system " + kSystem + " --model " + kModel +
+                           " --dp 1 --tp 8 --recompute selective --recompute-modules core_attn,mlp",
+                       dir);
+  EXPECT_EQ(ok.code, 0) << ok.err;
+  EXPECT_NE(ok.out.find("recompute=selective (core_attn,mlp)"), std::string::npos) << ok.out;
+}

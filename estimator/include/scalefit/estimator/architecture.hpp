@@ -31,6 +31,7 @@ struct LinearOp {
   TpSplit split = TpSplit::column;
   bool input_from_norm = false; ///< its input is a norm's output (TE fuses norm and FP8 cast)
   bool mlp = false; ///< the dense MLP's (an MoE model's MoE blocks replace it: weighted 1 - phi)
+  bool mla_up = false; ///< MLA's q or kv up projection (recompute module "mla_up_proj")
 };
 
 /// Maximum linear layers of one block (MLA: q down, q up, kv down, kv up, projection, MLP up
@@ -68,6 +69,15 @@ struct BlockActivations {
   /// output, down input for each of k routes), MoE-fraction weighted; times the layout's expert
   /// load (MoeOps::load: imbalance, capacity, padding).
   double routed = 0;
+  // What Megatron-Core's selective --recompute-modules drop of the above (same units and
+  // divisions as the term each is part of):
+  double norms = 0;      ///< [hidden] outputs of norms that are modules of their own (MLA's
+                         ///< input norm, the MoE blocks' pre-MLP norm): "layernorm"
+  double mlp_hidden = 0; ///< [hidden] the dense MLP's saved norm output: "mlp"
+  double mlp_inner = 0;  ///< [inner] the dense MLP's inner activations: "mlp"
+  double mla_up = 0;     ///< [inner] MLA's up-projected q, k, v: "mla_up_proj"
+  double shared = 0;     ///< [inner] the shared experts' inner activations: "shared_experts"
+  double moe_act = 0;    ///< [routed] the routed experts' activation output: "moe_act"
 };
 
 /// A mixture-of-experts MLP (Megatron-Core MoE layer): a router GEMM h x E and top-k, E experts

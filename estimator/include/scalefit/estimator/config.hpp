@@ -108,6 +108,23 @@ enum class MoeDispatcher { alltoall, allgather };
 /// "none", "selective", "full".
 const char *recompute_name(Recompute r);
 
+/// Megatron-Core's --recompute-modules (TransformerConfig.recompute_modules; only read with
+/// selective granularity), as bit flags: the modules whose forward is run again in backward
+/// instead of keeping its outputs.
+enum RecomputeModule : unsigned {
+  kRecomputeCoreAttn = 1u << 0,     ///< "core_attn": the attention core (the default list)
+  kRecomputeLayernorm = 1u << 1,    ///< "layernorm": norms that are modules of their own
+  kRecomputeMlaUpProj = 1u << 2,    ///< "mla_up_proj": MLA's q and kv up projections (+ RoPE)
+  kRecomputeMlp = 1u << 3,          ///< "mlp": the dense MLP
+  kRecomputeMoeAct = 1u << 4,       ///< "moe_act": the routed experts' activation function
+  kRecomputeSharedExperts = 1u << 5 ///< "shared_experts": the MoE blocks' shared experts
+};
+/// Flags of a comma-separated list of those names ("mla_up_proj,mlp"); false with `bad` set to
+/// the first name that is not one (Megatron-Core's "moe" is not modeled).
+bool parse_recompute_modules(const std::string &list, unsigned &flags, std::string &bad);
+/// The names of `flags`, comma-separated, in Megatron-Core's order ("" for 0).
+std::string recompute_modules_name(unsigned flags);
+
 /// Largest GPU count (dp * tp * pp) and parallel degree the estimator accepts: 2^24, far beyond
 /// any cluster, and small enough that every layout product stays exact in 64 bits.
 inline constexpr int kMaxGpus = 1 << 24;
@@ -144,6 +161,14 @@ struct Strategy {
   /// whole dp*cp group (plain ZeRO / FSDP full shard).
   int zero_shard = 0;
   Recompute recompute = Recompute::none; ///< activation recomputation
+  /// With recompute = selective: RecomputeModule flags (Megatron-Core's --recompute-modules);
+  /// 0 = core_attn, Megatron-Core's default list.
+  unsigned recompute_modules = 0;
+  /// The attention core is recomputed (selective with core_attn, or the default list).
+  bool recompute_core_attn() const {
+    return recompute == Recompute::selective &&
+           (recompute_modules == 0 || (recompute_modules & kRecomputeCoreAttn) != 0);
+  }
   /// Blocks per stage (per model chunk) fully recomputed (Megatron's --recompute-num-layers with
   /// the block method); 0 = all of them. Only with recompute = full.
   int recompute_layers = 0;

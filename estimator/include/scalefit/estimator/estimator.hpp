@@ -109,6 +109,7 @@ enum class Reject {
   experts,    ///< experts % ep != 0, tp cp dp % (etp ep) != 0, or ep > 1 on a dense model
   offload,    ///< CPU offloading with pp > 1, recompute, N >= layers or no host link; FP8
               ///< parameters without FP8 GEMMs (Megatron-Core's checks)
+  recompute,  ///< recompute modules without selective granularity or under PyTorch
 };
 /// Short reason ("heads % tp", "memory", ...).
 const char *reject_name(Reject r);

@@ -40,7 +40,7 @@ struct SearchResult {
   long estimated = 0;             ///< layouts that passed Estimator::check and were estimated
                                   ///< in full (accepted + rejected for memory)
   long accepted = 0;              ///< layouts that passed every check and fit in memory
-  std::array<long, 11> rejected{}; ///< count by Reject (index = enum value)
+  std::array<long, 12> rejected{}; ///< count by Reject (index = enum value)
 };
 
 /// Enumerates `space` on `est` and keeps the `top_k` fastest layouts that fit in memory.
