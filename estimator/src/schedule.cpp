@@ -600,6 +600,23 @@ void Estimator::evaluate(const Strategy &st, Estimate &e, bool messages) const n
   e.model_flops = fl.megatron;
   e.model_flops_causal = fl.causal;
   e.hardware_flops = fl.hardware;
+  // Selective --recompute-modules: the recomputed modules' GEMMs once more per token and block
+  // (2 n k per token of each linear; the MLP's for the dense blocks' share, the shared experts'
+  // for the MoE blocks').
+  if (st.recompute == Recompute::selective && st.recompute_modules) {
+    const unsigned mods = st.recompute_modules;
+    double per_token = 0;
+    for (int i = 0; i < o.n_linear; ++i) {
+      const LinearOp &l = o.linear[i];
+      if ((mods & kRecomputeMlaUpProj) && l.mla_up)
+        per_token += 2 * l.n * l.k;
+      if ((mods & kRecomputeMlp) && l.mlp)
+        per_token += (1 - o.moe.fraction) * 2 * l.n * l.k;
+    }
+    if ((mods & kRecomputeSharedExperts) && o.moe.f_shared > 0)
+      per_token += o.moe.fraction * 2 * md.hidden * o.moe.f_shared * (o.moe.up_n / o.moe.f_e + 1);
+    e.hardware_flops += per_token * B * md.sequence * md.layers;
+  }
   const double it = e.time_s.iteration;
   e.tflops_per_gpu = e.hardware_flops / (n_gpus * it) * 1e-12;
   // MFU over the peak of the GEMMs' precision: the FP8 peak under FP8, as NVIDIA's DGX Cloud

@@ -630,3 +630,22 @@ TEST(MoeMla, RecomputeModulesDropTheirActivationsAndRunAgain) {
   EXPECT_FALSE(parse_recompute_modules("mla_up_proj,moe", flags, unknown));
   EXPECT_EQ(unknown, "moe");
 }
+
+// The executed FLOPs count the recomputed modules' GEMMs: mla_up_proj adds, per token and block,
+// 2 (q_lora a (d + d_R) + kv_lora a (d + d_v)) (DeepSeek-V3: q_lora 1536, kv_lora 512, a 128).
+TEST(MoeMla, RecomputeModulesCountInExecutedFlops) {
+  const ModelConfig m = load_model(test_paths::model_path("deepseek-v3"));
+  const Estimator est(m, load_system(test_paths::system_path("gb200-nvl72")));
+  Strategy s;
+  s.pp = 4, s.interleave = 4, s.ep = 64, s.dp = 64, s.zero = 1;
+  s.first_stage_layers = 16, s.last_stage_layers = 13, s.global_batch = 4096;
+  s.recompute = Recompute::selective;
+  Estimate a, b;
+  est.evaluate(s, a);
+  s.recompute_modules = kRecomputeCoreAttn | kRecomputeMlaUpProj; // the default list + MLA up
+  est.evaluate(s, b);
+  const double per_token = 2.0 * (1536.0 * 128 * 192 + 512.0 * 128 * (128 + 128));
+  EXPECT_NEAR(b.hardware_flops - a.hardware_flops, per_token * 4096 * 4096 * 61,
+              1e-9 * b.hardware_flops);
+  EXPECT_DOUBLE_EQ(b.model_flops, a.model_flops);
+}
