@@ -75,6 +75,14 @@ double ComputePricer::kernel_s(double gpu_s) const noexcept {
   return std::max(gpu_s, m_framework.dispatch_us * 1e-6) + m_launch_s;
 }
 
+double ComputePricer::gemm_roofline_s(double m, double n, double k, double batch,
+                                      double in_bytes) const noexcept {
+  // Williams et al. 2009 (roofline): a GEMM cannot run faster than HBM moves its operands once,
+  // A (m x k) and B (k x n) in the input dtype, C (m x n) in 16 bits.
+  const double bytes = batch * ((m * k + k * n) * in_bytes + m * n * 2.0);
+  return bytes / (m_hbm * m_dev.hbm_efficiency.at(bytes * 1e-6) * m_dev.sustained_efficiency);
+}
+
 double ComputePricer::gemm_s(double m, double n, double k, double batch, bool fp8) const noexcept {
   if (fp8 && m_peak8 > 0) {
     if (m_fit_gemm8)
@@ -84,13 +92,14 @@ double ComputePricer::gemm_s(double m, double n, double k, double batch, bool fp
                             ? m_dev.gemm_efficiency.at(flops * 1e-9) * m_dev.fp8_relative_efficiency
                             : m_dev.gemm_efficiency_fp8.at(flops * 1e-9)) *
                        m_dev.sustained_efficiency;
-    return kernel_s(flops / (m_peak8 * eff));
+    return kernel_s(std::max(flops / (m_peak8 * eff), gemm_roofline_s(m, n, k, batch, 1.0)));
   }
   if (m_fit_gemm)
     return kernel_s(m_fit_gemm->gemm_us(m, n, k, batch) * 1e-6);
   const double flops = 2 * m * n * k * batch;
-  return kernel_s(flops / (m_peak * m_dev.gemm_efficiency.at(flops * 1e-9) *
-                           m_dev.sustained_efficiency));
+  return kernel_s(std::max(flops / (m_peak * m_dev.gemm_efficiency.at(flops * 1e-9) *
+                                    m_dev.sustained_efficiency),
+                           gemm_roofline_s(m, n, k, batch, m_dtype == DType::float32 ? 4.0 : 2.0)));
 }
 
 double ComputePricer::bgemm_s(double m, double n, double k, double batch) const noexcept {

@@ -94,3 +94,19 @@ TEST(ComputePricing, Fp16BorrowsTheBf16Fit) {
   e.use_compute(h100());
   EXPECT_EQ(e.gemm_source(), "fit:gemm:bf16 for fp16");
 }
+
+// The roofline's memory ceiling (Williams et al. 2009): a spec-priced GEMM takes at least the HBM
+// time of its operands. It binds for an FP8 expert GEMM with a few hundred columns (Qwen3-30B-A3B's
+// experts: f_e 768) and not for a large square one.
+TEST(ComputePricing, SpecGemmsAreBoundedByTheirOperandsHbmTime) {
+  const SystemConfig gb200 = load_system(test_paths::system_path("gb200-nvl72"));
+  const ComputePricer P(gb200, DType::bfloat16);
+  const double thin = P.gemm_s(16384, 2048, 768, 16, true);
+  const double thin_hbm = P.gemm_roofline_s(16384, 2048, 768, 16, 1.0);
+  EXPECT_GE(thin, thin_hbm);
+  EXPECT_NEAR(thin, thin_hbm + gb200.device.kernel_launch_us * 1e-6, 1e-9); // memory-bound
+  const double square = P.gemm_s(8192, 8192, 8192, 1, true);
+  EXPECT_GT(square, 2 * P.gemm_roofline_s(8192, 8192, 8192, 1, 1.0)); // compute-bound
+  // bf16 operands move twice the bytes of FP8 ones (the 16-bit output is the same)
+  EXPECT_GT(P.gemm_roofline_s(16384, 2048, 768, 16, 2.0), thin_hbm);
+}

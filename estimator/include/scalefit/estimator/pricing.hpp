@@ -31,7 +31,14 @@ public:
   /// the FP8 peak (Transformer Engine's recipe: a measured fp8 fit, else gemm_efficiency_fp8, else
   /// gemm_efficiency x fp8_relative_efficiency), ignored on a device without an FP8 peak.
   /// Spec-table prices are scaled by the device's sustained_efficiency.
+  /// Without a fit, the spec price is bounded below by the roofline (gemm_roofline_s).
   double gemm_s(double m, double n, double k, double batch, bool fp8 = false) const noexcept;
+  /// HBM time of one GEMM's operands [s]: A and B read once in `in_bytes` per element, C written
+  /// once in 16 bits, at the hbm_efficiency of that many bytes x sustained_efficiency
+  /// (Williams et al. 2009, the roofline's memory ceiling). Binds for GEMMs with a small inner
+  /// or outer dimension, e.g. FP8 expert GEMMs of a few hundred columns.
+  double gemm_roofline_s(double m, double n, double k, double batch,
+                         double in_bytes) const noexcept;
   /// A batched GEMM (unfused attention's scores and context) [s]; shapes as gemm_s.
   double bgemm_s(double m, double n, double k, double batch) const noexcept;
   /// A grouped GEMM (an MoE layer's local experts): `groups` GEMMs of m x n x k each [s]. The
