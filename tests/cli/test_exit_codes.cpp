@@ -36,14 +36,20 @@ Result expect_exit(int code, const std::string &command, const TempDir &dir) {
 
 void write(const fs::path &p, const std::string &text) { std::ofstream(p) << text; }
 
+}  // namespace
+
+// A named namespace, not the anonymous one: GoogleTest derives each TEST_F class from the
+// fixture, and in a unity batch (this file #included into another) GCC warns about a base whose
+// type has internal linkage (-Wsubobject-linkage).
+namespace scalefit_exit_codes {
 class ExitCodes : public ::testing::Test {
 protected:
   void SetUp() override { scalefit::test::set_mpi_env(); }
   TempDir dir{"scalefit_exit_"};
   std::string out(const std::string &name) const { return (dir.path / name).string(); }
 };
-
-}  // namespace
+}  // namespace scalefit_exit_codes
+using scalefit_exit_codes::ExitCodes;
 
 TEST_F(ExitCodes, RepresentativeCommandsSucceedWith0) {
   expect_exit(0, kBin + " --help", dir);

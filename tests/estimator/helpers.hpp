@@ -1,6 +1,9 @@
 // Shared helpers of the estimator tests: the repository's configs.
 #pragma once
+#include "scalefit/core/error.hpp"
 #include "scalefit/estimator/estimator.hpp"
+
+#include <gtest/gtest.h>
 
 #include <string>
 
@@ -22,3 +25,18 @@ inline ModelConfig load_unfused(const std::string &path) {
   return m;
 }
 } // namespace scalefit::estimator::test_paths
+
+namespace scalefit::estimator::test_checks {
+/// Expects `est` to refuse `s` with Estimator::check's `why` and validate's InputError naming
+/// `field` (a CLI flag such as "--cp").
+inline void expect_refused(const Estimator &est, const Strategy &s, Reject why,
+                           const std::string &field) {
+  EXPECT_EQ(est.check(s, 0), why);
+  try {
+    est.validate(s, 0);
+    ADD_FAILURE() << "accepted; expected a refusal naming " << field;
+  } catch (const InputError &e) {
+    EXPECT_EQ(e.field(), field) << e.what();
+  }
+}
+} // namespace scalefit::estimator::test_checks

@@ -615,13 +615,7 @@ TEST(MoeMla, RecomputeModulesDropTheirActivationsAndRunAgain) {
   // recompute modules without selective granularity are refused, as Megatron-Core ignores them
   Strategy bad = s;
   bad.recompute_modules = kRecomputeMoeAct;
-  EXPECT_EQ(est.check(bad, 0), Reject::recompute);
-  try {
-    est.validate(bad, 0);
-    ADD_FAILURE();
-  } catch (const InputError &e) {
-    EXPECT_EQ(e.field(), "--recompute-modules");
-  }
+  test_checks::expect_refused(est, bad, Reject::recompute, "--recompute-modules");
   // names: Megatron-Core's, round trip; "moe" (the whole MoE layer) is not modeled
   unsigned flags = 0;
   std::string unknown;

@@ -64,13 +64,7 @@ TEST(Parallelism, ContextParallelRingMessagesAndActivations) {
   // 8192 % (2 cp) == 0 for cp 1..4096; an odd split is refused naming --cp
   Strategy bad = llama8b(1, 3);
   bad.global_batch = 8;
-  EXPECT_EQ(est.check(bad, 0), Reject::context);
-  try {
-    est.validate(bad, 0);
-    FAIL();
-  } catch (const InputError &e) {
-    EXPECT_EQ(e.field(), "--cp");
-  }
+  test_checks::expect_refused(est, bad, Reject::context, "--cp");
 }
 
 TEST(Parallelism, SearchEnumeratesContextParallelism) {
@@ -328,13 +322,7 @@ TEST(Parallelism, CpuOffloadingMovesActivationsOverTheHostLink) {
                       +[](Strategy &x) { x.recompute = Recompute::selective; }}) {
     Strategy bad = o;
     change(bad);
-    EXPECT_EQ(on_gb.check(bad, 0), Reject::offload);
-    try {
-      on_gb.validate(bad, 0);
-      ADD_FAILURE();
-    } catch (const InputError &e) {
-      EXPECT_EQ(e.field(), "--cpu-offloading-num-layers");
-    }
+    test_checks::expect_refused(on_gb, bad, Reject::offload, "--cpu-offloading-num-layers");
   }
   SystemConfig no_host = gb200;
   no_host.host = CommTier{};
@@ -394,7 +382,7 @@ TEST(Parallelism, Fp8ParametersReplaceTheBf16Weights) {
   ModelConfig b = m;
   b.fp8 = false;
   const Estimator bf16(b, load_system(test_paths::system_path("dgx-h100")));
-  EXPECT_EQ(bf16.check(s, 0), Reject::offload);
+  test_checks::expect_refused(bf16, s, Reject::offload, "--fp8-param-gather");
 }
 
 // FSDP's MixedPrecision(param_dtype=bf16) runs the whole model in bf16 (no autocast), so with

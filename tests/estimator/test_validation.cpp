@@ -66,7 +66,7 @@ TEST(Validation, KorthikantiMemoryWithin5Percent) {
 
 // Source: Korthikanti et al. 2022 (validation.md C): iteration time 22B full 1.42 s, SP+selective
 // 1.10 s; 175B full 18.13 s, SP+selective 13.75 s. The A100 step tables were derived from the first
-// of these alone (scripts/derive_step_efficiency.py, k = 0.7539 of Calculon's tables): it is in
+// of these alone (scripts/derive_step_efficiency.py, k = 0.7761 of Calculon's tables): it is in
 // sample, the other three are not. Seen: -0.0, -6.0, +1.2, -2.0%.
 TEST(Validation, KorthikantiIterationTimeWithin10Percent) {
   struct Row {
