@@ -140,3 +140,33 @@ TEST(PublishedRuns, MalformedRecordsNameFileLineAndField) {
     EXPECT_EQ(e.field(), "iteration_time_s");
   }
 }
+
+// The fields this landing reads: a record's recompute modules, CPU offloading and FP8 parameters
+// are refused naming the field when malformed.
+TEST(PublishedRuns, MalformedOffloadAndRecomputeFieldsNameTheField) {
+  const std::string dir = ::testing::TempDir();
+  const std::string base = "{\"id\": \"x\", \"model\": {\"layers\": 2, \"hidden\": 64, \"heads\": 4, "
+                           "\"vocab\": 100, \"seq\": 32}, \"iteration_time_s\": 1.0, ";
+  const std::pair<std::string, std::string> cases[] = {
+      {"\"recompute\": \"selective\", \"recompute_modules\": \"mlp\"}", "recompute_modules"},
+      {"\"recompute\": \"selective\", \"recompute_modules\": [\"mlp\", 3]}", "recompute_modules"},
+      {"\"recompute\": \"selective\", \"recompute_modules\": [\"moe\"]}", "recompute_modules"},
+      {"\"cpu_offloading_num_layers\": -1}", "cpu_offloading_num_layers"},
+      {"\"cpu_offloading_num_layers\": 1.5}", "cpu_offloading_num_layers"},
+      {"\"fp8_param_gather\": \"yes\"}", "fp8_param_gather"},
+  };
+  for (const auto &[tail, field] : cases) {
+    const std::string path = dir + "/bad_field.jsonl";
+    FILE *f = std::fopen(path.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs((base + tail + "\n").c_str(), f);
+    std::fclose(f);
+    try {
+      load_published_runs(path, SCALEFIT_SOURCE_ROOT);
+      ADD_FAILURE() << tail;
+    } catch (const InputError &e) {
+      EXPECT_EQ(e.line(), 1) << tail;
+      EXPECT_EQ(e.field(), field) << tail << ": " << e.what();
+    }
+  }
+}
