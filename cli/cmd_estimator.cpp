@@ -166,10 +166,11 @@ struct StrategyArgs {
                   "shard model states over groups of this many DP ranks and replicate across "
                   "them (HSDP; default: the whole DP group)")
         ->check(CLI::Range(1, est::kMaxGpus));
-    recompute_modules_opt = c->add_option("--recompute-modules", recompute_modules,
-                  "with --recompute selective: the modules recomputed, comma-separated "
-                  "(Megatron-Core: core_attn, layernorm, mla_up_proj, mlp, moe_act, "
-                  "shared_experts; default core_attn)");
+    recompute_modules_opt =
+        c->add_option("--recompute-modules", recompute_modules,
+                      "with --recompute selective: the modules recomputed, comma-separated "
+                      "(Megatron-Core's names: " +
+                          est::recompute_modules_name(~0u) + "; default core_attn)");
     c->add_option("--recompute-layers", s.recompute_layers,
                   "with --recompute full: blocks per stage recomputed (default all)")
         ->check(CLI::Range(1, 1 << 16));
@@ -229,8 +230,8 @@ struct StrategyArgs {
     if (recompute_modules_opt && recompute_modules_opt->count() > 0) {
       std::string bad;
       if (!est::parse_recompute_modules(recompute_modules, s.recompute_modules, bad))
-        throw InputError("unknown module '" + bad + "' (expected core_attn, layernorm, " +
-                             "mla_up_proj, mlp, moe_act or shared_experts)",
+        throw InputError("unknown module '" + bad + "' (expected some of " +
+                             est::recompute_modules_name(~0u) + ")",
                          "", 0, "--recompute-modules");
     }
     const std::uint64_t bucket_bytes = parse_bytes(bucket, "--bucket");

@@ -104,8 +104,8 @@ ModelOps describe_model(const ModelConfig &m) {
       o.linear[nl++] = {"MLA q", a * dq, h, TpSplit::column, true};
     }
     o.linear[nl++] = {"MLA kv down (+ RoPE key)", x.kv_lora + x.rope, h, TpSplit::replicated, true};
-    o.linear[nl++] = {"MLA kv up", a * (x.nope + x.v_dim), x.kv_lora, TpSplit::column, true,
-                      false, true};
+    o.linear[nl++] = {"MLA kv up", a * (x.nope + x.v_dim), x.kv_lora, TpSplit::column, true, false,
+                      true};
     attn_out = a * x.v_dim;
   } else {
     o.linear[nl++] = {"QKV", q + 2 * kv, h, TpSplit::column, true};

@@ -132,12 +132,10 @@ struct ModuleName {
   unsigned flag;
   const char *name;
 };
-constexpr ModuleName kModuleNames[] = {{kRecomputeCoreAttn, "core_attn"},
-                                       {kRecomputeLayernorm, "layernorm"},
-                                       {kRecomputeMlaUpProj, "mla_up_proj"},
-                                       {kRecomputeMlp, "mlp"},
-                                       {kRecomputeMoeAct, "moe_act"},
-                                       {kRecomputeSharedExperts, "shared_experts"}};
+constexpr ModuleName kModuleNames[] = {
+    {kRecomputeCoreAttn, "core_attn"},    {kRecomputeLayernorm, "layernorm"},
+    {kRecomputeMlaUpProj, "mla_up_proj"}, {kRecomputeMlp, "mlp"},
+    {kRecomputeMoeAct, "moe_act"},        {kRecomputeSharedExperts, "shared_experts"}};
 } // namespace
 
 bool parse_recompute_modules(const std::string &list, unsigned &flags, std::string &bad) {

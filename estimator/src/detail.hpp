@@ -46,7 +46,7 @@ bool stage_layers(int layers, const Strategy &s, int &first, int &middle, int &l
 
 namespace scalefit::estimator {
 /// activation_bytes_per_layer with the model's operations already described (no allocation).
-double activation_bytes_per_layer(const ModelOps &o, const ModelConfig &m, int micro_batch,
-                                  int tp, bool sp, Recompute recompute, int cp,
-                                  double moe_imbalance = 1.0, unsigned modules = 0) noexcept;
+double activation_bytes_per_layer(const ModelOps &o, const ModelConfig &m, int micro_batch, int tp,
+                                  bool sp, Recompute recompute, int cp, double moe_imbalance = 1.0,
+                                  unsigned modules = 0) noexcept;
 } // namespace scalefit::estimator

@@ -37,9 +37,9 @@ ModelStateBytes model_state_bytes(double psi, int zero, int dp, bool fp32_grads,
   return b;
 }
 
-double activation_bytes_per_layer(const ModelOps &o, const ModelConfig &m, int micro_batch,
-                                  int tp, bool sp, Recompute recompute, int cp,
-                                  double moe_imbalance, unsigned modules) noexcept {
+double activation_bytes_per_layer(const ModelOps &o, const ModelConfig &m, int micro_batch, int tp,
+                                  bool sp, Recompute recompute, int cp, double moe_imbalance,
+                                  unsigned modules) noexcept {
   const BlockActivations &act = m.fp8 ? o.act_fp8 : o.act;
   const double s = m.sequence, t = tp;
   const double T = double(micro_batch) * s / cp; // tokens on the rank

@@ -32,6 +32,7 @@ LayerCost Estimator::layer_cost(const Strategy &st, double T) const noexcept {
     c.gemm_fwd += c.lin_fwd[i];
     c.gemm_bwd += c.lin_bwd[i];
   }
+  const unsigned mods = st.active_recompute_modules(); // --recompute-modules, priced below
   if (phi > 0) {
     // MoE MLP (Megatron-Core MoE layer): the router GEMM on the rank's tokens (T / t with SP),
     // then the rank's E / ep experts as grouped GEMMs over the k-fold routed tokens it receives
@@ -55,22 +56,19 @@ LayerCost Estimator::layer_cost(const Strategy &st, double T) const noexcept {
          P.grouped_gemm_s(e.f_e / et, h, rows, local, fp8);
     if (e.f_shared > 0) {
       const double su = (e.up_n / e.f_e) * e.f_shared / t, sd = e.f_shared / t;
-      f += P.gemm_s(T, su, h, 1, fp8) + P.gemm_s(T, h, sd, 1, fp8);
+      const double shared_fwd = P.gemm_s(T, su, h, 1, fp8) + P.gemm_s(T, h, sd, 1, fp8);
+      f += shared_fwd;
       b += P.gemm_s(T, h, su, 1, fp8) + P.gemm_s(h, su, T, 1, fp8) + P.gemm_s(T, sd, h, 1, fp8) +
            P.gemm_s(sd, h, T, 1, fp8);
+      if (mods & kRecomputeSharedExperts)
+        c.rec_mod_gemm += phi * shared_fwd;
     }
     c.gemm_fwd += phi * f;
     c.gemm_bwd += phi * b;
-    const unsigned mods = st.recompute == Recompute::selective ? st.recompute_modules : 0u;
-    if (mods & kRecomputeSharedExperts && e.f_shared > 0) {
-      const double su = (e.up_n / e.f_e) * e.f_shared / t, sd = e.f_shared / t;
-      c.rec_mod_gemm += phi * (P.gemm_s(T, su, h, 1, fp8) + P.gemm_s(T, h, sd, 1, fp8));
-    }
     if (mods & kRecomputeMoeAct) // the activation again: read the up output, write its input
       c.rec_mod_mem += phi * P.mem_s(k * 2 * (e.up_n + e.f_e) * rows * local / et);
   }
   // Megatron-Core's selective --recompute-modules: each module's forward once more in backward.
-  const unsigned mods = st.recompute == Recompute::selective ? st.recompute_modules : 0u;
   for (int i = 0; i < o.n_linear; ++i) {
     const LinearOp &l = o.linear[i];
     if (((mods & kRecomputeMlaUpProj) && l.mla_up) || ((mods & kRecomputeMlp) && l.mlp))

@@ -16,10 +16,9 @@ void Estimator::memory(const Strategy &st, const StageCost *stages, int n_stages
   const int m = e.micro_batches;
   const bool sp = st.sp && st.tp > 1;
   const bool full = st.recompute == Recompute::full;
-  const double act_none =
-      activation_bytes_per_layer(m_ops, md, st.micro_batch, st.tp, sp,
-                                 full ? Recompute::none : st.recompute, st.cp, st.moe_imbalance,
-                                 full ? 0u : st.recompute_modules);
+  const double act_none = activation_bytes_per_layer(
+      m_ops, md, st.micro_batch, st.tp, sp, full ? Recompute::none : st.recompute, st.cp,
+      st.moe_imbalance, st.active_recompute_modules());
   const double act_full =
       activation_bytes_per_layer(m_ops, md, st.micro_batch, st.tp, sp, Recompute::full, st.cp);
   const int shard = st.zero >= 1 ? st.shard_ranks() : 1;
@@ -55,8 +54,8 @@ void Estimator::memory(const Strategy &st, const StageCost *stages, int n_stages
           // bf16 when pure, and under FSDP's MixedPrecision(param_dtype=bf16), which runs the
           // whole model in bf16 (no autocast: torch.distributed.fsdp MixedPrecision(Policy))
           full ? (st.pure_bf16 || st.zero >= 1 ? 2.0 : 4.0) * T * h * c.layers / (sp ? t : 1.0) +
-                     activation_bytes_per_layer(m_ops, md, st.micro_batch, st.tp, sp, Recompute::none,
-                                                st.cp, st.moe_imbalance)
+                     activation_bytes_per_layer(m_ops, md, st.micro_batch, st.tp, sp,
+                                                Recompute::none, st.cp, st.moe_imbalance)
                : act;
       if (st.zero == 0) {
         // Autocast: the peak is at the loss backward (weights, moments, bf16 weight copies saved

@@ -97,9 +97,9 @@ double ComputePricer::gemm_s(double m, double n, double k, double batch, bool fp
   if (m_fit_gemm)
     return kernel_s(m_fit_gemm->gemm_us(m, n, k, batch) * 1e-6);
   const double flops = 2 * m * n * k * batch;
-  return kernel_s(std::max(flops / (m_peak * m_dev.gemm_efficiency.at(flops * 1e-9) *
-                                    m_dev.sustained_efficiency),
-                           gemm_roofline_s(m, n, k, batch, m_dtype == DType::float32 ? 4.0 : 2.0)));
+  return kernel_s(std::max(
+      flops / (m_peak * m_dev.gemm_efficiency.at(flops * 1e-9) * m_dev.sustained_efficiency),
+      gemm_roofline_s(m, n, k, batch, m_dtype == DType::float32 ? 4.0 : 2.0)));
 }
 
 double ComputePricer::bgemm_s(double m, double n, double k, double batch) const noexcept {

@@ -31,34 +31,34 @@ std::string strategy_label(const Strategy &s) {
 
 namespace {
 nlohmann::json strategy_json(const Strategy &s) {
-  return {{"dp", s.dp},
-          {"tp", s.tp},
-          {"pp", s.pp},
-          {"cp", s.cp},
-          {"ep", s.ep},
-          {"etp", s.expert_tp()},
-          {"moe_dispatcher",
-           s.moe_dispatcher == MoeDispatcher::allgather ? "allgather" : "alltoall"},
-          {"first_stage_layers", s.first_stage_layers},
-          {"last_stage_layers", s.last_stage_layers},
-          {"zero_shard", s.shard_ranks()},
-          {"recompute_layers", s.recompute_layers},
-          {"recompute_modules", recompute_modules_name(s.recompute_modules)},
-          {"overlap_param_gather", s.overlap_param_gather},
-          {"fused_ce", s.fused_ce},
-          {"cpu_offloading_num_layers", s.offload_layers},
-          {"fp8_param_gather", s.fp8_param_gather},
-          {"interleave", s.interleave},
-          {"zero", s.zero},
-          {"recompute", recompute_name(s.recompute)},
-          {"sp", s.sp},
-          {"micro_batch", s.micro_batch},
-          {"global_batch", s.batch()},
-          {"bucket_bytes", s.bucket_bytes},
-          {"fp32_grads", s.fp32_grads},
-          {"overlap_dp", s.overlap_dp},
-          {"overlap_tp", s.overlap_tp},
-          {"framework", framework_name(s.framework)}};
+  return {
+      {"dp", s.dp},
+      {"tp", s.tp},
+      {"pp", s.pp},
+      {"cp", s.cp},
+      {"ep", s.ep},
+      {"etp", s.expert_tp()},
+      {"moe_dispatcher", s.moe_dispatcher == MoeDispatcher::allgather ? "allgather" : "alltoall"},
+      {"first_stage_layers", s.first_stage_layers},
+      {"last_stage_layers", s.last_stage_layers},
+      {"zero_shard", s.shard_ranks()},
+      {"recompute_layers", s.recompute_layers},
+      {"recompute_modules", recompute_modules_name(s.recompute_modules)},
+      {"overlap_param_gather", s.overlap_param_gather},
+      {"fused_ce", s.fused_ce},
+      {"cpu_offloading_num_layers", s.offload_layers},
+      {"fp8_param_gather", s.fp8_param_gather},
+      {"interleave", s.interleave},
+      {"zero", s.zero},
+      {"recompute", recompute_name(s.recompute)},
+      {"sp", s.sp},
+      {"micro_batch", s.micro_batch},
+      {"global_batch", s.batch()},
+      {"bucket_bytes", s.bucket_bytes},
+      {"fp32_grads", s.fp32_grads},
+      {"overlap_dp", s.overlap_dp},
+      {"overlap_tp", s.overlap_tp},
+      {"framework", framework_name(s.framework)}};
 }
 } // namespace
 
@@ -73,9 +73,8 @@ nlohmann::json estimate_json(const Estimator &est, const Strategy &s, const Esti
                  {"communication", e.time_s.communication},
                  {"overlap", e.time_s.overlap},
                  {"bubble", e.time_s.bubble}};
-  j["communication_s"] = {
-      {"tp", e.comm_tp_s}, {"cp", e.comm_cp_s}, {"ep", e.comm_ep_s},
-      {"pp", e.comm_pp_s}, {"dp", e.comm_dp_s}, {"offload", e.comm_offload_s}};
+  j["communication_s"] = {{"tp", e.comm_tp_s}, {"cp", e.comm_cp_s}, {"ep", e.comm_ep_s},
+                          {"pp", e.comm_pp_s}, {"dp", e.comm_dp_s}, {"offload", e.comm_offload_s}};
   j["active_params"] = e.active_params;
   j["memory_gib"] = {{"weights", e.memory_bytes.weights / kGiB},
                      {"gradients", e.memory_bytes.gradients / kGiB},
@@ -177,8 +176,7 @@ std::string estimate_table(const Estimator &est, const Strategy &s, const Estima
                    "CPU offloading: activations of {} of {} blocks to host memory over {:g} GB/s "
                    "per direction; copies {:.4f} s per iteration, of which hidden behind "
                    "compute all but what exceeds each neighbouring block's pass\n",
-                   s.offload_layers, md.layers, est.system().host.bandwidth_gbps,
-                   e.comm_offload_s);
+                   s.offload_layers, md.layers, est.system().host.bandwidth_gbps, e.comm_offload_s);
   if (md.fp8 && s.fp8_param_gather)
     fmt::format_to(out, "FP8 parameters: weight matrices kept and all-gathered in FP8\n");
   if (s.pp > 1)

@@ -2,6 +2,7 @@
 // (Megatron placement: TP innermost, then CP, then DP, then PP), and the schedule that turns
 // priced terms into Lu et al.'s T_cp, T_cm, T_ol, T_sd.
 #include "detail.hpp"
+#include "messages.hpp"
 
 #include "scalefit/estimator/constants.hpp"
 
@@ -10,166 +11,6 @@
 #include <cstdint>
 
 namespace scalefit::estimator {
-namespace {
-
-/// Prices messages (remembering the prices of one evaluation: stages and the recording pass ask
-/// for the same (op, group, bytes) again) and records them into an Estimate (up to kMaxMessages
-/// kinds) when `record` is set.
-struct MessageSink {
-  MessageSink(const CommModel &c, Estimate &est) : comm(c), e(est) {}
-  const CommModel &comm;
-  Estimate &e;
-  bool record = false;
-  // Trivial members only: the cache is never zero-filled (evaluate() runs a million times a
-  // second).
-  struct Seen {
-    Op op;
-    int nranks, nnodes, ranks_per_node;
-    double bytes, time_us;
-    int source;
-    bool extrapolated;
-  };
-  static constexpr int kCache = 32;
-  Seen seen[kCache];
-  int n_seen = 0;
-  CommPrice price(Op op, const CommGroup &g, double bytes) {
-    for (int i = 0; i < n_seen; ++i) {
-      const Seen &c = seen[i];
-      if (c.op == op && c.bytes == bytes && c.nranks == g.nranks && c.nnodes == g.nnodes &&
-          c.ranks_per_node == g.ranks_per_node) {
-        CommPrice p;
-        p.time_us = c.time_us;
-        p.source = c.source;
-        p.extrapolated = c.extrapolated;
-        return p;
-      }
-    }
-    const CommPrice p = comm.price(op, g, bytes);
-    if (n_seen < kCache)
-      seen[n_seen++] =
-          Seen{op, g.nranks, g.nnodes, g.ranks_per_node, bytes, p.time_us, p.source, p.extrapolated};
-    return p;
-  }
-  /// Time of `count` operations of `bytes` on `g` [s]; records the message kind when recording.
-  double add(Op op, Parallelism by, const char *what, double bytes, const CommGroup &g,
-             double count) {
-    if (count <= 0 || bytes <= 0 || g.nranks <= 1)
-      return 0.0;
-    const CommPrice pr = price(op, g, bytes);
-    if (record && e.n_messages < kMaxMessages) {
-      Message &msg = e.messages[e.n_messages++];
-      msg.op = op;
-      msg.by = by;
-      msg.what = what;
-      msg.bytes = bytes;
-      msg.group = g;
-      msg.count = count;
-      msg.time_us = pr.time_us;
-      msg.source = pr.source;
-      msg.extrapolated = pr.extrapolated;
-    }
-    return count * pr.time_us * 1e-6;
-  }
-  /// Time of one operation [s].
-  double one(Op op, const CommGroup &g, double bytes) {
-    return bytes > 0 && g.nranks > 1 ? price(op, g, bytes).time_us * 1e-6 : 0.0;
-  }
-};
-
-/// The communicators of data parallelism: all `ranks` holding the same weights, a shard group
-/// of `shard` ranks, its replicas.
-struct DpGroups {
-  CommGroup all, shard, replicas;
-  int ranks = 1, shard_ranks = 1;
-};
-
-/// DP / ZeRO / FSDP communication of one stage and the part hidden behind compute [s].
-struct DpCost {
-  double total = 0, hidden = 0;
-};
-
-/// The data-parallel messages of a stage holding `params` parameters (one TP rank), over the
-/// dp*cp ranks that hold the same weights (Megatron reduces gradients over DP x CP), in shard
-/// groups of s.shard_ranks() with replicas across them (HSDP). `fwd_mb` and `bwd_mb` are one
-/// micro-batch's forward and backward on the stage; `layers` its blocks. `el` is the bytes of a
-/// gradient element, `pel` the mean bytes per parameter the parameter all-gathers move (below
-/// `el` with FP8 parameters).
-/// Sources: PyTorch DDP buckets (Li et al. 2020); ZeRO stages (Rajbhandari et al. 2020); Megatron's
-/// distributed optimizer (reduce-scatter gradient buckets in the last micro-batch's backward,
-/// all-gather parameters after the step, or behind the next forward with --overlap-param-gather);
-/// FSDP (Zhao et al. 2023: per-unit all-gather forward and backward, reduce-scatter, prefetch).
-DpCost dp_cost(MessageSink &out, const Strategy &st, const DpGroups &groups, double params,
-               double el, double pel, double layers, int m, double fwd_mb, double bwd_mb) {
-  DpCost r;
-  const int ranks = groups.ranks;
-  if (ranks <= 1 || params <= 0)
-    return r;
-  const int shard = groups.shard_ranks;
-  const int replicas = ranks / shard;
-  const CommGroup &all = groups.all, &g = groups.shard, &rep = groups.replicas;
-  const double bucket = std::max(1.0, st.bucket_bytes);
-  const double grad_el = st.fp32_grads ? 4.0 : el;
-  const double grad_bytes = params * grad_el;
-  // Buckets of `total` bytes `times` per iteration: time, and the last bucket's time.
-  auto buckets = [&](Op op, Parallelism by, const char *what, double total, double times,
-                     const CommGroup &grp, double &last_s) {
-    const double full = std::floor(total / bucket);
-    const double rest = total - full * bucket;
-    double time = out.add(op, by, what, bucket, grp, full * times);
-    const double t_rest = out.add(op, by, what, rest, grp, times);
-    time += t_rest;
-    last_s = rest > 0 ? t_rest / times : (full > 0 ? out.one(op, grp, bucket) : 0);
-    return time;
-  };
-  double last = 0;
-  if (st.zero == 0) {
-    const double tc =
-        buckets(Op::allreduce, Parallelism::dp, "gradient buckets", grad_bytes, 1, all, last);
-    r.total += tc;
-    if (st.overlap_dp)
-      r.hidden += std::min(tc - last, bwd_mb);
-    return r;
-  }
-  // Gradients of the replicas meet once per iteration on the reduced shard (HSDP).
-  if (replicas > 1)
-    r.total += out.add(Op::allreduce, Parallelism::zero, "gradient shard (across replicas)",
-                       grad_bytes / shard, rep, 1);
-  if (st.zero <= 2) {
-    const double times = st.zero == 1 ? 1 : m;
-    const double tc = buckets(Op::reducescatter, Parallelism::zero,
-                              st.zero == 1 ? "gradient buckets" : "gradient buckets (per micro-batch)",
-                              grad_bytes, times, g, last);
-    r.total += tc;
-    if (st.overlap_dp)
-      r.hidden += times * std::min(tc / times - last, bwd_mb);
-    double first = 0;
-    const double ag =
-        buckets(Op::allgather, Parallelism::zero, "updated parameters", params * pel, 1, g, first);
-    r.total += ag;
-    if (st.overlap_param_gather) // behind the next iteration's first forward, bucket by bucket
-      r.hidden += std::min(ag - first, fwd_mb);
-    return r;
-  }
-  // ZeRO-3 / FSDP full shard: gather each block's parameters for forward and again for
-  // backward, reduce-scatter its gradients, every micro-batch; prefetch hides all but the first.
-  const double n = m * layers;
-  const double layer_bytes = params / std::max(1.0, layers) * pel;
-  const double t_agf =
-      out.add(Op::allgather, Parallelism::zero, "layer parameters (forward)", layer_bytes, g, n);
-  const double t_agb =
-      out.add(Op::allgather, Parallelism::zero, "layer parameters (backward)", layer_bytes, g, n);
-  const double t_rs = out.add(Op::reducescatter, Parallelism::zero, "layer gradients",
-                              params / std::max(1.0, layers) * grad_el, g, n);
-  r.total += t_agf + t_agb + t_rs;
-  if (st.overlap_dp && n > 0) {
-    const double one = t_agf / n;
-    r.hidden += m * std::min(t_agf / m - one, fwd_mb) +
-                m * std::min((t_agb + t_rs) / m - one, bwd_mb);
-  }
-  return r;
-}
-
-} // namespace
 
 void Estimator::evaluate(const Strategy &st, Estimate &e, bool messages) const noexcept {
   const ModelConfig &md = m_model;
@@ -444,8 +285,7 @@ void Estimator::evaluate(const Strategy &st, Estimate &e, bool messages) const n
     const double n_off = std::min<double>(st.offload_layers, c.layers);
     const double offc = 2 * n_off * off_xfer;
     // copy engines, not SMs: hidden up to the compute beside them
-    const double off_hidden =
-        n_off * (std::min(off_xfer, lc.fwd()) + std::min(off_xfer, lc.bwd()));
+    const double off_hidden = n_off * (std::min(off_xfer, lc.fwd()) + std::min(off_xfer, lc.bwd()));
     c.comm = tp + cpc + ppc + epc + offc;
     e.comm_ep_s = epc * m;
     e.comm_offload_s = offc * m;
@@ -478,9 +318,9 @@ void Estimator::evaluate(const Strategy &st, Estimate &e, bool messages) const n
   // with --fp8-param-gather (1 B), the rest in the model's dtype.
   const bool fp8_params = md.fp8 && st.fp8_param_gather;
   auto gather_el = [&](const StageCost &c) {
-    return fp8_params && c.params > 0 ? (c.matrix_params + (c.params - c.matrix_params) * el) /
-                                            c.params
-                                      : el;
+    return fp8_params && c.params > 0
+               ? (c.matrix_params + (c.params - c.matrix_params) * el) / c.params
+               : el;
   };
   const double expert_el = fp8_params ? 1.0 : el;
   DpCost dp[3];
@@ -490,8 +330,8 @@ void Estimator::evaluate(const Strategy &st, Estimate &e, bool messages) const n
     const double fwd_mb = c.fwd, bwd_mb = c.bwd;
     dp[i] = dp_cost(sink, st, dpg, c.params, el, gather_el(c), c.layers, m, fwd_mb, bwd_mb);
     if (c.expert_params > 0) {
-      const DpCost x = dp_cost(sink, st, edpg, c.expert_params, el, expert_el, c.layers, m, fwd_mb,
-                               bwd_mb);
+      const DpCost x =
+          dp_cost(sink, st, edpg, c.expert_params, el, expert_el, c.layers, m, fwd_mb, bwd_mb);
       dp[i].total += x.total;
       dp[i].hidden += x.hidden;
     }
@@ -589,8 +429,7 @@ void Estimator::evaluate(const Strategy &st, Estimate &e, bool messages) const n
       full && st.recompute_layers > 0
           ? std::min(1.0, double(st.recompute_layers) * v * p / double(md.layers))
           : 1.0;
-  const IterationFlops fl =
-      iteration_flops(m_ops, md, B, Vp, full, st.recompute_core_attn(), frac);
+  const IterationFlops fl = iteration_flops(m_ops, md, B, Vp, full, st.recompute_core_attn(), frac);
   e.params = m_params;
   e.active_params = m_active_params;
   e.params_per_gpu = 0;
@@ -603,8 +442,7 @@ void Estimator::evaluate(const Strategy &st, Estimate &e, bool messages) const n
   // Selective --recompute-modules: the recomputed modules' GEMMs once more per token and block
   // (2 n k per token of each linear; the MLP's for the dense blocks' share, the shared experts'
   // for the MoE blocks').
-  if (st.recompute == Recompute::selective && st.recompute_modules) {
-    const unsigned mods = st.recompute_modules;
+  if (const unsigned mods = st.active_recompute_modules()) {
     double per_token = 0;
     for (int i = 0; i < o.n_linear; ++i) {
       const LinearOp &l = o.linear[i];

@@ -3,11 +3,11 @@
 
 #include "curve_bounds.hpp"
 
+#include "numbers.hpp"
 #include "scalefit/core/error.hpp"
 #include "scalefit/core/input_file.hpp"
-#include "scalefit/core/yaml.hpp"
 #include "scalefit/core/validate.hpp"
-#include "numbers.hpp"
+#include "scalefit/core/yaml.hpp"
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
@@ -23,7 +23,6 @@
 
 namespace scalefit::fitting {
 namespace {
-
 
 // Ranges of the fitted parameters (kAlphaUs .. kDeltaUs): curve_bounds.hpp, shared with the
 // fitter. Generous (a fit may put a step's s_half beyond the data), but finite, and away from the

@@ -17,7 +17,6 @@
 namespace scalefit::fitting {
 namespace {
 
-
 void emit_num(YAML::Emitter &out, double v) {
   if (std::isfinite(v))
     out << v;

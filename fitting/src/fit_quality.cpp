@@ -13,8 +13,7 @@
 #include <numeric>
 
 namespace scalefit::fitting {
-namespace {
-} // namespace
+namespace {} // namespace
 namespace detail {
 
 std::string candidate_label(const CandidateFit &c) {

@@ -316,9 +316,9 @@ TEST(CliRepeats, IntraPointsMeasuredAgainAtEachNodeCountAreMergedAndTheFitFileSa
 
 TEST(CliNumbers, CpuOffloadingOutsideMegatronCoresChecksIsExit2NamingTheFlag) {
   // Megatron-Core refuses CPU offloading with pp > 1, with recompute, and for N >= layers.
-  for (const char *extra : {"--pp 2 --cpu-offloading-num-layers 4",
-                            "--recompute full --cpu-offloading-num-layers 4",
-                            "--cpu-offloading-num-layers 1000"})
+  for (const char *extra :
+       {"--pp 2 --cpu-offloading-num-layers 4", "--recompute full --cpu-offloading-num-layers 4",
+        "--cpu-offloading-num-layers 1000"})
     expect_exit2("estimate --system " + kSystem + " --model " + kModel + " --dp 1 --tp 4 " + extra,
                  {"--cpu-offloading-num-layers"});
   // FP8 parameters without FP8 GEMMs

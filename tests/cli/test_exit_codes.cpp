@@ -36,7 +36,7 @@ Result expect_exit(int code, const std::string &command, const TempDir &dir) {
 
 void write(const fs::path &p, const std::string &text) { std::ofstream(p) << text; }
 
-}  // namespace
+} // namespace
 
 // A named namespace, not the anonymous one: GoogleTest derives each TEST_F class from the
 // fixture, and in a unity batch (this file #included into another) GCC warns about a base whose
@@ -48,7 +48,7 @@ protected:
   TempDir dir{"scalefit_exit_"};
   std::string out(const std::string &name) const { return (dir.path / name).string(); }
 };
-}  // namespace scalefit_exit_codes
+} // namespace scalefit_exit_codes
 using scalefit_exit_codes::ExitCodes;
 
 TEST_F(ExitCodes, RepresentativeCommandsSucceedWith0) {

@@ -300,8 +300,7 @@ TEST(Parallelism, CpuOffloadingMovesActivationsOverTheHostLink) {
     const double copy = per_block / (sys->host.bandwidth_gbps * 1e9 * sys->host.efficiency) +
                         sys->host.latency_us * 1e-6;
     EXPECT_NEAR(off->comm_offload_s, 2 * 40 * 2 * copy, 1e-9) << sys->name;
-    EXPECT_NEAR(off->time_s.communication - plain->time_s.communication, off->comm_offload_s,
-                1e-9)
+    EXPECT_NEAR(off->time_s.communication - plain->time_s.communication, off->comm_offload_s, 1e-9)
         << sys->name;
     EXPECT_GE(off->time_s.iteration, plain->time_s.iteration) << sys->name;
     EXPECT_DOUBLE_EQ(off->time_s.compute, plain->time_s.compute) << sys->name;
@@ -317,9 +316,9 @@ TEST(Parallelism, CpuOffloadingMovesActivationsOverTheHostLink) {
   EXPECT_LT(gb_exposed, 0.25); // the forward copies stick out a little; backward ones hide
   EXPECT_GT(h_exposed, 2 * gb_exposed);
   // Megatron-Core's checks: N < layers, pp 1, no recompute; a system without a host link
-  for (auto change : {+[](Strategy &x) { x.offload_layers = 80; },
-                      +[](Strategy &x) { x.pp = 2, x.dp = 32; },
-                      +[](Strategy &x) { x.recompute = Recompute::selective; }}) {
+  for (auto change :
+       {+[](Strategy &x) { x.offload_layers = 80; }, +[](Strategy &x) { x.pp = 2, x.dp = 32; },
+        +[](Strategy &x) { x.recompute = Recompute::selective; }}) {
     Strategy bad = o;
     change(bad);
     test_checks::expect_refused(on_gb, bad, Reject::offload, "--cpu-offloading-num-layers");
@@ -364,8 +363,8 @@ TEST(Parallelism, Fp8ParametersReplaceTheBf16Weights) {
   for (int i = 0; i < params->n_messages; ++i)
     if (params->messages[i].op == Op::allgather && params->messages[i].by == Parallelism::zero)
       bytes_p += params->messages[i].bytes * params->messages[i].count;
-  EXPECT_GT(bytes_p, 0.5 * bytes_c);  // norms, embeddings stay bf16
-  EXPECT_LT(bytes_p, 0.6 * bytes_c);  // the matrices (most bytes) go in FP8
+  EXPECT_GT(bytes_p, 0.5 * bytes_c); // norms, embeddings stay bf16
+  EXPECT_LT(bytes_p, 0.6 * bytes_c); // the matrices (most bytes) go in FP8
   // Megatron-FSDP (ZeRO-3): FP8 copies only for the gathered blocks, not for every weight
   Strategy f;
   f.dp = 64, f.zero = 3, f.global_batch = 128;

@@ -145,8 +145,9 @@ TEST(PublishedRuns, MalformedRecordsNameFileLineAndField) {
 // are refused naming the field when malformed.
 TEST(PublishedRuns, MalformedOffloadAndRecomputeFieldsNameTheField) {
   const std::string dir = ::testing::TempDir();
-  const std::string base = "{\"id\": \"x\", \"model\": {\"layers\": 2, \"hidden\": 64, \"heads\": 4, "
-                           "\"vocab\": 100, \"seq\": 32}, \"iteration_time_s\": 1.0, ";
+  const std::string base =
+      "{\"id\": \"x\", \"model\": {\"layers\": 2, \"hidden\": 64, \"heads\": 4, "
+      "\"vocab\": 100, \"seq\": 32}, \"iteration_time_s\": 1.0, ";
   const std::pair<std::string, std::string> cases[] = {
       {"\"recompute\": \"selective\", \"recompute_modules\": \"mlp\"}", "recompute_modules"},
       {"\"recompute\": \"selective\", \"recompute_modules\": [\"mlp\", 3]}", "recompute_modules"},

@@ -122,7 +122,8 @@ enum RecomputeModule : unsigned {
 /// Flags of a comma-separated list of those names ("mla_up_proj,mlp"); false with `bad` set to
 /// the first name that is not one (Megatron-Core's "moe" is not modeled).
 bool parse_recompute_modules(const std::string &list, unsigned &flags, std::string &bad);
-/// The names of `flags`, comma-separated, in Megatron-Core's order ("" for 0).
+/// The names of `flags`, comma-separated, in a fixed order (core_attn, layernorm, mla_up_proj,
+/// mlp, moe_act, shared_experts); "" for 0, every name for ~0u.
 std::string recompute_modules_name(unsigned flags);
 
 /// Largest GPU count (dp * tp * pp) and parallel degree the estimator accepts: 2^24, far beyond
@@ -164,6 +165,11 @@ struct Strategy {
   /// With recompute = selective: RecomputeModule flags (Megatron-Core's --recompute-modules);
   /// 0 = core_attn, Megatron-Core's default list.
   unsigned recompute_modules = 0;
+  /// The recompute modules in effect: recompute_modules under selective recompute, else none
+  /// (Megatron-Core reads the list only with selective granularity).
+  unsigned active_recompute_modules() const {
+    return recompute == Recompute::selective ? recompute_modules : 0u;
+  }
   /// The attention core is recomputed (selective with core_attn, or the default list).
   bool recompute_core_attn() const {
     return recompute == Recompute::selective &&

@@ -1,0 +1,82 @@
+// Data parallelism's messages for one pipeline stage: DDP buckets, ZeRO-1/2 reduce-scatter and
+// all-gather, ZeRO-3 / FSDP per-block gathers, HSDP replicas (messages.hpp).
+#include "messages.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace scalefit::estimator {
+
+DpCost dp_cost(MessageSink &out, const Strategy &st, const DpGroups &groups, double params,
+               double el, double pel, double layers, int m, double fwd_mb, double bwd_mb) {
+  DpCost r;
+  const int ranks = groups.ranks;
+  if (ranks <= 1 || params <= 0)
+    return r;
+  const int shard = groups.shard_ranks;
+  const int replicas = ranks / shard;
+  const CommGroup &all = groups.all, &g = groups.shard, &rep = groups.replicas;
+  const double bucket = std::max(1.0, st.bucket_bytes);
+  const double grad_el = st.fp32_grads ? 4.0 : el;
+  const double grad_bytes = params * grad_el;
+  // Buckets of `total` bytes `times` per iteration: time, and the last bucket's time.
+  auto buckets = [&](Op op, Parallelism by, const char *what, double total, double times,
+                     const CommGroup &grp, double &last_s) {
+    const double full = std::floor(total / bucket);
+    const double rest = total - full * bucket;
+    double time = out.add(op, by, what, bucket, grp, full * times);
+    const double t_rest = out.add(op, by, what, rest, grp, times);
+    time += t_rest;
+    last_s = rest > 0 ? t_rest / times : (full > 0 ? out.one(op, grp, bucket) : 0);
+    return time;
+  };
+  double last = 0;
+  if (st.zero == 0) {
+    const double tc =
+        buckets(Op::allreduce, Parallelism::dp, "gradient buckets", grad_bytes, 1, all, last);
+    r.total += tc;
+    if (st.overlap_dp)
+      r.hidden += std::min(tc - last, bwd_mb);
+    return r;
+  }
+  // Gradients of the replicas meet once per iteration on the reduced shard (HSDP).
+  if (replicas > 1)
+    r.total += out.add(Op::allreduce, Parallelism::zero, "gradient shard (across replicas)",
+                       grad_bytes / shard, rep, 1);
+  if (st.zero <= 2) {
+    const double times = st.zero == 1 ? 1 : m;
+    const double tc =
+        buckets(Op::reducescatter, Parallelism::zero,
+                st.zero == 1 ? "gradient buckets" : "gradient buckets (per micro-batch)",
+                grad_bytes, times, g, last);
+    r.total += tc;
+    if (st.overlap_dp)
+      r.hidden += times * std::min(tc / times - last, bwd_mb);
+    double first = 0;
+    const double ag =
+        buckets(Op::allgather, Parallelism::zero, "updated parameters", params * pel, 1, g, first);
+    r.total += ag;
+    if (st.overlap_param_gather) // behind the next iteration's first forward, bucket by bucket
+      r.hidden += std::min(ag - first, fwd_mb);
+    return r;
+  }
+  // ZeRO-3 / FSDP full shard: gather each block's parameters for forward and again for
+  // backward, reduce-scatter its gradients, every micro-batch; prefetch hides all but the first.
+  const double n = m * layers;
+  const double layer_bytes = params / std::max(1.0, layers) * pel;
+  const double t_agf =
+      out.add(Op::allgather, Parallelism::zero, "layer parameters (forward)", layer_bytes, g, n);
+  const double t_agb =
+      out.add(Op::allgather, Parallelism::zero, "layer parameters (backward)", layer_bytes, g, n);
+  const double t_rs = out.add(Op::reducescatter, Parallelism::zero, "layer gradients",
+                              params / std::max(1.0, layers) * grad_el, g, n);
+  r.total += t_agf + t_agb + t_rs;
+  if (st.overlap_dp && n > 0) {
+    const double one = t_agf / n;
+    r.hidden +=
+        m * std::min(t_agf / m - one, fwd_mb) + m * std::min((t_agb + t_rs) / m - one, bwd_mb);
+  }
+  return r;
+}
+
+} // namespace scalefit::estimator

@@ -1,0 +1,98 @@
+// The messages of one evaluation (internal to the estimator: schedule.cpp prices and records
+// them; dp_cost.cpp prices data parallelism's).
+#pragma once
+
+#include "scalefit/estimator/estimator.hpp"
+
+namespace scalefit::estimator {
+
+/// Prices messages (remembering the prices of one evaluation: stages and the recording pass ask
+/// for the same (op, group, bytes) again) and records them into an Estimate (up to kMaxMessages
+/// kinds) when `record` is set.
+struct MessageSink {
+  MessageSink(const CommModel &c, Estimate &est) : comm(c), e(est) {}
+  const CommModel &comm;
+  Estimate &e;
+  bool record = false;
+  // Trivial members only: the cache is never zero-filled (evaluate() runs a million times a
+  // second).
+  struct Seen {
+    Op op;
+    int nranks, nnodes, ranks_per_node;
+    double bytes, time_us;
+    int source;
+    bool extrapolated;
+  };
+  static constexpr int kCache = 32;
+  Seen seen[kCache];
+  int n_seen = 0;
+  CommPrice price(Op op, const CommGroup &g, double bytes) {
+    for (int i = 0; i < n_seen; ++i) {
+      const Seen &c = seen[i];
+      if (c.op == op && c.bytes == bytes && c.nranks == g.nranks && c.nnodes == g.nnodes &&
+          c.ranks_per_node == g.ranks_per_node) {
+        CommPrice p;
+        p.time_us = c.time_us;
+        p.source = c.source;
+        p.extrapolated = c.extrapolated;
+        return p;
+      }
+    }
+    const CommPrice p = comm.price(op, g, bytes);
+    if (n_seen < kCache)
+      seen[n_seen++] = Seen{op,    g.nranks,  g.nnodes, g.ranks_per_node,
+                            bytes, p.time_us, p.source, p.extrapolated};
+    return p;
+  }
+  /// Time of `count` operations of `bytes` on `g` [s]; records the message kind when recording.
+  double add(Op op, Parallelism by, const char *what, double bytes, const CommGroup &g,
+             double count) {
+    if (count <= 0 || bytes <= 0 || g.nranks <= 1)
+      return 0.0;
+    const CommPrice pr = price(op, g, bytes);
+    if (record && e.n_messages < kMaxMessages) {
+      Message &msg = e.messages[e.n_messages++];
+      msg.op = op;
+      msg.by = by;
+      msg.what = what;
+      msg.bytes = bytes;
+      msg.group = g;
+      msg.count = count;
+      msg.time_us = pr.time_us;
+      msg.source = pr.source;
+      msg.extrapolated = pr.extrapolated;
+    }
+    return count * pr.time_us * 1e-6;
+  }
+  /// Time of one operation [s].
+  double one(Op op, const CommGroup &g, double bytes) {
+    return bytes > 0 && g.nranks > 1 ? price(op, g, bytes).time_us * 1e-6 : 0.0;
+  }
+};
+
+/// The communicators of data parallelism: all `ranks` holding the same weights, a shard group
+/// of `shard` ranks, its replicas.
+struct DpGroups {
+  CommGroup all, shard, replicas;
+  int ranks = 1, shard_ranks = 1;
+};
+
+/// DP / ZeRO / FSDP communication of one stage and the part hidden behind compute [s].
+struct DpCost {
+  double total = 0, hidden = 0;
+};
+
+/// The data-parallel messages of a stage holding `params` parameters (one TP rank), over the
+/// dp*cp ranks that hold the same weights (Megatron reduces gradients over DP x CP), in shard
+/// groups of s.shard_ranks() with replicas across them (HSDP). `fwd_mb` and `bwd_mb` are one
+/// micro-batch's forward and backward on the stage; `layers` its blocks. `el` is the bytes of a
+/// gradient element, `pel` the mean bytes per parameter the parameter all-gathers move (below
+/// `el` with FP8 parameters).
+/// Sources: PyTorch DDP buckets (Li et al. 2020); ZeRO stages (Rajbhandari et al. 2020); Megatron's
+/// distributed optimizer (reduce-scatter gradient buckets in the last micro-batch's backward,
+/// all-gather parameters after the step, or behind the next forward with --overlap-param-gather);
+/// FSDP (Zhao et al. 2023: per-unit all-gather forward and backward, reduce-scatter, prefetch).
+DpCost dp_cost(MessageSink &out, const Strategy &st, const DpGroups &groups, double params,
+               double el, double pel, double layers, int m, double fwd_mb, double bwd_mb);
+
+} // namespace scalefit::estimator

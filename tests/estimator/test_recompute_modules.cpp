@@ -1,0 +1,96 @@
+// Megatron-Core's selective recompute modules (--recompute-modules) on DeepSeek-V3: memory, time
+// and executed FLOPs of each module recomputed, and the refusals (issue 16).
+#include "helpers.hpp"
+
+#include "scalefit/core/error.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <memory>
+#include <string>
+
+using namespace scalefit;
+using namespace scalefit::estimator;
+
+// Megatron-Core's selective --recompute-modules (transformer_config.py recompute_modules, read
+// only with recompute_granularity "selective"), as Megatron-Bridge's DeepSeek-V3 recipes set
+// them: each module's saved outputs leave, its forward runs again in backward.
+TEST(RecomputeModules, ModulesDropTheirActivationsAndRunAgain) {
+  const ModelConfig m = load_model(test_paths::model_path("deepseek-v3"));
+  const Estimator est(m, load_system(test_paths::system_path("gb200-nvl72")));
+  Strategy s;
+  s.tp = 1, s.pp = 4, s.interleave = 4, s.ep = 64, s.dp = 64, s.zero = 1, s.fused_ce = true;
+  s.first_stage_layers = 16, s.last_stage_layers = 13, s.global_batch = 4096;
+  auto run = [&](Recompute r, unsigned mods) {
+    Strategy x = s;
+    x.recompute = r, x.recompute_modules = mods;
+    est.validate(x, 0);
+    auto e = std::make_unique<Estimate>();
+    est.evaluate(x, *e);
+    return e;
+  };
+  const auto none = run(Recompute::none, 0);
+  const auto core = run(Recompute::selective, 0); // core_attn: fused attention keeps no s x s
+  EXPECT_DOUBLE_EQ(core->memory_bytes.activations, none->memory_bytes.activations);
+  // mla_up_proj: the up-projected q (a (d + d_R)), k (a (d + d_R)) and v (a d_v) per token in
+  // bf16 leave: 2 x (2 x 128 x 192 + 128 x 128) B per token and block
+  const auto mla = run(Recompute::selective, kRecomputeMlaUpProj);
+  const double per_token = 2.0 * (2 * 128 * 192 + 128 * 128);
+  const double T = 4096.0; // micro-batch 1 x sequence 4096
+  const double per_block = activation_bytes_per_layer(m, 1, 1, false, Recompute::none, 1) -
+                           activation_bytes_per_layer(m, 1, 1, false, Recompute::selective, 1);
+  EXPECT_DOUBLE_EQ(per_block, 0.0); // the public helper is the default list (core_attn)
+  const double drop = none->memory_bytes.activations - mla->memory_bytes.activations;
+  // the stage-0 activations are whole blocks times in-flight micro-batches: the drop is a
+  // whole multiple of one block's q, k, v
+  const double blocks = drop / (per_token * T);
+  EXPECT_NEAR(blocks, std::round(blocks), 1e-6) << blocks;
+  EXPECT_GT(blocks, 16); // 16 blocks on stage 0, several micro-batches in flight
+  // time: the q-up and kv-up GEMMs forward again, per block and micro-batch
+  EXPECT_GT(mla->time_s.compute, none->time_s.compute);
+  EXPECT_GT(mla->terms[0].seconds, none->terms[0].seconds);
+  EXPECT_DOUBLE_EQ(mla->terms[1].seconds, none->terms[1].seconds);
+  // moe_act: the routed experts' activation output (k f_e per token and MoE block) leaves and the
+  // activation runs again (memory-bound)
+  const auto act = run(Recompute::selective, kRecomputeMoeAct);
+  EXPECT_LT(act->memory_bytes.activations, none->memory_bytes.activations);
+  EXPECT_GT(act->terms[2].seconds, none->terms[2].seconds);
+  EXPECT_DOUBLE_EQ(act->terms[0].seconds, none->terms[0].seconds);
+  // the modules add up: both drop what each drops
+  const auto both = run(Recompute::selective, kRecomputeMlaUpProj | kRecomputeMoeAct);
+  EXPECT_NEAR(none->memory_bytes.activations - both->memory_bytes.activations,
+              (none->memory_bytes.activations - mla->memory_bytes.activations) +
+                  (none->memory_bytes.activations - act->memory_bytes.activations),
+              1e-6 * none->memory_bytes.activations);
+  // recompute modules without selective granularity are refused, as Megatron-Core ignores them
+  Strategy bad = s;
+  bad.recompute_modules = kRecomputeMoeAct;
+  test_checks::expect_refused(est, bad, Reject::recompute, "--recompute-modules");
+  // names: Megatron-Core's, round trip; "moe" (the whole MoE layer) is not modeled
+  unsigned flags = 0;
+  std::string unknown;
+  ASSERT_TRUE(parse_recompute_modules("mla_up_proj,mlp,moe_act", flags, unknown));
+  EXPECT_EQ(recompute_modules_name(flags), "mla_up_proj,mlp,moe_act");
+  EXPECT_FALSE(parse_recompute_modules("mla_up_proj,moe", flags, unknown));
+  EXPECT_EQ(unknown, "moe");
+}
+
+// The executed FLOPs count the recomputed modules' GEMMs: mla_up_proj adds, per token and block,
+// 2 (q_lora a (d + d_R) + kv_lora a (d + d_v)) (DeepSeek-V3: q_lora 1536, kv_lora 512, a 128).
+TEST(RecomputeModules, ModulesCountInExecutedFlops) {
+  const ModelConfig m = load_model(test_paths::model_path("deepseek-v3"));
+  const Estimator est(m, load_system(test_paths::system_path("gb200-nvl72")));
+  Strategy s;
+  s.pp = 4, s.interleave = 4, s.ep = 64, s.dp = 64, s.zero = 1;
+  s.first_stage_layers = 16, s.last_stage_layers = 13, s.global_batch = 4096;
+  s.recompute = Recompute::selective;
+  Estimate a, b;
+  est.evaluate(s, a);
+  s.recompute_modules = kRecomputeCoreAttn | kRecomputeMlaUpProj; // the default list + MLA up
+  est.evaluate(s, b);
+  const double per_token = 2.0 * (1536.0 * 128 * 192 + 512.0 * 128 * (128 + 128));
+  EXPECT_NEAR(b.hardware_flops - a.hardware_flops, per_token * 4096 * 4096 * 61,
+              1e-9 * b.hardware_flops);
+  EXPECT_DOUBLE_EQ(b.model_flops, a.model_flops);
+}
