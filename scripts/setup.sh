@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # scalefit set-up: installs the Debian packages scalefit builds with (when run as root; otherwise
 # prints the apt-get command), then configures and builds into build/ (executables in build/bin/).
+# Without --all only the main job's packages are installed; --all adds GoogleTest, Google
+# Benchmark, clang/LLVM for the asan and fuzz presets, and slurm-wlm/munge for the real-Slurm test.
 # CUDA and NCCL are used when nvcc is found (PATH, CUDACXX or /usr/local/cuda/bin/nvcc); for the
 # main job alone (no --all) only when a GPU is also visible.
 #
@@ -12,38 +14,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 setup_started=$(date +%s)
-
-packages=(cmake g++ make ninja-build openmpi-bin libopenmpi-dev libeigen3-dev libyaml-cpp-dev libcli11-dev
-          nlohmann-json3-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
-          python3-matplotlib  # `scalefit report` draws its PNGs with it
-          # fuzz and asan presets: clang 14, its runtimes (libFuzzer, ASan, UBSan), llvm-symbolizer
-          clang libclang-rt-14-dev llvm)
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-# Tests only, installed when root (else that test skips): the real-Slurm test of the job scripts
-# (ctest -L slurm) starts its own slurmctld, two slurmd and munged; the jobs do not need them.
-for p in slurm-wlm munge; do
-  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
-    if [ "$(id -u)" -eq 0 ]; then
-      missing+=("$p")
-    else
-      echo "setup: $p not installed: the real-Slurm test (ctest -L slurm) will be skipped" >&2
-    fi
-  fi
-done
-if ((${#missing[@]})); then
-  cmd="apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends ${missing[*]}"
-  if [ "$(id -u)" -eq 0 ]; then
-    echo "setup: installing ${missing[*]}"
-    bash -c "$cmd"
-  else
-    echo "setup: missing Debian packages: ${missing[*]}" >&2
-    echo "setup: run as root:  sudo bash -c '$cmd'" >&2
-    exit 1
-  fi
-fi
 
 build=true
 all=false
@@ -57,6 +27,46 @@ while (($#)); do
   esac
   shift
 done
+
+# What the main job builds and runs with.
+packages=(cmake g++ make ninja-build openmpi-bin libopenmpi-dev libeigen3-dev libyaml-cpp-dev libcli11-dev
+          nlohmann-json3-dev libfmt-dev
+          python3-matplotlib) # `scalefit report` draws its PNGs with it
+# What only the tests, benchmarks and CI presets need (--all, scripts/test.sh): GoogleTest, Google
+# Benchmark, and for the fuzz and asan presets clang 14 with its runtimes (libFuzzer, ASan,
+# UBSan) and llvm-symbolizer. A first run (no --all) skips them: issue 18's five-minute first run.
+test_packages=(libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev llvm)
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
+$all && packages+=("${test_packages[@]}")
+missing=()
+for p in "${packages[@]}"; do
+  installed "$p" || missing+=("$p")
+done
+# Tests only, installed with --all when root (else that test skips): the real-Slurm test of the job
+# scripts (ctest -L slurm) starts its own slurmctld, two slurmd and munged; the jobs do not need them.
+if $all; then
+  for p in slurm-wlm munge; do
+    if ! installed "$p"; then
+      if [ "$(id -u)" -eq 0 ]; then
+        missing+=("$p")
+      else
+        echo "setup: $p not installed: the real-Slurm test (ctest -L slurm) will be skipped" >&2
+      fi
+    fi
+  done
+fi
+if ((${#missing[@]})); then
+  cmd="apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends ${missing[*]}"
+  if [ "$(id -u)" -eq 0 ]; then
+    echo "setup: installing ${missing[*]}"
+    bash -c "$cmd"
+  else
+    echo "setup: missing Debian packages: ${missing[*]}" >&2
+    echo "setup: run as root:  sudo bash -c '$cmd'" >&2
+    exit 1
+  fi
+fi
+
 $build || exit 0
 BUILD_DIR=${BUILD_DIR:-build}
 mkdir -p "$BUILD_DIR"
@@ -116,11 +126,19 @@ cuda_arg=()
 # Ninja for a new build directory: it compiles the sources of dependent targets side by side
 # where make waits for each library (2 cores busy instead of 1.3 for the main job's build). An
 # existing directory keeps the generator it was configured with.
+# Without --all the tests and benchmarks are not configured when their packages are missing
+# (a first run installs only the main job's); --all configures them always (also over such a build).
+suite_arg=()
+if $all; then
+  suite_arg=(-DSCALEFIT_BUILD_TESTS=ON -DSCALEFIT_BUILD_BENCHMARKS=ON)
+elif ! installed libgtest-dev || ! installed libbenchmark-dev; then
+  suite_arg=(-DSCALEFIT_BUILD_TESTS=OFF -DSCALEFIT_BUILD_BENCHMARKS=OFF)
+fi
 gen_arg=()
 if [ ! -f "$BUILD_DIR/CMakeCache.txt" ] && [ -z "${CMAKE_GENERATOR:-}" ] && command -v ninja >/dev/null; then
   gen_arg=(-G Ninja)
 fi
-cmake -S . -B "$BUILD_DIR" "${gen_arg[@]}" -DCMAKE_BUILD_TYPE=Release "${cuda_arg[@]}" "${extra[@]}"
+cmake -S . -B "$BUILD_DIR" "${gen_arg[@]}" -DCMAKE_BUILD_TYPE=Release "${cuda_arg[@]}" "${suite_arg[@]}" "${extra[@]}"
 if $all; then
   cmake --build "$BUILD_DIR" -j "$JOBS"
 else
