@@ -89,14 +89,36 @@ struct Launch {
   std::vector<std::pair<std::size_t, OsuTest>> binaries;
 };
 
-/// A token of a command pasted in prose or Markdown, without the backticks or quotes around it.
+/// A token of a command pasted in prose or Markdown, without the backticks, quotes or emphasis
+/// asterisks around it (`*srun -p part` ... `./osu_bibw*` in a mail client's bold).
 std::string unquote(std::string t) {
-  while (!t.empty() && (t.back() == '`' || t.back() == '"' || t.back() == '\'' || t.back() == ';'))
+  const auto wrap = [](char c) { return c == '`' || c == '"' || c == '\'' || c == '*'; };
+  while (!t.empty() && (wrap(t.back()) || t.back() == ';'))
     t.pop_back();
   std::size_t b = 0;
-  while (b < t.size() && (t[b] == '`' || t[b] == '"' || t[b] == '\''))
+  while (b < t.size() && wrap(t[b]))
     ++b;
   return t.substr(b);
+}
+
+/// Whether the osu_* binary at toks[k] starts a command although no launcher precedes it: it is
+/// the line's first token, or follows a shell prompt (`$`, `user@host:~$`, `[u@h dir]#`, `>`,
+/// `%`) or environment settings (`MV2_USE_CUDA=1`). A binary named in prose ("running
+/// osu_latency locally") is not a command: it still hints at the test, not at the command line.
+bool starts_command(const std::vector<std::string> &toks, std::size_t k) {
+  if (k == 0)
+    return true;
+  const std::string &prev = toks[k - 1];
+  const char last = prev.empty() ? ' ' : prev.back();
+  return last == '$' || last == '#' || last == '>' || last == '%' ||
+         prev.find('=') != std::string::npos;
+}
+
+/// Whether a '#' comment line holds a command: a launcher within its first three tokens
+/// ("# srun -n2 ...", "### Running: mpirun ..."), not one mentioned further on in prose.
+bool comment_command(const std::vector<std::string> &toks) {
+  const std::size_t n = std::min<std::size_t>(toks.size(), 3);
+  return std::any_of(toks.begin(), toks.begin() + static_cast<long>(n), detail::is_launcher);
 }
 
 /// Reads the launch: a command continued with trailing backslashes is read whole on its last
@@ -128,6 +150,12 @@ Launch scan_launch(const std::vector<detail::SourceLine> &lines) {
       ++k;
     const bool launcher_before =
         std::any_of(toks.begin(), toks.begin() + static_cast<long>(k), detail::is_launcher);
+    if (comment && k < toks.size() && !comment_command(toks)) {
+      held.clear(); // a remark that names a binary or a launcher in passing
+      if (const auto test = detail::test_from_binary(toks[k]))
+        out.binaries.emplace_back(i, *test);
+      continue;
+    }
     if (k == toks.size()) {
       // No binary: a launcher line may continue on the next lines without a backslash.
       if (!comment && std::any_of(toks.begin(), toks.end(), detail::is_launcher)) {
@@ -153,7 +181,8 @@ Launch scan_launch(const std::vector<detail::SourceLine> &lines) {
         from = j;
         break;
       }
-    if (!out.command_line.empty() || (comment && from == k))
+    if (!out.command_line.empty() || (comment && from == k) ||
+        (from == k && !starts_command(toks, k)))
       continue;
     for (std::size_t j = from; j < toks.size(); ++j)
       out.command_line += (j == from ? "" : " ") + toks[j];
@@ -283,7 +312,7 @@ IngestResult read_osu(const std::string &path, const IngestOptions &opt) {
                     "table header without an '# OSU ... Test' title, and no command line in the "
                     "file names the osu_* binary: an 'Avg Latency(us)' table is a collective; "
                     "pass --op to say which");
-        if (test_from == "column header" && pending_test->kind != OsuKind::latency)
+        if (test_from == "column header" && pending_test->kind == OsuKind::bandwidth)
           diag.warn(ln, "test",
                     "no '# OSU ... Test' title and no command line names osu_bw or osu_bibw: "
                     "read as osu_bw (one direction); if this is osu_bibw its times are half "
@@ -303,7 +332,8 @@ IngestResult read_osu(const std::string &path, const IngestOptions &opt) {
         tb.dtype_assumed = true;
       }
       const bool has_time = std::any_of(cols.begin(), cols.end(), [](const std::string &c) {
-        return c == "avglatency(us)" || c == "latency(us)" || c == "bandwidth(mb/s)";
+        return c == "avglatency(us)" || c == "latency(us)" || c == "bandwidth(mb/s)" ||
+               c == "bi-bandwidth(mb/s)";
       });
       if (!has_time)
         diag.fail(ln, "header", "OSU table without a latency or bandwidth column ('" + body + "')");
@@ -402,7 +432,7 @@ IngestResult read_osu(const std::string &path, const IngestOptions &opt) {
       }
       if (col == "avglatency(us)" || col == "latency(us)") {
         time_us = *v;
-      } else if (col == "bandwidth(mb/s)") {
+      } else if (col == "bandwidth(mb/s)" || col == "bi-bandwidth(mb/s)") {
         m.extra["bandwidth_mbps"] = *v;
         if (*v <= 0) {
           diag.warn(ln, col, "zero bandwidth; row skipped");

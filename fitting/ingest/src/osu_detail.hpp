@@ -36,7 +36,8 @@ std::optional<OsuTest> test_from_binary(const std::string &token);
 
 /// The test a column header names when no title line precedes it (a paste that lost it):
 /// `Latency (us)` is osu_latency; `Bandwidth (MB/s)` is osu_bw, or osu_bibw when `binary_hint`
-/// (the binary named by the nearest command line before the header) is osu_bibw; `Avg
+/// (the binary named by the nearest command line before the header) is osu_bibw; `Bi-Bandwidth
+/// (MB/s)` (OMB 3.x) is osu_bibw; `Avg
 /// Latency(us)` is a collective, whose op only `binary_hint` can say. Input: the normalized
 /// columns (header_columns) and that hint (nullopt when no command line names an OSU binary).
 /// nullopt when the header does not tell the test.

@@ -141,6 +141,9 @@ std::optional<OsuTest> test_from_binary(const std::string &token) {
   if (b.rfind("osu_", 0) != 0)
     return std::nullopt;
   b = b.substr(4);
+  // A site's build suffix after the OMB name ("osu_latency-openmpi-1.2.7", "osu_bw.x"): OMB's
+  // own names use only letters and underscores.
+  b = b.substr(0, b.find_first_of("-."));
   for (const char *suffix : {"_persistent", "_mpi"})
     if (b.size() > std::string(suffix).size() &&
         b.compare(b.size() - std::string(suffix).size(), std::string::npos, suffix) == 0)
@@ -168,7 +171,8 @@ bool header_fits_test(const std::vector<std::string> &columns, const OsuTest &te
   };
   if (test.kind == OsuKind::latency)
     return has("latency(us)") || has("avglatency(us)");
-  return has("bandwidth(mb/s)");
+  // OMB 3.x osu_bibw heads its column "Bi-Bandwidth (MB/s)"
+  return has("bandwidth(mb/s)") || (test.kind == OsuKind::bibandwidth && has("bi-bandwidth(mb/s)"));
 }
 
 std::optional<OsuTest> test_from_header(const std::vector<std::string> &columns,
@@ -179,6 +183,8 @@ std::optional<OsuTest> test_from_header(const std::vector<std::string> &columns,
   if (binary_hint && header_fits_test(columns, *binary_hint) &&
       (binary_hint->pt2pt || has("avglatency(us)")))
     return binary_hint;
+  if (has("bi-bandwidth(mb/s)")) // OMB 3.x osu_bibw: the header alone names the test
+    return test_from_title("Bi-Directional Bandwidth");
   if (has("bandwidth(mb/s)"))
     return test_from_title("Bandwidth");
   if (has("latency(us)"))

@@ -1,0 +1,179 @@
+// Issue 19, Sec. 1: the paste kinds of test_osu_pastes.cpp and test_nccl_tests_pastes.cpp, each on
+// real public logs (tests/data/real-logs/, first line = source: mailing-list archives, project
+// docs, issues). Expected values are read off the files by eye.
+#include "scalefit/ingest/ingest.hpp"
+
+#include "helpers.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+using namespace scalefit;
+using namespace scalefit::ingest;
+using scalefit::ingest::test::find;
+using scalefit::ingest::test::real;
+
+namespace {
+
+/// The record of OSU size `size` (and `method`, when given); nullptr when none.
+const MeasurementRecord *osu_size(const IngestResult &r, std::uint64_t size,
+                                  const std::string &method = "") {
+  for (const auto &m : r.measurements)
+    if (m.extra.at("osu_size").get<std::uint64_t>() == size &&
+        (method.empty() || m.method == method))
+      return &m;
+  return nullptr;
+}
+
+std::map<std::string, int> per_method(const IngestResult &r) {
+  std::map<std::string, int> n;
+  for (const auto &m : r.measurements)
+    ++n[m.method];
+  return n;
+}
+
+} // namespace
+
+// ---- OSU through a mail archive's HTML ----
+
+// Open MPI users, 2014: `<p>` paragraphs with `<br>` line breaks; the ranks only in the mpirun line.
+TEST(RealPastes, OmpiUsersHtmlAlltoallTakesTheRanksFromMpirun) {
+  const auto r = read_osu(real("osu_alltoall_v4.2_ompi-users-html_4rank_mpirun-np4_p-br.txt"));
+  ASSERT_EQ(r.measurements.size(), 21u); // 1 .. 1048576
+  EXPECT_EQ(r.measurements.front().op, Op::alltoall);
+  EXPECT_EQ(r.context.nranks, 4); // mpirun -np 4
+  EXPECT_EQ(r.context.versions.at("osu"), "4.2");
+  const auto *m = osu_size(r, 1048576);
+  ASSERT_NE(m, nullptr);
+  EXPECT_DOUBLE_EQ(m->time_us, 765.65);
+  // nothing in the post says how many nodes: assumed 1, and said so
+  EXPECT_TRUE(scalefit::ingest::test::any_contains(r.warnings, "nnodes", "unknown"));
+}
+
+// Open MPI users, 2011: every line its own `<p>...<br>`, the mpirun line wrapped before the binary
+// (a site build, osu_latency-openmpi-1.2.7), and a prose line that names osu_latency first. The
+// command is the wrapped mpirun, not the prose.
+TEST(RealPastes, WrappedMpirunIsTheCommandNotTheProseNamingTheBinary) {
+  const auto r = read_osu(real("osu_latency_v3.3_ompi-users-html_p-br-every-line_segfault.txt"));
+  ASSERT_EQ(r.measurements.size(), 23u); // 1 .. 4194304; the size-0 row skipped
+  EXPECT_EQ(r.measurements.front().method, "osu_latency");
+  EXPECT_EQ(r.context.command_line,
+            "mpirun --mca btl ^openib -np 2 /opt/scripts/osu_latency-openmpi-1.2.7");
+  EXPECT_EQ(r.context.nranks, 2);
+  const auto *m = osu_size(r, 1048576);
+  ASSERT_NE(m, nullptr);
+  EXPECT_DOUBLE_EQ(m->time_us, 1238.21);
+}
+
+// Open MPI users, 2011: latency, bandwidth and bi-directional bandwidth of OMB 3.3, whose osu_bibw
+// heads its column "Bi-Bandwidth (MB/s)" (before: exit 2, "table header without a title").
+TEST(RealPastes, Omb3BiBandwidthHeaderIsRead) {
+  const auto r = read_osu(real("osu_latency+bw+bibw_v3.3_ompi-users-html_mixed-ib_never-gets-past.txt"));
+  const auto n = per_method(r);
+  EXPECT_EQ(n.at("osu_latency"), 23);
+  EXPECT_EQ(n.at("osu_bw"), 21); // "never gets past" 1048576
+  EXPECT_EQ(n.at("osu_bibw"), 21);
+  const auto *bibw = osu_size(r, 1048576, "osu_bibw");
+  ASSERT_NE(bibw, nullptr);
+  EXPECT_NEAR(bibw->time_us, 2 * 1048576 / 3033.31, 1e-6); // both directions: 2 x bytes / bibw
+  const auto *bw = osu_size(r, 1048576, "osu_bw");
+  ASSERT_NE(bw, nullptr);
+  EXPECT_NEAR(bw->time_us, 1048576 / 2728.58, 1e-6);
+}
+
+// Open MPI users, 2015: `*srun -p GTX980x4sys` / `--ntasks 2 ./osu_bibw*` (a mail client's bold,
+// wrapped without a backslash) before each of two runs of the CUDA build's osu_bibw.
+TEST(RealPastes, BoldWrappedSrunLineIsJoinedWithItsBinary) {
+  const auto r = read_osu(real("osu_bibw_cuda-build_ompi-users-html_srun-ntasks2-wrapped_2runs.txt"));
+  EXPECT_EQ(per_method(r).at("osu_bibw"), 46); // two runs of 23 sizes
+  EXPECT_EQ(r.context.command_line, "srun -p GTX980x4sys --ntasks 2 ./osu_bibw");
+  EXPECT_EQ(r.context.nranks, 2);
+}
+
+// ---- OSU ranks from the launch line ----
+
+// Sarus cookbook (CSCS Piz Daint, 2019): `srun -C gpu -N2 -t2 \` continued over three lines, no
+// task count: one task per node, 2 ranks on 2 nodes.
+TEST(RealPastes, SrunNodesOverBackslashLinesGiveTheRanks) {
+  const auto a2a = read_osu(real("osu_alltoall_v5.3.2_sarus-piz-daint_srun-N2-backslash.txt"));
+  ASSERT_EQ(a2a.measurements.size(), 21u);
+  EXPECT_EQ(a2a.measurements.front().op, Op::alltoall);
+  EXPECT_EQ(a2a.context.nranks, 2);
+  EXPECT_EQ(a2a.context.nnodes, 2);
+  const auto *m = osu_size(a2a, 1048576);
+  ASSERT_NE(m, nullptr);
+  EXPECT_DOUBLE_EQ(m->time_us, 733.93);
+  const auto lat = read_osu(real("osu_latency_v5.3.2_sarus-piz-daint_srun-N2-backslash.txt"));
+  EXPECT_EQ(lat.measurements.size(), 23u);
+  EXPECT_EQ(lat.context.nnodes, 2);
+}
+
+// EESSI blog (2026, GH200 on Slingshot-11): the two srun commands in their own block, the two
+// tables in one output block after it.
+TEST(RealPastes, CommandsInTheirOwnBlockGiveTheNodesOfBothTables) {
+  const auto r =
+      read_osu(real("osu_bibw+latency_cuda_v7.5_eessi-olivia-gh200_srun-N2-ntasks-per-node1.txt"));
+  const auto n = per_method(r);
+  EXPECT_EQ(n.at("osu_bibw"), 23);
+  EXPECT_EQ(n.at("osu_latency"), 23);
+  EXPECT_EQ(r.context.nranks, 2);
+  EXPECT_EQ(r.context.nnodes, 2); // srun -N 2 --ntasks-per-node=1
+  const auto *m = osu_size(r, 1048576, "osu_latency");
+  ASSERT_NE(m, nullptr);
+  EXPECT_DOUBLE_EQ(m->time_us, 50.04);
+}
+
+// ---- Two OSU tests without titles ----
+
+// A course write-up: six tables in code fences with no title lines (three bandwidth, one of them
+// only "TODO", three latency), no command: each table is its own test by its column header.
+TEST(RealPastes, UntitledBandwidthAndLatencyTablesAreTwoMethods) {
+  const auto r = read_osu(real("osu_bw+latency_uibk-lcc2_no-titles_code-fences_todo-table.txt"));
+  const auto n = per_method(r);
+  EXPECT_EQ(n.at("osu_bw"), 46);      // 23 + 23
+  EXPECT_EQ(n.at("osu_latency"), 67); // 23 + 22 + 22 (size-0 rows skipped)
+  EXPECT_EQ(n.size(), 2u);
+  // osu_bw or osu_bibw: only the header says "Bandwidth"; read as osu_bw and said so
+  EXPECT_TRUE(scalefit::ingest::test::any_contains(r.warnings, "osu_bibw"));
+}
+
+// ---- nccl-tests ----
+
+// nccl-tests issue #78 (2021): an alltoall table alone (no banner, no command), pre-2.13 columns
+// with nothing under redop; the ranks from the count column (256 MiB of floats, 1048576 per peer).
+TEST(RealPastes, TableOnlyAlltoallWithBlankRedop) {
+  const auto r = read_nccl_tests(real("v100_nccl-tests_issue78_8node_alltoall_blank-redop_table-only.txt"));
+  ASSERT_EQ(r.measurements.size(), 4u); // 2 sizes x 2 placements
+  EXPECT_EQ(r.measurements.front().op, Op::alltoall); // named by the file, as a user would
+  EXPECT_EQ(r.context.nranks, 64);
+  const auto *m = find(r, 536870912, Placement::out_of_place);
+  ASSERT_NE(m, nullptr);
+  EXPECT_DOUBLE_EQ(m->time_us, 1041974);
+}
+
+// SuperBench's nccl-tests fixture (one node of 8 A100, pre-2.13, -c 0): alltoall rows blank under
+// redop, 0 B rows skipped.
+TEST(RealPastes, SuperBenchAlltoallRowsWithBlankRedop) {
+  const auto r = read_nccl_tests(real("a100_superbench_8gpu_alltoall_pre2.13_blank-redop.txt"));
+  EXPECT_EQ(r.measurements.size(), 58u);
+  EXPECT_EQ(r.measurements.front().op, Op::alltoall);
+  EXPECT_EQ(r.context.nranks, 8);
+  EXPECT_EQ(r.context.nnodes, 1);
+}
+
+// GCP A3 High docs (cluster-toolkit, dstack): allgather tables without their banner, one indented
+// in a Markdown list, one with every '#' stripped; 16 ranks from the count column.
+TEST(RealPastes, AllgatherTablesWithoutTheirBanner) {
+  const auto gke =
+      read_nccl_tests(real("h100_gke-a3high_cluster-toolkit_2node_allgather_table-only_indented.txt"));
+  EXPECT_EQ(gke.measurements.size(), 20u);
+  EXPECT_EQ(gke.measurements.front().op, Op::allgather);
+  EXPECT_EQ(gke.context.nranks, 16);
+  const auto ds = read_nccl_tests(real("h100_gcp-a3high_dstack_2node_allgather_hash-stripped.txt"));
+  EXPECT_EQ(ds.measurements.size(), 22u);
+  EXPECT_EQ(ds.measurements.front().op, Op::allgather);
+  EXPECT_EQ(ds.context.nranks, 16);
+}
