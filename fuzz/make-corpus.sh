@@ -55,6 +55,10 @@ long_variants nccl_tests "$d/nccl-tests/synthetic_current_two_tests.txt" "#  Ran
 long_row nccl_tests "$d/nccl-tests/rtx2080ti_2gpu_pcie_noP2P_allreduce.txt" longrow_allreduce.txt
 
 copy osu "$d"/osu/*.txt
+# The pastes people send (tests/data/real-logs: HTML archives, wrapped launch lines, untitled
+# tables, blank redop columns): each reader starts from the real layouts it must survive.
+copy osu "$d"/real-logs/*osu_*.txt
+copy nccl_tests $(ls "$d"/real-logs/*.txt | grep -v -e 'osu_' -e '/imb_')
 long_variants osu "$d/osu/osu_allreduce.txt" "# OSU MPI environment: PATH="
 long_variants osu "$d/osu/synthetic_osu_bw.txt" "# Size  Bandwidth (MB/s) "
 long_row osu "$d/osu/osu_allreduce_full_validate_float.txt" longrow_osu.txt
