@@ -196,15 +196,22 @@ SystemConfig load_system(const std::string &path) {
   s.device.gemm_efficiency = r.table(dev, "gemm_efficiency", "device.gemm_efficiency");
   s.device.gemm_efficiency_fp8 =
       r.table(dev, "gemm_efficiency_fp8", "device.gemm_efficiency_fp8");
-  if (const YAML::Node att = dev["fused_attention_efficiency"]) {
+  // {forward: [[seq, eff]...], backward: [...]} under `key`, into fwd and bwd.
+  const auto attention_tables = [&](const char *key, EfficiencyTable &fwd, EfficiencyTable &bwd) {
+    const YAML::Node att = dev[key];
+    if (!att)
+      return;
+    const std::string field = std::string("device.") + key;
     if (!att.IsMap())
       throw InputError("expected a mapping {forward: [[seq, eff]...], backward: [...]}", path,
-                       line_of(att), "device.fused_attention_efficiency");
-    s.device.attention_fwd_efficiency =
-        r.table(att, "forward", "device.fused_attention_efficiency.forward");
-    s.device.attention_bwd_efficiency =
-        r.table(att, "backward", "device.fused_attention_efficiency.backward");
-  }
+                       line_of(att), field);
+    fwd = r.table(att, "forward", field + ".forward");
+    bwd = r.table(att, "backward", field + ".backward");
+  };
+  attention_tables("fused_attention_efficiency", s.device.attention_fwd_efficiency,
+                   s.device.attention_bwd_efficiency);
+  attention_tables("sdpa_attention_efficiency", s.device.sdpa_fwd_efficiency,
+                   s.device.sdpa_bwd_efficiency);
   s.device.hbm_efficiency = r.table(dev, "hbm_efficiency", "device.hbm_efficiency");
   const double zero = 0;
   s.device.kernel_launch_us =

@@ -93,10 +93,11 @@ LayerCost Estimator::layer_cost(const Strategy &st, double T) const noexcept {
     // Sliding windows (attention_work < 1): the kernel skips the key tiles outside the window.
     const double fl = constants::kCausalFraction * 4 * T * s * heads * d_kernel * dv_ratio *
                       o.attention_work;
-    const bool table = st.framework == Framework::megatron;
+    // Transformer Engine's kernels under Megatron-Core; PyTorch SDPA's flash backend otherwise
+    const bool sdpa = st.framework == Framework::pytorch;
     const double seq = s / cp;
-    c.attn_fwd = P.attention_s(fl, seq, false, table);
-    c.attn_bwd = P.attention_s(constants::kFlashBackwardFactor * fl, seq, true, table);
+    c.attn_fwd = P.attention_s(fl, seq, false, sdpa);
+    c.attn_bwd = P.attention_s(constants::kFlashBackwardFactor * fl, seq, true, sdpa);
   } else {
     // Megatron 2022: scores and context batched GEMMs; softmax (and dropout) through HBM.
     const double S = b * heads * (s / cp) * s; // score elements

@@ -24,6 +24,8 @@ ComputePricer::ComputePricer(const SystemConfig &system, DType dtype)
   m_launch_s = m_dev.kernel_launch_us * 1e-6;
   if (!m_dev.attention_fwd_efficiency.steps.empty())
     src_fused = "spec:fused_attention_table";
+  if (!m_dev.sdpa_fwd_efficiency.steps.empty())
+    src_sdpa = "spec:sdpa_attention_table";
   if (!m_dev.gemm_efficiency_fp8.steps.empty())
     src_gemm8 = "spec:gemm_efficiency_fp8";
   else
@@ -51,7 +53,7 @@ void ComputePricer::use(const fitting::ComputeSection &c) {
   pick(KernelKind::memory, m_fit_mem, src_mem, fit_dtype(m_dtype), alt_dtype(m_dtype));
   pick(KernelKind::attention_fused, m_fit_attn, src_fused, fit_dtype(m_dtype), alt_dtype(m_dtype));
   if (m_fit_attn)
-    src_fused_rule = src_fused;
+    src_sdpa = src_fused;
   // MoE expert GEMMs: their own grouped fit when measured, else the GEMM fit (gemm_s).
   pick(KernelKind::grouped_gemm, m_fit_ggemm, src_ggemm, fit_dtype(m_dtype), alt_dtype(m_dtype));
   if (!m_fit_ggemm)
@@ -66,7 +68,7 @@ void ComputePricer::use(const fitting::ComputeSection &c) {
     m_launch_s = 0; // the calibrated dispatch floor replaces the system's launch share
     for (std::string *s :
          {&src_gemm, &src_gemm8, &src_bgemm, &src_ggemm, &src_mem, &src_attn, &src_fused,
-          &src_fused_rule})
+          &src_sdpa})
       *s += " +calibrated";
   }
 }
@@ -128,14 +130,15 @@ double ComputePricer::mem_n_s(double n, double bytes) const noexcept {
 }
 
 double ComputePricer::attention_s(double flops, double seq, bool backward,
-                                  bool table) const noexcept {
+                                  bool sdpa) const noexcept {
   if (m_fit_attn)
     return kernel_s(m_fit_attn->flops_us(flops) * 1e-6);
   const EfficiencyTable &t =
-      backward ? m_dev.attention_bwd_efficiency : m_dev.attention_fwd_efficiency;
+      sdpa ? (backward ? m_dev.sdpa_bwd_efficiency : m_dev.sdpa_fwd_efficiency)
+           : (backward ? m_dev.attention_bwd_efficiency : m_dev.attention_fwd_efficiency);
   // The constant is a direct measurement inside a PyTorch step (constants.hpp): the sustained
   // factor, derived for the spec tables, does not apply to it.
-  if (t.steps.empty() || !table)
+  if (t.steps.empty())
     return kernel_s(flops / (m_peak * constants::kFusedAttentionEfficiency));
   return kernel_s(flops / (m_peak * t.at(seq) * m_dev.sustained_efficiency));
 }

@@ -401,7 +401,7 @@ void Estimator::evaluate(const Strategy &st, Estimate &e, bool messages) const n
                 gemm_source().c_str()};
   e.terms[1] = {fused ? "attention (fused)" : "attention (unfused)",
                 m * (nL * (lc.attn_fwd + lc.attn_bwd + rec_sel) + rec * lc.attn_fwd),
-                fused ? P.fused_source(st.framework == Framework::megatron).c_str()
+                fused ? P.fused_source(st.framework == Framework::pytorch).c_str()
                       : P.src_attn.c_str()};
   e.terms[2] = {"memory-bound (layers)",
                 m * (nL * (lc.mem_fwd + lc.mem_bwd + lc.rec_mod_mem) + rec * lc.mem_fwd),

@@ -3,6 +3,7 @@
 #include "helpers.hpp"
 
 #include "scalefit/core/units.hpp"
+#include "scalefit/estimator/constants.hpp"
 #include "scalefit/fitting/fit_file.hpp"
 
 #include <gtest/gtest.h>
@@ -109,4 +110,31 @@ TEST(ComputePricing, SpecGemmsAreBoundedByTheirOperandsHbmTime) {
   EXPECT_GT(square, 2 * P.gemm_roofline_s(8192, 8192, 8192, 1, 1.0)); // compute-bound
   // bf16 operands move twice the bytes of FP8 ones (the 16-bit output is the same)
   EXPECT_GT(P.gemm_roofline_s(16384, 2048, 768, 16, 2.0), thin_hbm);
+}
+
+// Which kernels price fused attention: Transformer Engine's (fused_attention_efficiency) under
+// Megatron-Core, PyTorch SDPA's flash backend (sdpa_attention_efficiency) under PyTorch; without a
+// table, the PyTorch step constant. The A100 files carry FlashAttention-2's published rates
+// (Dao 2023, Fig. 4(d)) for both; dgx-h100 has cuDNN's for Transformer Engine only.
+TEST(ComputePricing, PyTorchAttentionIsPricedBySdpasTable) {
+  const SystemConfig a100 = load_system(test_paths::system_path("dgx-a100-80gb"));
+  ASSERT_FALSE(a100.device.sdpa_fwd_efficiency.steps.empty());
+  const ComputePricer P(a100, DType::bfloat16);
+  const double flops = 1e12, peak = 312e12;
+  const double launch = a100.device.kernel_launch_us * 1e-6;
+  // s = 4096: 173 TFLOP/s forward + backward x k = 0.7761 -> 0.43 of the peak
+  EXPECT_NEAR(P.attention_s(flops, 4096, false, true), flops / (peak * 0.43) + launch, 1e-12);
+  EXPECT_NEAR(P.attention_s(flops, 4096, true, false), flops / (peak * 0.43) + launch, 1e-12);
+  EXPECT_EQ(P.fused_source(true), "spec:sdpa_attention_table");
+  // a longer sequence runs nearer the peak
+  EXPECT_LT(P.attention_s(flops, 16384, false, true), P.attention_s(flops, 1024, false, true));
+  // dgx-h100: no SDPA table, so PyTorch keeps the measured constant and TE the cuDNN table
+  const SystemConfig h100s = load_system(test_paths::system_path("dgx-h100"));
+  const ComputePricer H(h100s, DType::bfloat16);
+  EXPECT_NEAR(H.attention_s(flops, 4096, false, true),
+              flops / (989e12 * scalefit::estimator::constants::kFusedAttentionEfficiency) +
+                  h100s.device.kernel_launch_us * 1e-6,
+              1e-12);
+  EXPECT_LT(H.attention_s(flops, 4096, false, false), 0.5 * H.attention_s(flops, 4096, false, true));
+  EXPECT_EQ(H.fused_source(false), "spec:fused_attention_table");
 }

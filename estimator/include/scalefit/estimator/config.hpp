@@ -70,6 +70,10 @@ struct DeviceConfig {
   /// 16-bit peak by sequence length of one attention call (the `min_size` column holds tokens),
   /// forward (causal FLOPs) and backward; empty: constants::kFusedAttentionEfficiency.
   EfficiencyTable attention_fwd_efficiency, attention_bwd_efficiency;
+  /// Fused attention as PyTorch's scaled_dot_product_attention runs it (its flash backend:
+  /// FlashAttention-2 kernels), same units; the tables Framework::pytorch prices with. Empty:
+  /// constants::kFusedAttentionEfficiency (a PyTorch step measured on H100).
+  EfficiencyTable sdpa_fwd_efficiency, sdpa_bwd_efficiency;
   double kernel_launch_us = 0;     ///< fixed cost per kernel (Cheng et al.'s k1 dispatch share)
   /// Fraction of the isolated-kernel rates a device sustains inside a training step (clocks under
   /// sustained power, kernels sharing the GPU with communication): multiplies every spec-table

@@ -51,13 +51,13 @@ public:
   /// `n` memory-bound kernels moving `bytes` [B] in all, priced as n of bytes / n each [s].
   double mem_n_s(double n, double bytes) const noexcept;
   /// One fused attention kernel of `flops` FLOPs (causal half counted) over sequences of `seq`
-  /// tokens, forward or backward [s]: the attention fit, else (when `table`) the system's fused_attention_efficiency
-  /// table at `seq`, else constants::kFusedAttentionEfficiency of the 16-bit peak.
-  double attention_s(double flops, double seq, bool backward, bool table = true) const noexcept;
-  /// Label of what prices fused attention with or without the table.
-  const std::string &fused_source(bool table) const {
-    return table ? src_fused : src_fused_rule;
-  }
+  /// tokens, forward or backward [s]: the attention fit, else the system's table at `seq` —
+  /// fused_attention_efficiency for Transformer Engine (`sdpa` false), sdpa_attention_efficiency
+  /// for PyTorch's scaled_dot_product_attention (`sdpa` true) — else, without that table,
+  /// constants::kFusedAttentionEfficiency of the 16-bit peak.
+  double attention_s(double flops, double seq, bool backward, bool sdpa = false) const noexcept;
+  /// Label of what prices fused attention for Transformer Engine or (`sdpa`) PyTorch SDPA.
+  const std::string &fused_source(bool sdpa) const { return sdpa ? src_sdpa : src_fused; }
   /// A kernel of `gpu_s` [s] on the GPU with the dispatch floor and launch gap [s].
   double kernel_s(double gpu_s) const noexcept;
 
@@ -77,7 +77,7 @@ public:
               src_bgemm = "spec:gemm_efficiency", src_ggemm = "spec:gemm_efficiency",
               src_mem = "spec:hbm_efficiency",
               src_attn = "spec:gemm_efficiency", src_fused = "spec:fused_attention_efficiency",
-              src_fused_rule = "spec:fused_attention_efficiency";
+              src_sdpa = "spec:fused_attention_efficiency";
 
 private:
   std::optional<fitting::ComputeFit> m_fit_gemm, m_fit_gemm8, m_fit_bgemm, m_fit_mem, m_fit_attn;
