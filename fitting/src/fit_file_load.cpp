@@ -325,7 +325,6 @@ static FitFile parse_fit_file_unguarded(const std::string &text, const std::stri
                "the regimes model has at least 2 steps, or 1 with drops or lifts");
       for (std::size_t j = 0; j < steps.size(); ++j) {
         const std::string sp = fmt::format("{}steps[{}].", pp, j);
-        LogisticStep st;
         auto [b, bse] = r.param(steps[j], "bmax_gbps", sp);
         auto [k, kse] = r.param(steps[j], "k", sp);
         auto [h, hse] = r.param(steps[j], "s_half_bytes", sp);

@@ -91,6 +91,9 @@ TEST(RealPastes, BoldWrappedSrunLineIsJoinedWithItsBinary) {
   EXPECT_EQ(per_method(r).at("osu_bibw"), 46); // two runs of 23 sizes
   EXPECT_EQ(r.context.command_line, "srun -p GTX980x4sys --ntasks 2 ./osu_bibw");
   EXPECT_EQ(r.context.nranks, 2);
+  // srun's --cpu-bind=verbose report puts both tasks on svail-15: one node, from the log
+  EXPECT_EQ(r.context.nnodes, 1);
+  EXPECT_NE(scalefit::ingest::test::source(r, "nnodes_from").find("cpu-bind"), std::string::npos);
 }
 
 // ---- OSU ranks from the launch line ----

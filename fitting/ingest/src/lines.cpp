@@ -480,7 +480,7 @@ std::optional<std::pair<int, std::string>> nodes_from_launch(const LaunchShape &
   const std::pair<std::optional<int>, const char *> sources[] = {
       {launch.nnodes, "launcher command line"},
       {per_node(launch), "launcher command line (ranks per node)"},
-      {mapped, "Open MPI job map (Data for node:)"},
+      {mapped, "job map (Open MPI's Data for node:, Slurm's cpu-bind report)"},
       {alloc.nnodes, "batch allocation (salloc/sbatch/#SBATCH/#PBS)"},
       {per_node(alloc), "batch allocation (ranks per node)"}};
   for (const auto &[nodes, from] : sources)
@@ -510,6 +510,13 @@ std::optional<std::string> job_map_host(const std::vector<std::string> &toks) {
   if (toks.size() >= 4 && toks[0].size() >= 4 &&
       toks[0].compare(toks[0].size() - 4, 4, "Data") == 0 && toks[1] == "for" && toks[2] == "node:")
     return toks[3];
+  // Slurm's --cpu-bind=verbose, one line per task: "cpu_bind=MASK - svail-15, task  0  0 [6916]:
+  // mask 0x8000 set" (cpu-bind= since Slurm 17.11; the type may be MASK, MAP, LDOM, NONE ...).
+  if (toks.size() >= 5 && toks[1] == "-" && toks[3] == "task" && toks[2].size() > 1 &&
+      toks[2].back() == ',' &&
+      (toks[0].find("cpu_bind=") != std::string::npos ||
+       toks[0].find("cpu-bind=") != std::string::npos))
+    return toks[2].substr(0, toks[2].size() - 1);
   return std::nullopt;
 }
 

@@ -98,8 +98,9 @@ private:
   std::vector<std::string> m_held, m_joined;
 };
 
-/// Host of an Open MPI job map line (`mpirun --display-map`: " Data for node: HOST  Num slots:
-/// ..."); nullopt for any other line.
+/// Host of a job map line: Open MPI's (`mpirun --display-map`: " Data for node: HOST  Num slots:
+/// ...") or Slurm's per-task binding report (`srun --cpu-bind=verbose`: "cpu_bind=MASK - HOST,
+/// task 0 0 [pid]: mask 0x1 set"); nullopt for any other line.
 std::optional<std::string> job_map_host(const std::vector<std::string> &tokens);
 
 } // namespace scalefit::ingest::detail

@@ -83,7 +83,7 @@ struct Table {
 struct Launch {
   detail::LaunchShape shape; ///< of the first launcher command line naming an osu_* binary
   detail::LaunchShape alloc; ///< of the batch allocation (salloc/sbatch/#SBATCH/#PBS)
-  std::set<std::string> map_hosts; ///< hosts of an Open MPI job map (Data for node:)
+  std::set<std::string> map_hosts; ///< hosts of a job map (Open MPI Data for node:, Slurm cpu-bind)
   std::string command_line;        ///< that command, from its launcher on
   /// Every OSU binary a command names, by index in the lines: tells a table without a title.
   std::vector<std::pair<std::size_t, OsuTest>> binaries;
