@@ -8,7 +8,9 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <fstream>
 #include <map>
+#include <sstream>
 #include <string>
 
 using namespace scalefit;
@@ -155,6 +157,29 @@ TEST(RealPastes, TableOnlyAlltoallWithBlankRedop) {
   const auto *m = find(r, 536870912, Placement::out_of_place);
   ASSERT_NE(m, nullptr);
   EXPECT_DOUBLE_EQ(m->time_us, 1041974);
+}
+
+// The same table under a name that names no op: before nccl-tests 2.13 AllToAll was checked in
+// place, where its sends overwrite their own input, so the in-place error is 1 on every row and
+// the out-of-place one 0 (AllGather is exact both ways): alltoall, said in a note.
+TEST(RealPastes, PreTwoThirteenErrorColumnsTellAlltoallFromAllgather) {
+  std::ifstream in(real("v100_nccl-tests_issue78_8node_alltoall_blank-redop_table-only.txt"));
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string f = scalefit::ingest::test::write_tmp("table_only.txt", text.str());
+  const auto r = read_nccl_tests(f);
+  ASSERT_EQ(r.measurements.size(), 4u);
+  EXPECT_EQ(r.measurements.front().op, Op::alltoall);
+  EXPECT_TRUE(scalefit::ingest::test::any_contains(r.notes, "told by the error columns"));
+  EXPECT_FALSE(scalefit::ingest::test::any_contains(r.warnings, "pass --op"));
+  // the in-place half of one row made exact: nothing tells the ops apart any more
+  std::string exact = text.str();
+  const auto at = exact.find("1e+00");
+  ASSERT_NE(at, std::string::npos);
+  exact.replace(at, 5, "0e+00");
+  const auto r2 = read_nccl_tests(scalefit::ingest::test::write_tmp("table_only2.txt", exact));
+  EXPECT_EQ(r2.measurements.front().op, Op::allgather);
+  EXPECT_TRUE(scalefit::ingest::test::any_contains(r2.warnings, "pass --op alltoall"));
 }
 
 // SuperBench's nccl-tests fixture (one node of 8 A100, pre-2.13, -c 0): alltoall rows blank under

@@ -179,6 +179,21 @@ Op decide_op(const Section &s, const IngestOptions &opt, Diagnostics &diag) {
     ip_num += to_double(i->second).has_value();
     ip_na += i->second == "N/A";
   }
+  // nccl-tests before 2.13 prints an `error` column (max abs error) instead: AllToAll was checked
+  // in place there, where its grouped sends overwrite their own input, so its in-place error is
+  // nonzero on every row while the out-of-place one is 0; AllGather is exact both ways.
+  int err_rows = 0, oop_exact = 0, ip_wrong = 0;
+  for (const auto &r : s.rows) {
+    if (r.halves.size() < 2)
+      continue;
+    const auto o = r.halves[0].cols.find("error"), i = r.halves[1].cols.find("error");
+    if (o == r.halves[0].cols.end() || i == r.halves[1].cols.end())
+      continue;
+    ++err_rows;
+    const auto oe = to_double(o->second), ie = to_double(i->second);
+    oop_exact += oe && *oe == 0;
+    ip_wrong += ie && *ie > 0;
+  }
   const bool told = oop_num > 0 && (ip_num > 0 || ip_na > 0);
   const bool checked_in_place = ip_num > 0 || ip_na == 0;
   const auto pick = [&](Op checked, Op unchecked) -> std::optional<Op> {
@@ -197,6 +212,13 @@ Op decide_op(const Section &s, const IngestOptions &opt, Diagnostics &diag) {
   };
   if (const auto op = pick(Op::allgather, Op::alltoall))
     return *op;
+  if (cands.size() == 2 && has(Op::allgather) && has(Op::alltoall) && err_rows > 0 &&
+      oop_exact == err_rows && ip_wrong == err_rows) {
+    diag.note(line, "operation alltoall told by the error columns (exact out of place, wrong in "
+                    "place on every row: nccl-tests before 2.13 checked AllToAll in place, where "
+                    "its sends overwrite their own input; AllGather is exact both ways)");
+    return Op::alltoall;
+  }
   if (const auto op = pick(Op::allreduce, Op::sendrecv))
     return *op;
   // Without a banner, a command line, a telling file name or checked #wrong columns (-c 0),
