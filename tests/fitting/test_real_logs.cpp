@@ -211,6 +211,25 @@ const Collected kCollected[] = {
     {"mi300x_rccl-tests_rocm-blog_8rank_17G-row.txt", false, Op::allreduce, 8, 1, false},
     // NUM_NODES=2 is in the job spec, not the log; BIC keeps logistic at 11.6% out of place.
     {"gb300_nccl-tests_gke-jobset_allgather_elided-ranks.txt", false, Op::allgather, 8, 0, false},
+    // Collected 2026-11-28 (the paste kinds of issue 19 on real logs: HTML mail archives, srun -N
+    // without -n over backslash lines, commands in their own block, untitled tables, OMB 3.x
+    // Bi-Bandwidth headers, pre-2.13 blank redop columns, tables without their banner).
+    {"osu_alltoall_v4.2_ompi-users-html_4rank_mpirun-np4_p-br.txt", true, Op::alltoall, 4, 0},
+    {"osu_latency_v3.3_ompi-users-html_p-br-every-line_segfault.txt", true, Op::sendrecv, 2, 0},
+    {"osu_latency+bw+bibw_v3.3_ompi-users-html_mixed-ib_never-gets-past.txt", true, Op::sendrecv,
+     2, 0},
+    {"osu_bibw_cuda-build_ompi-users-html_srun-ntasks2-wrapped_2runs.txt", true, Op::sendrecv, 2, 1},
+    {"osu_alltoall_v5.3.2_sarus-piz-daint_srun-N2-backslash.txt", true, Op::alltoall, 2, 2},
+    {"osu_latency_v5.3.2_sarus-piz-daint_srun-N2-backslash.txt", true, Op::sendrecv, 2, 2},
+    {"osu_bibw+latency_cuda_v7.5_eessi-olivia-gh200_srun-N2-ntasks-per-node1.txt", true,
+     Op::sendrecv, 2, 2},
+    {"osu_bw+latency_uibk-lcc2_no-titles_code-fences_todo-table.txt", true, Op::sendrecv, 2, 0},
+    {"v100_nccl-tests_issue78_8node_alltoall_blank-redop_table-only.txt", false, Op::alltoall, 64,
+     0},
+    {"a100_superbench_8gpu_alltoall_pre2.13_blank-redop.txt", false, Op::alltoall, 8, 1},
+    {"h100_gke-a3high_cluster-toolkit_2node_allgather_table-only_indented.txt", false,
+     Op::allgather, 16, 0},
+    {"h100_gcp-a3high_dstack_2node_allgather_hash-stripped.txt", false, Op::allgather, 16, 0},
 };
 
 TEST(RealLogs, CollectedLogsIngestFitAndPredictWithinTheGoals) {

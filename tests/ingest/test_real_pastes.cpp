@@ -87,10 +87,18 @@ TEST(RealPastes, Omb3BiBandwidthHeaderIsRead) {
 }
 
 // Open MPI users, 2015: `*srun -p GTX980x4sys` / `--ntasks 2 ./osu_bibw*` (a mail client's bold,
-// wrapped without a backslash) before each of two runs of the CUDA build's osu_bibw.
+// wrapped without a backslash) before each of two runs of the CUDA build's osu_bibw. The runs
+// differ 3x at 1 MiB (the thread's question): each is its own curve (before, one merged curve
+// that `scalefit fit` refused as the same point measured twice in one file).
 TEST(RealPastes, BoldWrappedSrunLineIsJoinedWithItsBinary) {
   const auto r = read_osu(real("osu_bibw_cuda-build_ompi-users-html_srun-ntasks2-wrapped_2runs.txt"));
-  EXPECT_EQ(per_method(r).at("osu_bibw"), 46); // two runs of 23 sizes
+  EXPECT_EQ(per_method(r).at("osu_bibw"), 23);
+  EXPECT_EQ(per_method(r).at("osu_bibw_run2"), 23);
+  const auto *first = osu_size(r, 1048576, "osu_bibw"), *second = osu_size(r, 1048576, "osu_bibw_run2");
+  ASSERT_TRUE(first && second);
+  EXPECT_NEAR(first->time_us, 2 * 1048576 / 4244.62, 1e-6);
+  EXPECT_NEAR(second->time_us, 2 * 1048576 / 13484.74, 1e-6);
+  EXPECT_TRUE(scalefit::ingest::test::any_contains(r.notes, "osu_bibw again (table 2"));
   EXPECT_EQ(r.context.command_line, "srun -p GTX980x4sys --ntasks 2 ./osu_bibw");
   EXPECT_EQ(r.context.nranks, 2);
   // srun's --cpu-bind=verbose report puts both tasks on svail-15: one node, from the log
@@ -134,13 +142,17 @@ TEST(RealPastes, CommandsInTheirOwnBlockGiveTheNodesOfBothTables) {
 // ---- Two OSU tests without titles ----
 
 // A course write-up: six tables in code fences with no title lines (three bandwidth, one of them
-// only "TODO", three latency), no command: each table is its own test by its column header.
+// only "TODO", three latency: between cores, between sockets, between nodes), no command: each
+// table is its test by its column header, and each run of a test its own curve.
 TEST(RealPastes, UntitledBandwidthAndLatencyTablesAreTwoMethods) {
   const auto r = read_osu(real("osu_bw+latency_uibk-lcc2_no-titles_code-fences_todo-table.txt"));
   const auto n = per_method(r);
-  EXPECT_EQ(n.at("osu_bw"), 46);      // 23 + 23
-  EXPECT_EQ(n.at("osu_latency"), 67); // 23 + 22 + 22 (size-0 rows skipped)
-  EXPECT_EQ(n.size(), 2u);
+  EXPECT_EQ(n.at("osu_bw"), 23);
+  EXPECT_EQ(n.at("osu_bw_run2"), 23); // the "TODO" table has no rows: not a run
+  EXPECT_EQ(n.at("osu_latency"), 22); // 0 .. 2 MiB, the size-0 row skipped
+  EXPECT_EQ(n.at("osu_latency_run2"), 23);
+  EXPECT_EQ(n.at("osu_latency_run3"), 22);
+  EXPECT_EQ(n.size(), 5u);
   // osu_bw or osu_bibw: only the header says "Bandwidth"; read as osu_bw and said so
   EXPECT_TRUE(scalefit::ingest::test::any_contains(r.warnings, "osu_bibw"));
 }

@@ -77,6 +77,10 @@ struct Table {
   /// No '# Datatype:' line before the header: the default is noted at the first row unless a
   /// Datatype line follows the header first (OMB 7.x prints it after).
   bool dtype_assumed = false;
+  /// Which table of its test this is, counting those with rows (0 until its first row): a test
+  /// printed again in one file (a second run, other buffers, another pair of nodes) is its own
+  /// curve, method `<test>_run<k>` from k = 2.
+  int run = 0;
 };
 
 /// What the file's command lines and allocations say about the job (OMB prints none of it).
@@ -206,6 +210,7 @@ IngestResult read_osu(const std::string &path, const IngestOptions &opt) {
   std::optional<OsuTest> pending_test;
   std::optional<DType> pending_dtype;
   std::optional<Table> cur;
+  std::map<std::string, int> runs_of; // tables with rows so far, by test name
   json tests = json::array();
 
   const Launch launch = scan_launch(lines);
@@ -371,6 +376,14 @@ IngestResult read_osu(const std::string &path, const IngestOptions &opt) {
                                       : "no '# Datatype:' line; assuming MPI_CHAR (OMB's default)");
       cur->dtype_assumed = false;
     }
+    if (cur->run == 0 && toks.size() == cur->columns.size()) {
+      cur->run = ++runs_of[cur->test.name];
+      if (cur->run > 1)
+        diag.note(cur->header_line,
+                  cur->test.name + " again (table " + std::to_string(cur->run) +
+                      " of it in this file): another run, read as its own curve, method " +
+                      cur->test.name + "_run" + std::to_string(cur->run));
+    }
     const Table &tb = *cur;
     if (toks.size() != tb.columns.size()) {
       diag.warn(
@@ -407,6 +420,8 @@ IngestResult read_osu(const std::string &path, const IngestOptions &opt) {
     m.extra["osu_test"] = tb.test.name;
     if (tb.test.pt2pt)
       m.method = tb.test.name; // osu_latency, osu_bw and osu_bibw are separate curves
+    if (tb.run > 1)
+      m.method = tb.test.name + "_run" + std::to_string(tb.run);
     bool ok = true;
     std::optional<double> time_us;
     for (std::size_t c = 1; c < tb.columns.size() && ok; ++c) {
