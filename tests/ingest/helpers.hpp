@@ -50,6 +50,17 @@ inline std::string real(const std::string &name) {
   return std::string(SCALEFIT_TEST_DATA_DIR) + "/real-logs/" + name;
 }
 
+/// The OSU record of size `size` (OSU's own size column, `extra.osu_size`) and, when not empty,
+/// measuring `method`; nullptr when none.
+inline const MeasurementRecord *osu_size(const IngestResult &r, std::uint64_t size,
+                                         const std::string &method = "") {
+  for (const auto &m : r.measurements)
+    if (m.extra.at("osu_size").get<std::uint64_t>() == size &&
+        (method.empty() || m.method == method))
+      return &m;
+  return nullptr;
+}
+
 /// A string field of an ingested context's `source` object (e.g. "nranks_from").
 /// \throws nlohmann::json::exception when the key is missing or not a string.
 inline std::string source(const IngestResult &r, const char *key) {

@@ -20,22 +20,10 @@
 using namespace scalefit;
 using namespace scalefit::ingest;
 using scalefit::ingest::test::any_contains;
+using scalefit::ingest::test::osu_size;
 using scalefit::ingest::test::real;
 using scalefit::ingest::test::source;
 using scalefit::ingest::test::write_tmp;
-
-namespace {
-
-const MeasurementRecord *osu_size(const IngestResult &r, std::uint64_t size,
-                                  const std::string &method = "") {
-  for (const auto &m : r.measurements)
-    if (m.extra.at("osu_size").get<std::uint64_t>() == size &&
-        (method.empty() || m.method == method))
-      return &m;
-  return nullptr;
-}
-
-} // namespace
 
 // ---- 1. HTML paragraphs ----
 

@@ -16,19 +16,10 @@
 using namespace scalefit;
 using namespace scalefit::ingest;
 using scalefit::ingest::test::find;
+using scalefit::ingest::test::osu_size;
 using scalefit::ingest::test::real;
 
 namespace {
-
-/// The record of OSU size `size` (and `method`, when given); nullptr when none.
-const MeasurementRecord *osu_size(const IngestResult &r, std::uint64_t size,
-                                  const std::string &method = "") {
-  for (const auto &m : r.measurements)
-    if (m.extra.at("osu_size").get<std::uint64_t>() == size &&
-        (method.empty() || m.method == method))
-      return &m;
-  return nullptr;
-}
 
 std::map<std::string, int> per_method(const IngestResult &r) {
   std::map<std::string, int> n;

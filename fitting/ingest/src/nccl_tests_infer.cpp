@@ -168,31 +168,26 @@ Op decide_op(const Section &s, const IngestOptions &opt, Diagnostics &diag) {
   // place but prints N/A for AllToAll's and SendRecv's in-place #wrong (no in-place check), while
   // the out-of-place #wrong is a count.
   const auto has = [&](Op op) { return std::find(cands.begin(), cands.end(), op) != cands.end(); };
-  int oop_num = 0, ip_num = 0, ip_na = 0;
-  for (const auto &r : s.rows) {
-    if (r.halves.size() < 2)
-      continue;
-    const auto o = r.halves[0].cols.find("#wrong"), i = r.halves[1].cols.find("#wrong");
-    if (o == r.halves[0].cols.end() || i == r.halves[1].cols.end())
-      continue;
-    oop_num += to_double(o->second).has_value();
-    ip_num += to_double(i->second).has_value();
-    ip_na += i->second == "N/A";
-  }
   // nccl-tests before 2.13 prints an `error` column (max abs error) instead: AllToAll was checked
   // in place there, where its grouped sends overwrite their own input, so its in-place error is
   // nonzero on every row while the out-of-place one is 0; AllGather is exact both ways.
+  int oop_num = 0, ip_num = 0, ip_na = 0;
   int err_rows = 0, oop_exact = 0, ip_wrong = 0;
   for (const auto &r : s.rows) {
     if (r.halves.size() < 2)
       continue;
-    const auto o = r.halves[0].cols.find("error"), i = r.halves[1].cols.find("error");
-    if (o == r.halves[0].cols.end() || i == r.halves[1].cols.end())
-      continue;
-    ++err_rows;
-    const auto oe = to_double(o->second), ie = to_double(i->second);
-    oop_exact += oe && *oe == 0;
-    ip_wrong += ie && *ie > 0;
+    const auto &oc = r.halves[0].cols, &ic = r.halves[1].cols;
+    if (const auto o = oc.find("#wrong"), i = ic.find("#wrong"); o != oc.end() && i != ic.end()) {
+      oop_num += to_double(o->second).has_value();
+      ip_num += to_double(i->second).has_value();
+      ip_na += i->second == "N/A";
+    }
+    if (const auto o = oc.find("error"), i = ic.find("error"); o != oc.end() && i != ic.end()) {
+      ++err_rows;
+      const auto oe = to_double(o->second), ie = to_double(i->second);
+      oop_exact += oe && *oe == 0;
+      ip_wrong += ie && *ie > 0;
+    }
   }
   const bool told = oop_num > 0 && (ip_num > 0 || ip_na > 0);
   const bool checked_in_place = ip_num > 0 || ip_na == 0;
