@@ -66,9 +66,8 @@ void ComputePricer::use(const fitting::ComputeSection &c) {
   m_framework = c.framework;
   if (m_framework.present) {
     m_launch_s = 0; // the calibrated dispatch floor replaces the system's launch share
-    for (std::string *s :
-         {&src_gemm, &src_gemm8, &src_bgemm, &src_ggemm, &src_mem, &src_attn, &src_fused,
-          &src_sdpa})
+    for (std::string *s : {&src_gemm, &src_gemm8, &src_bgemm, &src_ggemm, &src_mem, &src_attn,
+                           &src_fused, &src_sdpa})
       *s += " +calibrated";
   }
 }

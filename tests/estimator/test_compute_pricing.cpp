@@ -135,6 +135,7 @@ TEST(ComputePricing, PyTorchAttentionIsPricedBySdpasTable) {
               flops / (989e12 * scalefit::estimator::constants::kFusedAttentionEfficiency) +
                   h100s.device.kernel_launch_us * 1e-6,
               1e-12);
-  EXPECT_LT(H.attention_s(flops, 4096, false, false), 0.5 * H.attention_s(flops, 4096, false, true));
+  EXPECT_LT(H.attention_s(flops, 4096, false, false),
+            0.5 * H.attention_s(flops, 4096, false, true));
   EXPECT_EQ(H.fused_source(false), "spec:fused_attention_table");
 }

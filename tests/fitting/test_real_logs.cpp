@@ -216,9 +216,10 @@ const Collected kCollected[] = {
     // Bi-Bandwidth headers, pre-2.13 blank redop columns, tables without their banner).
     {"osu_alltoall_v4.2_ompi-users-html_4rank_mpirun-np4_p-br.txt", true, Op::alltoall, 4, 0},
     {"osu_latency_v3.3_ompi-users-html_p-br-every-line_segfault.txt", true, Op::sendrecv, 2, 0},
-    {"osu_latency+bw+bibw_v3.3_ompi-users-html_mixed-ib_never-gets-past.txt", true, Op::sendrecv,
-     2, 0},
-    {"osu_bibw_cuda-build_ompi-users-html_srun-ntasks2-wrapped_2runs.txt", true, Op::sendrecv, 2, 1},
+    {"osu_latency+bw+bibw_v3.3_ompi-users-html_mixed-ib_never-gets-past.txt", true, Op::sendrecv, 2,
+     0},
+    {"osu_bibw_cuda-build_ompi-users-html_srun-ntasks2-wrapped_2runs.txt", true, Op::sendrecv, 2,
+     1},
     {"osu_alltoall_v5.3.2_sarus-piz-daint_srun-N2-backslash.txt", true, Op::alltoall, 2, 2},
     {"osu_latency_v5.3.2_sarus-piz-daint_srun-N2-backslash.txt", true, Op::sendrecv, 2, 2},
     {"osu_bibw+latency_cuda_v7.5_eessi-olivia-gh200_srun-N2-ntasks-per-node1.txt", true,

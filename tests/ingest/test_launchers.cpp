@@ -91,7 +91,8 @@ TEST(Launchers, SallocAfterAPromptGivesTheNodes) {
 TEST(Launchers, OpenMpiJobMapGivesTheNodes) {
   const auto r = read_osu(real("osu_latency_cuda_v4.4.1_ompi-users-html_job-map.txt"));
   EXPECT_EQ(r.context.nnodes, 2);
-  EXPECT_EQ(source(r, "nnodes_from"), "job map (Open MPI's Data for node:, Slurm's cpu-bind report)");
+  EXPECT_EQ(source(r, "nnodes_from"),
+            "job map (Open MPI's Data for node:, Slurm's cpu-bind report)");
   EXPECT_EQ(r.measurements.front().method, "osu_latency");
 }
 

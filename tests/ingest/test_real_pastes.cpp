@@ -32,7 +32,8 @@ std::map<std::string, int> per_method(const IngestResult &r) {
 
 // ---- OSU through a mail archive's HTML ----
 
-// Open MPI users, 2014: `<p>` paragraphs with `<br>` line breaks; the ranks only in the mpirun line.
+// Open MPI users, 2014: `<p>` paragraphs with `<br>` line breaks; the ranks only in the mpirun
+// line.
 TEST(RealPastes, OmpiUsersHtmlAlltoallTakesTheRanksFromMpirun) {
   const auto r = read_osu(real("osu_alltoall_v4.2_ompi-users-html_4rank_mpirun-np4_p-br.txt"));
   ASSERT_EQ(r.measurements.size(), 21u); // 1 .. 1048576
@@ -64,7 +65,8 @@ TEST(RealPastes, WrappedMpirunIsTheCommandNotTheProseNamingTheBinary) {
 // Open MPI users, 2011: latency, bandwidth and bi-directional bandwidth of OMB 3.3, whose osu_bibw
 // heads its column "Bi-Bandwidth (MB/s)" (before: exit 2, "table header without a title").
 TEST(RealPastes, Omb3BiBandwidthHeaderIsRead) {
-  const auto r = read_osu(real("osu_latency+bw+bibw_v3.3_ompi-users-html_mixed-ib_never-gets-past.txt"));
+  const auto r =
+      read_osu(real("osu_latency+bw+bibw_v3.3_ompi-users-html_mixed-ib_never-gets-past.txt"));
   const auto n = per_method(r);
   EXPECT_EQ(n.at("osu_latency"), 23);
   EXPECT_EQ(n.at("osu_bw"), 21); // "never gets past" 1048576
@@ -82,10 +84,12 @@ TEST(RealPastes, Omb3BiBandwidthHeaderIsRead) {
 // differ 3x at 1 MiB (the thread's question): each is its own curve (before, one merged curve
 // that `scalefit fit` refused as the same point measured twice in one file).
 TEST(RealPastes, BoldWrappedSrunLineIsJoinedWithItsBinary) {
-  const auto r = read_osu(real("osu_bibw_cuda-build_ompi-users-html_srun-ntasks2-wrapped_2runs.txt"));
+  const auto r =
+      read_osu(real("osu_bibw_cuda-build_ompi-users-html_srun-ntasks2-wrapped_2runs.txt"));
   EXPECT_EQ(per_method(r).at("osu_bibw"), 23);
   EXPECT_EQ(per_method(r).at("osu_bibw_run2"), 23);
-  const auto *first = osu_size(r, 1048576, "osu_bibw"), *second = osu_size(r, 1048576, "osu_bibw_run2");
+  const auto *first = osu_size(r, 1048576, "osu_bibw"),
+             *second = osu_size(r, 1048576, "osu_bibw_run2");
   ASSERT_TRUE(first && second);
   EXPECT_NEAR(first->time_us, 2 * 1048576 / 4244.62, 1e-6);
   EXPECT_NEAR(second->time_us, 2 * 1048576 / 13484.74, 1e-6);
@@ -153,8 +157,9 @@ TEST(RealPastes, UntitledBandwidthAndLatencyTablesAreTwoMethods) {
 // nccl-tests issue #78 (2021): an alltoall table alone (no banner, no command), pre-2.13 columns
 // with nothing under redop; the ranks from the count column (256 MiB of floats, 1048576 per peer).
 TEST(RealPastes, TableOnlyAlltoallWithBlankRedop) {
-  const auto r = read_nccl_tests(real("v100_nccl-tests_issue78_8node_alltoall_blank-redop_table-only.txt"));
-  ASSERT_EQ(r.measurements.size(), 4u); // 2 sizes x 2 placements
+  const auto r =
+      read_nccl_tests(real("v100_nccl-tests_issue78_8node_alltoall_blank-redop_table-only.txt"));
+  ASSERT_EQ(r.measurements.size(), 4u);               // 2 sizes x 2 placements
   EXPECT_EQ(r.measurements.front().op, Op::alltoall); // named by the file, as a user would
   EXPECT_EQ(r.context.nranks, 64);
   const auto *m = find(r, 536870912, Placement::out_of_place);
@@ -198,8 +203,8 @@ TEST(RealPastes, SuperBenchAlltoallRowsWithBlankRedop) {
 // GCP A3 High docs (cluster-toolkit, dstack): allgather tables without their banner, one indented
 // in a Markdown list, one with every '#' stripped; 16 ranks from the count column.
 TEST(RealPastes, AllgatherTablesWithoutTheirBanner) {
-  const auto gke =
-      read_nccl_tests(real("h100_gke-a3high_cluster-toolkit_2node_allgather_table-only_indented.txt"));
+  const auto gke = read_nccl_tests(
+      real("h100_gke-a3high_cluster-toolkit_2node_allgather_table-only_indented.txt"));
   EXPECT_EQ(gke.measurements.size(), 20u);
   EXPECT_EQ(gke.measurements.front().op, Op::allgather);
   EXPECT_EQ(gke.context.nranks, 16);

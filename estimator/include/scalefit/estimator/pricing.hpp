@@ -75,8 +75,8 @@ public:
   /// Labels of what prices each kind of operation.
   std::string src_gemm = "spec:gemm_efficiency", src_gemm8 = "spec:gemm_efficiency_fp8",
               src_bgemm = "spec:gemm_efficiency", src_ggemm = "spec:gemm_efficiency",
-              src_mem = "spec:hbm_efficiency",
-              src_attn = "spec:gemm_efficiency", src_fused = "spec:fused_attention_efficiency",
+              src_mem = "spec:hbm_efficiency", src_attn = "spec:gemm_efficiency",
+              src_fused = "spec:fused_attention_efficiency",
               src_sdpa = "spec:fused_attention_efficiency";
 
 private:
