@@ -71,8 +71,14 @@ echo "main job: measured in $((measured - start)) s, fitted in $((done_at - meas
      "results: ${results[*]}, fit file: $out/fit.yaml"
 first="$BUILD_DIR/.first-run-start"
 if [ -f "$first" ] && (( reported - $(cat "$first") < 7200 )); then
-  echo "main job: first run, from scripts/setup.sh's start to the report: $((reported - $(cat "$first"))) s"
-  rm -f "$first" # later runs time themselves only
+  stages=""
+  if [ -f "$BUILD_DIR/.first-run-stages" ]; then
+    read -r _ pkg_s < <(grep '^packages ' "$BUILD_DIR/.first-run-stages")
+    read -r _ build_s < <(grep '^build ' "$BUILD_DIR/.first-run-stages")
+    stages=" (packages ${pkg_s} s, build ${build_s} s, measure $((measured - start)) s, fit and report $((reported - measured)) s)"
+  fi
+  echo "main job: first run, from scripts/setup.sh's start to the report: $((reported - $(cat "$first"))) s${stages}"
+  rm -f "$first" "$BUILD_DIR/.first-run-stages" # later runs time themselves only
 else
   echo "main job: measured to report in $((reported - start)) s"
 fi

@@ -67,11 +67,16 @@ if ((${#missing[@]})); then
   fi
 fi
 
+packages_done=$(date +%s)
 $build || exit 0
 BUILD_DIR=${BUILD_DIR:-build}
 mkdir -p "$BUILD_DIR"
 # When the first run started (scripts/main-job.sh prints the time from here to its report).
-[ -f "$BUILD_DIR/.first-run-start" ] || echo "$setup_started" > "$BUILD_DIR/.first-run-start"
+first_run=false
+if [ ! -f "$BUILD_DIR/.first-run-start" ]; then
+  echo "$setup_started" > "$BUILD_DIR/.first-run-start"
+  first_run=true
+fi
 
 # nvcc outside PATH (the CUDA toolkit's default prefix) still enables the CUDA targets.
 if ! command -v nvcc >/dev/null && [ -z "${CUDACXX:-}" ] && [ -x /usr/local/cuda/bin/nvcc ]; then
@@ -145,3 +150,8 @@ else
   cmake --build "$BUILD_DIR" -j "$JOBS" --target scalefit scalefit-bench
 fi
 echo "setup: built into $BUILD_DIR/bin: $(ls "$BUILD_DIR/bin" | tr '\n' ' ')"
+# The first run's stages (scripts/main-job.sh prints them with its own): packages, configure+build.
+if $first_run; then
+  printf 'packages %d\nbuild %d\n' $((packages_done - setup_started)) $(($(date +%s) - packages_done)) \
+    > "$BUILD_DIR/.first-run-stages"
+fi
