@@ -171,3 +171,21 @@ TEST(OsuPastes, UntitledHeadersWithoutCommands) {
     EXPECT_NE(std::string(e.what()).find("--op"), std::string::npos) << e.what();
   }
 }
+
+// A binary named in prose is not the command line; one after a prompt, settings or a wrapper
+// with options is, from the first word after the prompt (before, the prose phrase "osu_latency
+// with -d cuda today" was recorded as the command).
+TEST(OsuPastes, CommandLineStartsAfterThePromptAndNeverInProse) {
+  const std::string table = "# OSU MPI Latency Test v7.1\n# Size          Latency (us)\n"
+                            "1                       1.10\n2                       1.12\n";
+  const auto command = [&](const std::string &name, const std::string &first_line) {
+    return read_osu(write_tmp(name, first_line + "\n" + table)).context.command_line;
+  };
+  EXPECT_EQ(command("prose.txt", "I ran osu_latency with -d cuda today"), "");
+  EXPECT_EQ(command("wrapper.txt", "$ numactl -N 0 ./osu_latency"), "numactl -N 0 ./osu_latency");
+  EXPECT_EQ(command("settings.txt", "user@login:~/omb$ MV2_USE_CUDA=1 ./osu_latency D D"),
+            "MV2_USE_CUDA=1 ./osu_latency D D");
+  EXPECT_EQ(command("bare.txt", "./osu_latency"), "./osu_latency");
+  // a remark that mentions a launcher further on is not a command either
+  EXPECT_EQ(command("remark.txt", "# source: a post whose srun line ran osu_latency"), "");
+}

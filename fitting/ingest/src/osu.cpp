@@ -107,15 +107,23 @@ std::string unquote(std::string t) {
 
 /// Whether the osu_* binary at toks[k] starts a command although no launcher precedes it: it is
 /// the line's first token, or follows a shell prompt (`$`, `user@host:~$`, `[u@h dir]#`, `>`,
-/// `%`) or environment settings (`MV2_USE_CUDA=1`). A binary named in prose ("running
-/// osu_latency locally") is not a command: it still hints at the test, not at the command line.
+/// `%`), environment settings (`MV2_USE_CUDA=1`) or a wrapper with options (`numactl -N 0`,
+/// `taskset -c 2`, `time`). A binary named in prose ("running osu_latency locally") is not a
+/// command: it still hints at the test, not at the command line.
 bool starts_command(const std::vector<std::string> &toks, std::size_t k) {
   if (k == 0)
     return true;
   const std::string &prev = toks[k - 1];
   const char last = prev.empty() ? ' ' : prev.back();
-  return last == '$' || last == '#' || last == '>' || last == '%' ||
-         prev.find('=') != std::string::npos;
+  if (last == '$' || last == '#' || last == '>' || last == '%' ||
+      prev.find('=') != std::string::npos)
+    return true;
+  static const std::set<std::string> wrappers{"time", "numactl", "taskset", "nice", "env",
+                                              "stdbuf", "hwloc-bind", "likwid-pin", "nsys"};
+  for (std::size_t j = 0; j < k; ++j)
+    if (wrappers.count(detail::base_name(toks[j])) || (toks[j].size() > 1 && toks[j][0] == '-'))
+      return true;
+  return false;
 }
 
 /// Whether a '#' comment line holds a command: a launcher within its first three tokens
@@ -188,6 +196,10 @@ Launch scan_launch(const std::vector<detail::SourceLine> &lines) {
     if (!out.command_line.empty() || (comment && from == k) ||
         (from == k && !starts_command(toks, k)))
       continue;
+    if (from == k) // no launcher: the command starts after the prompt (wrappers, settings kept)
+      for (std::size_t j = 0; j < k; ++j)
+        if (!toks[j].empty() && std::string_view("$#>%").find(toks[j].back()) != std::string::npos)
+          from = j + 1;
     for (std::size_t j = from; j < toks.size(); ++j)
       out.command_line += (j == from ? "" : " ") + toks[j];
     out.shape = detail::launch_shape(toks, k);
