@@ -118,7 +118,7 @@ bool starts_command(const std::vector<std::string> &toks, std::size_t k) {
   if (last == '$' || last == '#' || last == '>' || last == '%' ||
       prev.find('=') != std::string::npos)
     return true;
-  static const std::set<std::string> wrappers{"time", "numactl", "taskset", "nice", "env",
+  static const std::set<std::string> wrappers{"time",   "numactl",    "taskset",    "nice", "env",
                                               "stdbuf", "hwloc-bind", "likwid-pin", "nsys"};
   for (std::size_t j = 0; j < k; ++j)
     if (wrappers.count(detail::base_name(toks[j])) || (toks[j].size() > 1 && toks[j][0] == '-'))
