@@ -39,16 +39,31 @@ DpCost dp_cost(MessageSink &out, const Strategy &st, const DpGroups &groups, dou
       r.hidden += std::min(tc - last, bwd_mb);
     return r;
   }
-  // Gradients of the replicas meet once per iteration on the reduced shard (HSDP).
-  if (replicas > 1)
-    r.total += out.add(Op::allreduce, Parallelism::zero, "gradient shard (across replicas)",
-                       grad_bytes / shard, rep, 1);
+  // HSDP: the replicas' gradients meet on the reduced shard, one AllReduce across the replica
+  // group right after each reduce-scatter, on the same stream and in the same backward window:
+  // PyTorch FSDP HYBRID_SHARD all-reduces each unit's sharded gradient over its inter-node group
+  // in the unit's post-backward hook (torch/distributed/fsdp/_runtime_utils.py, _reduce_grad);
+  // Megatron-Core's distributed optimizer instances all-reduce each bucket's shard after its
+  // reduce-scatter (distributed_data_parallel / param_and_grad_buffer start_grad_sync).
   if (st.zero <= 2) {
     const double times = st.zero == 1 ? 1 : m;
-    const double tc =
+    double tc =
         buckets(Op::reducescatter, Parallelism::zero,
                 st.zero == 1 ? "gradient buckets" : "gradient buckets (per micro-batch)",
                 grad_bytes, times, g, last);
+    if (replicas > 1) {
+      double last_ar = 0;
+      const double bucket_shard = bucket / shard;
+      const double full = std::floor(grad_bytes / bucket);
+      const double rest = grad_bytes - full * bucket;
+      const char *what = "gradient bucket shards (across replicas)";
+      double t_ar = out.add(Op::allreduce, Parallelism::zero, what, bucket_shard, rep, full * times);
+      last_ar = out.add(Op::allreduce, Parallelism::zero, what, rest / shard, rep, times);
+      t_ar += last_ar;
+      last_ar = rest > 0 ? last_ar / times : (full > 0 ? out.one(Op::allreduce, rep, bucket_shard) : 0);
+      tc += t_ar;
+      last += last_ar; // the last bucket's reduce-scatter and all-reduce follow the last backward
+    }
     r.total += tc;
     if (st.overlap_dp)
       r.hidden += times * std::min(tc / times - last, bwd_mb);
@@ -68,13 +83,19 @@ DpCost dp_cost(MessageSink &out, const Strategy &st, const DpGroups &groups, dou
       out.add(Op::allgather, Parallelism::zero, "layer parameters (forward)", layer_bytes, g, n);
   const double t_agb =
       out.add(Op::allgather, Parallelism::zero, "layer parameters (backward)", layer_bytes, g, n);
-  const double t_rs = out.add(Op::reducescatter, Parallelism::zero, "layer gradients",
-                              params / std::max(1.0, layers) * grad_el, g, n);
-  r.total += t_agf + t_agb + t_rs;
+  const double layer_grad = params / std::max(1.0, layers) * grad_el;
+  const double t_rs =
+      out.add(Op::reducescatter, Parallelism::zero, "layer gradients", layer_grad, g, n);
+  const double t_ar = replicas > 1 ? out.add(Op::allreduce, Parallelism::zero,
+                                             "layer gradient shards (across replicas)",
+                                             layer_grad / shard, rep, n)
+                                   : 0.0;
+  r.total += t_agf + t_agb + t_rs + t_ar;
   if (st.overlap_dp && n > 0) {
+    // exposed: one unit's collective each way; with HSDP also the last unit's AllReduce
     const double one = t_agf / n;
-    r.hidden +=
-        m * std::min(t_agf / m - one, fwd_mb) + m * std::min((t_agb + t_rs) / m - one, bwd_mb);
+    r.hidden += m * std::min(t_agf / m - one, fwd_mb) +
+                m * std::min((t_agb + t_rs + t_ar) / m - one - t_ar / n, bwd_mb);
   }
   return r;
 }

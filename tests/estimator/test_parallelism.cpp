@@ -123,6 +123,39 @@ TEST(Parallelism, ZeroAndFsdpWithPipelineAndHybridSharding) {
   EXPECT_EQ(find(*full, Parallelism::zero, Op::allreduce), nullptr);
 }
 
+// HSDP as PyTorch FSDP (HYBRID_SHARD) and Megatron's distributed-optimizer instances run it: the
+// replicas' AllReduce follows each unit's (bucket's) reduce-scatter inside the backward, one per
+// block and micro-batch, of the block's gradient shard, and hides behind the backward like it.
+TEST(Parallelism, HybridShardingAllReducesEachUnitBehindTheBackward) {
+  const Estimator est = make("llama3-70b");
+  Strategy s;
+  s.dp = 128, s.zero = 3, s.zero_shard = 8, s.micro_batch = 1, s.global_batch = 256;
+  s.recompute = Recompute::full;
+  const auto e = run(est, s);
+  const Message *rs = find(*e, Parallelism::zero, Op::reducescatter);
+  const Message *ar = find(*e, Parallelism::zero, Op::allreduce);
+  ASSERT_NE(rs, nullptr);
+  ASSERT_NE(ar, nullptr);
+  EXPECT_EQ(ar->group.nranks, 16);        // one rank of each of the 16 shard groups
+  EXPECT_DOUBLE_EQ(ar->count, rs->count); // per block and micro-batch, as the reduce-scatter
+  EXPECT_NEAR(ar->bytes, rs->bytes / 8, 1.0); // the block's gradient shard
+  // the backward (full recompute of 80 blocks) hides the AllReduces but the last unit's, as
+  // much as the system lets overlapped collectives hide (communication.overlap_efficiency)
+  Strategy serial = s;
+  serial.overlap_dp = false;
+  const double dp_hidden = e->time_s.overlap - run(est, serial)->time_s.overlap;
+  const double ov = est.system().overlap_efficiency;
+  EXPECT_GT(dp_hidden, ov * (ar->total_s() + rs->total_s()) * (1 - 2.0 / 80));
+  // ZeRO-1 with replicas: one AllReduce per gradient bucket, hidden in the last backward
+  s.zero = 1, s.tp = 8, s.dp = 16, s.sp = true, s.recompute = Recompute::none;
+  const auto z1 = run(est, s);
+  const Message *ar1 = find(*z1, Parallelism::zero, Op::allreduce);
+  ASSERT_NE(ar1, nullptr);
+  EXPECT_EQ(ar1->group.nranks, 2);
+  EXPECT_NEAR(ar1->bytes, s.bucket_bytes / 8, 1.0);
+  EXPECT_GT(z1->time_s.overlap, 0);
+}
+
 // Megatron's --overlap-param-gather hides the distributed optimizer's all-gather behind the next
 // forward: the published Megatron-Core 32B run's case.
 TEST(Parallelism, OverlapParamGatherHidesTheAllGather) {
