@@ -150,13 +150,12 @@ struct StrategyArgs {
                 "hide the token dispatch/combine all-to-alls behind the shared experts' GEMMs "
                 "(Megatron-Core)");
     c->add_option("--moe-dispatcher", moe_dispatcher,
-                  "MoE token dispatcher: alltoall (default) or allgather (Megatron-Core "
-                  "--moe-token-dispatcher-type; all-gather/reduce-scatter over the ep x etp ranks)")
-        ->check(CLI::IsMember({"alltoall", "allgather"}))
-        ->each([this](const std::string &v) {
-          s.moe_dispatcher =
-              v == "allgather" ? est::MoeDispatcher::allgather : est::MoeDispatcher::alltoall;
-        });
+                  "MoE token dispatcher (Megatron-Core --moe-token-dispatcher-type, the flex "
+                  "dispatcher by its backend): alltoall (default), allgather (all-gather/"
+                  "reduce-scatter over the ep x etp ranks), deepep or hybridep (flex); dropless "
+                  "alltoall and deepep add the host-synchronized dispatch's time per token")
+        ->check(CLI::IsMember({"alltoall", "allgather", "deepep", "hybridep"}))
+        ->each([this](const std::string &v) { s.moe_dispatcher = *est::parse_moe_dispatcher(v); });
     c->add_option("--alltoallv-matrix", a2a_matrix,
                   "with --fit: the measured alltoallv count matrix that prices the MoE "
                   "dispatch/combine, uniform or skewed (default uniform; then alltoall, then "

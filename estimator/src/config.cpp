@@ -127,6 +127,28 @@ const char *recompute_name(Recompute r) {
   return "?";
 }
 
+const char *moe_dispatcher_name(MoeDispatcher d) {
+  switch (d) {
+  case MoeDispatcher::alltoall:
+    return "alltoall";
+  case MoeDispatcher::allgather:
+    return "allgather";
+  case MoeDispatcher::deepep:
+    return "deepep";
+  case MoeDispatcher::hybridep:
+    return "hybridep";
+  }
+  return "?";
+}
+
+std::optional<MoeDispatcher> parse_moe_dispatcher(const std::string &name) {
+  for (MoeDispatcher d : {MoeDispatcher::alltoall, MoeDispatcher::allgather, MoeDispatcher::deepep,
+                          MoeDispatcher::hybridep})
+    if (name == moe_dispatcher_name(d))
+      return d;
+  return std::nullopt;
+}
+
 namespace {
 struct ModuleName {
   unsigned flag;
@@ -216,6 +238,9 @@ SystemConfig load_system(const std::string &path) {
   const double zero = 0;
   s.device.kernel_launch_us =
       r.in(dev, "kernel_launch_us", "device.kernel_launch_us", bounds::latency_us, &zero);
+  s.device.dropless_dispatch_us_per_token =
+      r.in(dev, "dropless_dispatch_us_per_token", "device.dropless_dispatch_us_per_token",
+           bounds::latency_us, &zero);
   const double one = 1;
   s.device.sustained_efficiency = r.in(dev, "sustained_efficiency", "device.sustained_efficiency",
                                        bounds::efficiency, &one);

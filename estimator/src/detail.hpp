@@ -15,8 +15,11 @@ struct LayerCost {
   double lin_bwd[kMaxLinear] = {};  ///< each linear layer's data + weight gradient GEMMs
   /// Selective --recompute-modules: the GEMMs and element-wise kernels run again in backward.
   double rec_mod_gemm = 0, rec_mod_mem = 0;
-  double fwd() const { return gemm_fwd + attn_fwd + mem_fwd; }
-  double bwd() const { return gemm_bwd + attn_bwd + mem_bwd; }
+  /// Dropless MoE through a host-synchronized dispatcher: the GPU's wait on the host
+  /// (DeviceConfig::dropless_dispatch_us_per_token), split evenly between the passes (assumed).
+  double host_fwd = 0, host_bwd = 0;
+  double fwd() const { return gemm_fwd + attn_fwd + mem_fwd + host_fwd; }
+  double bwd() const { return gemm_bwd + attn_bwd + mem_bwd + host_bwd; }
 };
 
 /// One pipeline stage kind (first, middle, last) for one micro-batch [s] and its state.

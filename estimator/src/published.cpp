@@ -83,6 +83,10 @@ std::vector<PublishedRun> load_published_runs(const std::string &path, const std
     m.mtp_layers = field<int>(mj, "mtp_layers", 0, path, line);
     m.sliding_window = field<int>(mj, "sliding_window", 0, path, line);
     m.window_skip_freq = field<int>(mj, "window_skip_freq", 0, path, line);
+    // token dropping (Megatron-Core --moe-expert-capacity-factor, --moe-pad-expert-input-to-
+    // capacity); absent: dropless
+    m.capacity_factor = field<double>(mj, "capacity_factor", 0.0, path, line);
+    m.pad_to_capacity = field<bool>(mj, "pad_to_capacity", false, path, line);
     // Multi-head latent attention (DeepSeek): the Hugging Face config's names
     m.q_lora_rank = field<int>(mj, "q_lora_rank", 0, path, line);
     m.kv_lora_rank = field<int>(mj, "kv_lora_rank", 0, path, line);
@@ -139,13 +143,14 @@ std::vector<PublishedRun> load_published_runs(const std::string &path, const std
     if (s.offload_layers < 0)
       throw InputError("expected an integer >= 0", path, line, "cpu_offloading_num_layers");
     s.fp8_param_gather = field<bool>(j, "fp8_param_gather", false, path, line);
-    // Megatron-Core --moe-token-dispatcher-type; flex (DeepEP) moves the same all-to-all traffic
+    // Megatron-Core --moe-token-dispatcher-type, the flex dispatcher by its backend
+    // (--moe-flex-dispatcher-backend deepep | hybridep)
     const std::string disp = field<std::string>(j, "moe_token_dispatcher", "alltoall", path, line);
-    if (disp != "alltoall" && disp != "allgather" && disp != "flex")
-      throw InputError("expected alltoall, allgather or flex, got '" + disp + "'", path, line,
-                       "moe_token_dispatcher");
-    s.moe_dispatcher =
-        disp == "allgather" ? MoeDispatcher::allgather : MoeDispatcher::alltoall;
+    const auto pd = parse_moe_dispatcher(disp);
+    if (!pd)
+      throw InputError("expected alltoall, allgather, deepep or hybridep, got '" + disp + "'",
+                       path, line, "moe_token_dispatcher");
+    s.moe_dispatcher = *pd;
     s.recompute_layers = field<int>(j, "recompute_layers", 0, path, line);
     const std::string rc = field<std::string>(j, "recompute", "none", path, line);
     s.recompute = rc == "full" ? Recompute::full

@@ -418,6 +418,11 @@ void Estimator::evaluate(const Strategy &st, Estimate &e, bool messages) const n
                 m * ((first ? embed : 0.0) +
                      (last ? fnorm + md.mtp_layers * (2 * fnorm + embed) : 0.0)),
                 P.src_mem.c_str()};
+  e.n_terms = kComputeTerms;
+  if (lc.host_fwd + lc.host_bwd > 0)
+    e.terms[e.n_terms++] = {"MoE dispatch (host)",
+                            m * (nL * (lc.host_fwd + lc.host_bwd) + rec * lc.host_fwd),
+                            "spec:dropless_dispatch_us_per_token"};
 
   // --- Memory (memory.cpp) ---
   memory(st, stages, n_stages, T, Vp, e);

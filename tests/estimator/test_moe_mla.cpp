@@ -399,7 +399,48 @@ TEST(MoeMla, AllGatherDispatcherMovesEachTokenOnce) {
   EXPECT_EQ(n_rs, 1);
   // k = 8 copies through the all-to-alls against one gathered copy: less EP traffic here
   EXPECT_LT(ag->comm_ep_s, a2a->comm_ep_s);
-  EXPECT_DOUBLE_EQ(ag->time_s.compute, a2a->time_s.compute);
+  // the all-gather dispatcher needs no host-synchronized split sizes: the same GPU work, without
+  // the dropless all-to-all dispatcher's wait on the host
+  ASSERT_EQ(a2a->n_terms, kMaxComputeTerms);
+  EXPECT_EQ(ag->n_terms, kComputeTerms);
+  EXPECT_NEAR(a2a->time_s.compute - ag->time_s.compute, a2a->terms[7].seconds, 1e-12);
+}
+
+// Dropless MoE through a host-synchronized dispatcher (all-to-all, DeepEP) waits on the host per
+// routed token: the system's dropless_dispatch_us_per_token (dgx-h100: from one published A/B
+// against HybridEP) x the rank's tokens x MoE blocks x micro-batches. Token dropping with a
+// capacity, HybridEP and a system without a measurement (GB200's Grace host) price none.
+TEST(MoeMla, DroplessDispatchWaitsOnTheHost) {
+  const SystemConfig h100 = load_system(test_paths::system_path("dgx-h100"));
+  ASSERT_GT(h100.device.dropless_dispatch_us_per_token, 0);
+  ModelConfig m = load_model(test_paths::model_path("qwen3-30b-a3b"));
+  Strategy s;
+  s.dp = 8, s.ep = 8, s.zero = 1, s.micro_batch = 1, s.global_batch = 64; // 8 micro-batches
+  const auto a2a = run(Estimator(m, h100), s);
+  ASSERT_EQ(a2a->n_terms, kMaxComputeTerms);
+  const double tokens = m.sequence; // b s on each rank (tp 1)
+  EXPECT_NEAR(a2a->terms[7].seconds,
+              8.0 * m.moe_layers() * h100.device.dropless_dispatch_us_per_token * 1e-6 * tokens,
+              1e-9);
+  EXPECT_STREQ(a2a->terms[7].priced_by, "spec:dropless_dispatch_us_per_token");
+  double sum = 0;
+  for (const ComputeTerm &t : a2a->listed_terms())
+    sum += t.seconds;
+  EXPECT_NEAR(sum, a2a->time_s.compute, 1e-9);
+  s.moe_dispatcher = MoeDispatcher::deepep;
+  EXPECT_DOUBLE_EQ(run(Estimator(m, h100), s)->time_s.compute, a2a->time_s.compute);
+  s.moe_dispatcher = MoeDispatcher::hybridep;
+  const auto hyb = run(Estimator(m, h100), s);
+  EXPECT_EQ(hyb->n_terms, kComputeTerms);
+  EXPECT_NEAR(a2a->time_s.compute - hyb->time_s.compute, a2a->terms[7].seconds, 1e-12);
+  EXPECT_DOUBLE_EQ(hyb->comm_ep_s, a2a->comm_ep_s); // the same all-to-all traffic
+  s.moe_dispatcher = MoeDispatcher::alltoall;
+  ModelConfig drop = m;
+  drop.capacity_factor = 1.0, drop.pad_to_capacity = true;
+  EXPECT_EQ(run(Estimator(drop, h100), s)->n_terms, kComputeTerms);
+  const SystemConfig gb200 = load_system(test_paths::system_path("gb200-nvl72"));
+  EXPECT_EQ(gb200.device.dropless_dispatch_us_per_token, 0);
+  EXPECT_EQ(run(Estimator(m, gb200), s)->n_terms, kComputeTerms);
 }
 
 // FP8 (Transformer Engine's per-tensor recipe) casts every linear input to FP8 with its
