@@ -31,6 +31,21 @@ CommPrice SpecCommModel::price(Op op, const CommGroup &g, double bytes) const {
   const double intra_gbps = m_intra.bandwidth_gbps * m_intra.efficiency;
   double bw_gbps = intra_gbps;
   double latency_us = m_intra.latency_us;
+  if (g.nnodes > 1 && (op == Op::alltoall || op == Op::alltoallv)) {
+    // All-to-all: every rank's data is its own, so nothing is shared on the way. The part of a
+    // rank's send buffer bound for other nodes, (n - rpn) / n, leaves through the rank's share
+    // of its node's NICs (the node's NICs over its GPUs: the concurrent groups of the same shape
+    // take the rest); the part for its own node goes over NVLink at the same time. (A ring
+    // AllGather, in contrast, brings each byte into a node once for all its ranks: the node's
+    // NICs together, below.)
+    p.source = 1;
+    const double n = g.nranks, rpn = g.ranks_per_node;
+    const double nic_share_gbps = m_inter.bandwidth_gbps * m_inter.efficiency / m_gpus_per_node;
+    const double t_inter = bytes * (n - rpn) / n / (nic_share_gbps * 1e3);
+    const double t_intra = bytes * (rpn - 1) / n / (intra_gbps * 1e3);
+    p.time_us = m_inter.latency_us + std::max(t_inter, t_intra);
+    return p;
+  }
   if (g.nnodes > 1) {
     p.source = 1;
     latency_us = m_inter.latency_us;

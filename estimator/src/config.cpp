@@ -238,9 +238,6 @@ SystemConfig load_system(const std::string &path) {
   const double zero = 0;
   s.device.kernel_launch_us =
       r.in(dev, "kernel_launch_us", "device.kernel_launch_us", bounds::latency_us, &zero);
-  s.device.dropless_dispatch_us_per_token =
-      r.in(dev, "dropless_dispatch_us_per_token", "device.dropless_dispatch_us_per_token",
-           bounds::latency_us, &zero);
   const double one = 1;
   s.device.sustained_efficiency = r.in(dev, "sustained_efficiency", "device.sustained_efficiency",
                                        bounds::efficiency, &one);

@@ -15,11 +15,8 @@ struct LayerCost {
   double lin_bwd[kMaxLinear] = {};  ///< each linear layer's data + weight gradient GEMMs
   /// Selective --recompute-modules: the GEMMs and element-wise kernels run again in backward.
   double rec_mod_gemm = 0, rec_mod_mem = 0;
-  /// Dropless MoE through a host-synchronized dispatcher: the GPU's wait on the host
-  /// (DeviceConfig::dropless_dispatch_us_per_token), split evenly between the passes (assumed).
-  double host_fwd = 0, host_bwd = 0;
-  double fwd() const { return gemm_fwd + attn_fwd + mem_fwd + host_fwd; }
-  double bwd() const { return gemm_bwd + attn_bwd + mem_bwd + host_bwd; }
+  double fwd() const { return gemm_fwd + attn_fwd + mem_fwd; }
+  double bwd() const { return gemm_bwd + attn_bwd + mem_bwd; }
 };
 
 /// One pipeline stage kind (first, middle, last) for one micro-batch [s] and its state.
@@ -41,6 +38,15 @@ struct StageCost {
 } // namespace scalefit::estimator
 
 namespace scalefit::estimator {
+/// Inter-node traffic of a node-deduplicating MoE dispatcher (DeepEP, HybridEP) over that of the
+/// all-to-all of the k routed copies, for `experts` spread evenly over `nodes` nodes and a token
+/// routed to `top_k` distinct experts uniformly at random (balanced routing): the expected
+/// number of other nodes holding at least one of its experts, (N - 1) (1 - C(E - E/N, k) /
+/// C(E, k)), over the k (N - 1) / N copies the all-to-all sends across. 1 for one node (no
+/// inter-node traffic to shrink) or k = 1. Pure combinatorics; no source beyond the dispatchers'
+/// design (a token crosses to a node once).
+double node_dedup_ratio(double experts, double top_k, int nodes);
+
 /// Blocks on the first, a middle and the last pipeline stage of `s` (pp 1: all on `first`);
 /// false when the layers do not split that way (Megatron: the middle stages share the rest
 /// evenly; each stage's count divisible by the interleave).

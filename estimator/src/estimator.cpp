@@ -144,6 +144,20 @@ bool Estimator::spec_only() const {
          !m_comm->source_is_fit(0) && !m_comm->source_is_fit(1);
 }
 
+double node_dedup_ratio(double experts, double top_k, int nodes) {
+  const double N = nodes;
+  if (nodes <= 1 || top_k <= 1 || experts <= top_k)
+    return 1.0;
+  // C(E - m, k) / C(E, k) = prod_{i<k} (E - m - i) / (E - i): no other node's expert picked
+  const double m = experts / N;
+  double none = 1.0;
+  for (int i = 0; i < static_cast<int>(top_k); ++i)
+    none *= std::max(0.0, experts - m - i) / (experts - i);
+  // other nodes are symmetric: P(a given other node is hit) = 1 - C(E - m, k) / C(E, k)
+  const double hit_nodes = (N - 1) * (1 - none);
+  return hit_nodes / (top_k * (N - 1) / N);
+}
+
 bool stage_layers(int layers, const Strategy &s, int &first, int &middle, int &last) {
   const std::int64_t l = layers, p = s.pp, v = s.interleave;
   first = middle = last = 0;

@@ -67,15 +67,6 @@ LayerCost Estimator::layer_cost(const Strategy &st, double T) const noexcept {
     c.gemm_bwd += phi * b;
     if (mods & kRecomputeMoeAct) // the activation again: read the up output, write its input
       c.rec_mod_mem += phi * P.mem_s(k * 2 * (e.up_n + e.f_e) * rows * local / et);
-    // Dropless through a host-synchronized dispatcher: the GPU waits on the host per token the
-    // rank routes (DeviceConfig::dropless_dispatch_us_per_token); token dropping with a
-    // capacity (static shapes), the all-gather dispatcher and HybridEP do not.
-    if (e.capacity_factor <= 0 &&
-        (st.moe_dispatcher == MoeDispatcher::alltoall || st.moe_dispatcher == MoeDispatcher::deepep)) {
-      const double host = phi * m_system.device.dropless_dispatch_us_per_token * 1e-6 * T_tok;
-      c.host_fwd = 0.5 * host;
-      c.host_bwd = 0.5 * host;
-    }
   }
   // Megatron-Core's selective --recompute-modules: each module's forward once more in backward.
   for (int i = 0; i < o.n_linear; ++i) {

@@ -151,6 +151,7 @@ std::vector<PublishedRun> load_published_runs(const std::string &path, const std
       throw InputError("expected alltoall, allgather, deepep or hybridep, got '" + disp + "'",
                        path, line, "moe_token_dispatcher");
     s.moe_dispatcher = *pd;
+    s.moe_a2a_overlap = field<bool>(j, "moe_a2a_overlap", false, path, line);
     s.recompute_layers = field<int>(j, "recompute_layers", 0, path, line);
     const std::string rc = field<std::string>(j, "recompute", "none", path, line);
     s.recompute = rc == "full" ? Recompute::full

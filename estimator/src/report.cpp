@@ -41,6 +41,7 @@ nlohmann::json strategy_json(const Strategy &s) {
       {"ep", s.ep},
       {"etp", s.expert_tp()},
       {"moe_dispatcher", moe_dispatcher_name(s.moe_dispatcher)},
+      {"moe_a2a_overlap", s.moe_a2a_overlap},
       {"first_stage_layers", s.first_stage_layers},
       {"last_stage_layers", s.last_stage_layers},
       {"zero_shard", s.shard_ranks()},
@@ -135,7 +136,7 @@ nlohmann::json estimate_json(const Estimator &est, const Strategy &s, const Esti
   j["messages"] = msgs;
   j["priced_by"] = priced_by;
   nlohmann::json terms = nlohmann::json::array();
-  for (const ComputeTerm &t : e.listed_terms())
+  for (const ComputeTerm &t : e.terms)
     terms.push_back({{"what", t.what}, {"seconds", t.seconds}, {"priced_by", t.priced_by}});
   j["compute_terms"] = terms;
   j["attention"] = attention_name(est.model().attention);
@@ -219,7 +220,7 @@ std::string estimate_table(const Estimator &est, const Strategy &s, const Estima
                                                 est.framework().memory_efficiency,
                                                 est.framework().memory_overhead_gib)
                                   : std::string());
-  for (const ComputeTerm &c : e.listed_terms())
+  for (const ComputeTerm &c : e.terms)
     fmt::format_to(out, "  {:<22} {:10.4f}  priced by {}\n", c.what, c.seconds, c.priced_by);
   fmt::format_to(out, "\n");
   fmt::format_to(out, "{:<5} {:<14} {:>12} {:>6} {:>6} {:>4} {:>10} {:>11} {:>9}  {}\n", "by", "op",

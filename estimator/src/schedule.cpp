@@ -166,9 +166,15 @@ void Estimator::evaluate(const Strategy &st, Estimate &e, bool messages) const n
   const double u_pp = st.pp > 1 ? sink.one(Op::sendrecv, g_pp, pp_bytes) : 0.0;
   const CommGroup g_ep = group_shape(st.ep, st.expert_tp(), gpn);
   // (the busiest rank's share: imbalance, capped by a capacity factor or padded to it)
+  // DeepEP and HybridEP send a token to another node once, however many of its k experts live
+  // there, and forward it over NVLink (DeepEP's README: NVLink and RDMA forwarding; HybridEP the
+  // same): the inter-node bytes of the all-to-all shrink by the node dedup ratio.
+  const bool node_dedup =
+      st.moe_dispatcher == MoeDispatcher::deepep || st.moe_dispatcher == MoeDispatcher::hybridep;
   const double ep_bytes =
       md.moe() && st.ep > 1
-          ? o.moe.top_k * (st.tp > 1 ? T / t : T) * h * el * o.moe.load(st.moe_imbalance)
+          ? o.moe.top_k * (st.tp > 1 ? T / t : T) * h * el * o.moe.load(st.moe_imbalance) *
+                (node_dedup ? node_dedup_ratio(o.moe.experts, o.moe.top_k, g_ep.nnodes) : 1.0)
           : 0.0;
   const double u_ep = ep_bytes > 0 ? sink.one(Op::alltoall, g_ep, ep_bytes) : 0.0;
   // The all-gather dispatcher (Megatron-Core MoEAllGatherTokenDispatcher): per MoE block and
@@ -188,10 +194,11 @@ void Estimator::evaluate(const Strategy &st, Estimate &e, bool messages) const n
   // stream while the dispatch all-to-all moves the routed tokens, its fc2 while the combine
   // does, forward and backward; off by default) is modeled here (Strategy::
   // moe_shared_expert_overlap): per MoE block and direction the two all-to-alls hide behind the
-  // shared expert's GEMMs and no more. Not modeled: Megatron-Core's
-  // --overlap-moe-expert-parallel-comm (the 1F1B A2A overlap: one micro-batch's dispatch and
-  // combine behind another's forward or backward compute, needs virtual pipeline stages) and
-  // DeepSeek's DualPipe (forward and backward chunks of two micro-batches interleaved so that
+  // shared expert's GEMMs and no more. Megatron-Core's --overlap-moe-expert-parallel-comm
+  // (Strategy::moe_a2a_overlap; MoE README "EP A2A Overlap": the forward and backward passes of
+  // adjacent micro-batches merged, one's dispatch and combine behind the other's compute) hides
+  // them behind the stage's block compute of a micro-batch, forward and backward, and no more
+  // (stage_comm below). Not modeled: DeepSeek's DualPipe (forward and backward chunks of two micro-batches interleaved so that
   // all-to-all and PP traffic hide behind compute; DeepSeek-V3, arXiv 2412.19437, Sec. 3.2.1).
   double ep_hide_f = 0, ep_hide_b = 0;
   if (u_ep > 0 && !ag_dispatch && st.moe_shared_expert_overlap && o.moe.f_shared > 0) {
@@ -281,6 +288,8 @@ void Estimator::evaluate(const Strategy &st, Estimate &e, bool messages) const n
                    : n_a2a * u_ep;
       ep_hidden = std::min(epc, o.moe.fraction * ((c.layers + rec) * ep_hide_f +
                                                   c.layers * ep_hide_b));
+      if (st.moe_a2a_overlap) // behind the adjacent micro-batch's blocks, both passes
+        ep_hidden = std::min(epc, c.layers * (lc.fwd() + lc.bwd()) + rec * lc.fwd());
     }
     const double n_off = std::min<double>(st.offload_layers, c.layers);
     const double offc = 2 * n_off * off_xfer;
@@ -418,11 +427,6 @@ void Estimator::evaluate(const Strategy &st, Estimate &e, bool messages) const n
                 m * ((first ? embed : 0.0) +
                      (last ? fnorm + md.mtp_layers * (2 * fnorm + embed) : 0.0)),
                 P.src_mem.c_str()};
-  e.n_terms = kComputeTerms;
-  if (lc.host_fwd + lc.host_bwd > 0)
-    e.terms[e.n_terms++] = {"MoE dispatch (host)",
-                            m * (nL * (lc.host_fwd + lc.host_bwd) + rec * lc.host_fwd),
-                            "spec:dropless_dispatch_us_per_token"};
 
   // --- Memory (memory.cpp) ---
   memory(st, stages, n_stages, T, Vp, e);

@@ -82,7 +82,7 @@ TEST(Calibrate, ConstantsTravelInTheFitFileAndPriceTheEstimate) {
   EXPECT_TRUE(e.calibrated());
   Estimate out;
   e.evaluate(steps[0].strategy, out);
-  for (const ComputeTerm &t : out.listed_terms())
+  for (const ComputeTerm &t : out.terms)
     EXPECT_NE(std::string(t.priced_by).find("+calibrated"), std::string::npos) << t.what;
   std::remove(path.c_str());
 }

@@ -46,13 +46,13 @@ TEST(ComputePricing, EveryTermSaysWhatPricedIt) {
   spec.evaluate(single(8), a);
   fit.evaluate(single(8), b);
   double sum = 0;
-  for (const ComputeTerm &t : b.listed_terms()) {
+  for (const ComputeTerm &t : b.terms) {
     EXPECT_EQ(std::string(t.priced_by).rfind("fit:", 0), 0u) << t.what << " " << t.priced_by;
     EXPECT_GT(t.seconds, 0) << t.what;
     sum += t.seconds;
   }
   EXPECT_NEAR(sum, b.time_s.compute, 1e-12);
-  for (const ComputeTerm &t : a.listed_terms())
+  for (const ComputeTerm &t : a.terms)
     EXPECT_EQ(std::string(t.priced_by).rfind("spec:", 0), 0u) << t.what;
   // Megatron pads V = 50257 to 50304 (a multiple of 128 t): aligned logits GEMMs. PyTorch runs
   // the odd V, at about a fifth of the aligned rate in the fit; the spec table cannot know it:

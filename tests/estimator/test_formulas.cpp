@@ -134,6 +134,29 @@ TEST(Formulas, SpecCurvesHandComputed) {
   EXPECT_EQ(c.price(Op::allreduce, group_shape(1, 1, 8), 1e8).time_us, 0.0);
 }
 
+// AllToAll across nodes: a rank's data is its own, so what leaves for the other nodes goes
+// through the rank's share of the NICs (200 GB/s x 0.9 / 8 GPUs), not the node's whole NICs as a
+// ring AllGather's does. 16 ranks on 2 nodes: half of each rank's buffer crosses, the rest rides
+// NVLink at the same time.
+TEST(Formulas, SpecAllToAllAcrossNodesUsesTheRanksNicShare) {
+  const SystemConfig sys = load_system(test_paths::system_path("dgx-a100-80gb"));
+  const SpecCommModel c(sys);
+  const CommGroup g = group_shape(16, 1, 8);
+  ASSERT_EQ(g.nnodes, 2);
+  ASSERT_EQ(g.ranks_per_node, 8);
+  for (Op op : {Op::alltoall, Op::alltoallv}) {
+    const CommPrice a2a = c.price(op, g, 1e8);
+    EXPECT_NEAR(a2a.time_us, 30 + 1e8 * (8.0 / 16) / (200e3 * 0.9 / 8), 1e-6);
+    EXPECT_EQ(c.source_name(a2a.source), "spec:inter");
+  }
+  // the ring collectives of the same group keep the node's NICs together
+  const CommPrice ag = c.price(Op::allgather, g, 1e8);
+  EXPECT_NEAR(ag.time_us, 30 + 1e8 * (15.0 / 16) / (200e3 * 0.9), 1e-6);
+  // inside one node nothing changes: NVLink
+  EXPECT_NEAR(c.price(Op::alltoall, group_shape(8, 1, 8), 1e8).time_us,
+              20 + 1e8 * (7.0 / 8) / (277.6e3 * 0.85), 1e-6);
+}
+
 // Cheng et al. 2024: with compute unchanged and no overlap, t_iter(g)/t_iter(n) is exactly
 // (r_cp + r_cm)/(r_cp + r_cm/eff) with eff = t_comm(g)/t_comm(n).
 TEST(Formulas, WeakScalingFollowsChengsSpeedup) {

@@ -399,48 +399,66 @@ TEST(MoeMla, AllGatherDispatcherMovesEachTokenOnce) {
   EXPECT_EQ(n_rs, 1);
   // k = 8 copies through the all-to-alls against one gathered copy: less EP traffic here
   EXPECT_LT(ag->comm_ep_s, a2a->comm_ep_s);
-  // the all-gather dispatcher needs no host-synchronized split sizes: the same GPU work, without
-  // the dropless all-to-all dispatcher's wait on the host
-  ASSERT_EQ(a2a->n_terms, kMaxComputeTerms);
-  EXPECT_EQ(ag->n_terms, kComputeTerms);
-  EXPECT_NEAR(a2a->time_s.compute - ag->time_s.compute, a2a->terms[7].seconds, 1e-12);
+  EXPECT_DOUBLE_EQ(ag->time_s.compute, a2a->time_s.compute);
 }
 
-// Dropless MoE through a host-synchronized dispatcher (all-to-all, DeepEP) waits on the host per
-// routed token: the system's dropless_dispatch_us_per_token (dgx-h100: from one published A/B
-// against HybridEP) x the rank's tokens x MoE blocks x micro-batches. Token dropping with a
-// capacity, HybridEP and a system without a measurement (GB200's Grace host) price none.
-TEST(MoeMla, DroplessDispatchWaitsOnTheHost) {
-  const SystemConfig h100 = load_system(test_paths::system_path("dgx-h100"));
-  ASSERT_GT(h100.device.dropless_dispatch_us_per_token, 0);
-  ModelConfig m = load_model(test_paths::model_path("qwen3-30b-a3b"));
+// DeepEP and HybridEP send a token across to a node once however many of its k experts live
+// there: with EP 16 over two DGX nodes (64 of Qwen3-30B-A3B's 128 experts per node, k = 8) a token
+// crosses once (unless all 8 experts are local: C(64,8)/C(128,8)) where the all-to-all sends 4 of
+// its 8 copies across. Inside one node there is nothing to save.
+TEST(MoeMla, NodeDedupDispatchersCrossOncePerNode) {
+  const SystemConfig sys = load_system(test_paths::system_path("dgx-h100"));
+  const ModelConfig m = load_model(test_paths::model_path("qwen3-30b-a3b"));
+  const Estimator est(m, sys);
+  const auto ep_bytes = [](const Estimate &e) {
+    for (int i = 0; i < e.n_messages; ++i)
+      if (e.messages[static_cast<std::size_t>(i)].by == Parallelism::ep)
+        return e.messages[static_cast<std::size_t>(i)].bytes;
+    return 0.0;
+  };
   Strategy s;
-  s.dp = 8, s.ep = 8, s.zero = 1, s.micro_batch = 1, s.global_batch = 64; // 8 micro-batches
-  const auto a2a = run(Estimator(m, h100), s);
-  ASSERT_EQ(a2a->n_terms, kMaxComputeTerms);
-  const double tokens = m.sequence; // b s on each rank (tp 1)
-  EXPECT_NEAR(a2a->terms[7].seconds,
-              8.0 * m.moe_layers() * h100.device.dropless_dispatch_us_per_token * 1e-6 * tokens,
-              1e-9);
-  EXPECT_STREQ(a2a->terms[7].priced_by, "spec:dropless_dispatch_us_per_token");
-  double sum = 0;
-  for (const ComputeTerm &t : a2a->listed_terms())
-    sum += t.seconds;
-  EXPECT_NEAR(sum, a2a->time_s.compute, 1e-9);
-  s.moe_dispatcher = MoeDispatcher::deepep;
-  EXPECT_DOUBLE_EQ(run(Estimator(m, h100), s)->time_s.compute, a2a->time_s.compute);
-  s.moe_dispatcher = MoeDispatcher::hybridep;
-  const auto hyb = run(Estimator(m, h100), s);
-  EXPECT_EQ(hyb->n_terms, kComputeTerms);
-  EXPECT_NEAR(a2a->time_s.compute - hyb->time_s.compute, a2a->terms[7].seconds, 1e-12);
-  EXPECT_DOUBLE_EQ(hyb->comm_ep_s, a2a->comm_ep_s); // the same all-to-all traffic
+  s.dp = 16, s.ep = 16, s.zero = 1, s.micro_batch = 1, s.global_batch = 64;
+  const auto a2a = run(est, s);
+  double none = 1; // C(64, 8) / C(128, 8)
+  for (int i = 0; i < 8; ++i)
+    none *= (64.0 - i) / (128.0 - i);
+  const double expected = (1 - none) / (8 * 0.5);
+  for (MoeDispatcher d : {MoeDispatcher::deepep, MoeDispatcher::hybridep}) {
+    s.moe_dispatcher = d;
+    const auto e = run(est, s);
+    EXPECT_NEAR(ep_bytes(*e) / ep_bytes(*a2a), expected, 1e-12) << moe_dispatcher_name(d);
+    EXPECT_LT(e->comm_ep_s, 0.3 * a2a->comm_ep_s);
+    EXPECT_DOUBLE_EQ(e->time_s.compute, a2a->time_s.compute);
+  }
+  s.dp = 8, s.ep = 8; // one node
   s.moe_dispatcher = MoeDispatcher::alltoall;
-  ModelConfig drop = m;
-  drop.capacity_factor = 1.0, drop.pad_to_capacity = true;
-  EXPECT_EQ(run(Estimator(drop, h100), s)->n_terms, kComputeTerms);
-  const SystemConfig gb200 = load_system(test_paths::system_path("gb200-nvl72"));
-  EXPECT_EQ(gb200.device.dropless_dispatch_us_per_token, 0);
-  EXPECT_EQ(run(Estimator(m, gb200), s)->n_terms, kComputeTerms);
+  const auto one_a2a = run(est, s);
+  s.moe_dispatcher = MoeDispatcher::deepep;
+  EXPECT_DOUBLE_EQ(ep_bytes(*run(est, s)), ep_bytes(*one_a2a));
+  EXPECT_EQ(std::string(moe_dispatcher_name(*parse_moe_dispatcher("hybridep"))), "hybridep");
+  EXPECT_FALSE(parse_moe_dispatcher("flex"));
+}
+
+// Megatron-Core's EP A2A overlap (--overlap-moe-expert-parallel-comm): adjacent micro-batches'
+// forward and backward merged, one's dispatch/combine behind the other's compute. The same
+// traffic, hidden up to the blocks' compute (times the system's overlap efficiency).
+TEST(MoeMla, ExpertParallelA2AOverlapHidesTheAllToAlls) {
+  const SystemConfig sys = load_system(test_paths::system_path("dgx-h100"));
+  const Estimator est(load_model(test_paths::model_path("qwen3-30b-a3b")), sys);
+  Strategy s;
+  s.dp = 16, s.ep = 16, s.zero = 1, s.micro_batch = 1, s.global_batch = 64;
+  const auto plain = run(est, s);
+  s.moe_a2a_overlap = true;
+  const auto hidden = run(est, s);
+  EXPECT_DOUBLE_EQ(hidden->comm_ep_s, plain->comm_ep_s);
+  EXPECT_DOUBLE_EQ(hidden->time_s.communication, plain->time_s.communication);
+  // hidden: the all-to-alls up to the blocks' compute (GEMMs, attention, element-wise), at the
+  // system's efficiency
+  const double blocks = plain->terms[0].seconds + plain->terms[1].seconds + plain->terms[2].seconds;
+  ASSERT_GT(plain->comm_ep_s, blocks); // this layout is all-to-all bound: the cap binds
+  EXPECT_NEAR(hidden->time_s.overlap - plain->time_s.overlap,
+              sys.overlap_efficiency * std::min(plain->comm_ep_s, blocks), 1e-9);
+  EXPECT_LT(hidden->time_s.iteration, plain->time_s.iteration);
 }
 
 // FP8 (Transformer Engine's per-tensor recipe) casts every linear input to FP8 with its

@@ -76,15 +76,6 @@ struct DeviceConfig {
   /// constants::kFusedAttentionEfficiency (a PyTorch step measured on H100).
   EfficiencyTable sdpa_fwd_efficiency, sdpa_bwd_efficiency;
   double kernel_launch_us = 0;     ///< fixed cost per kernel (Cheng et al.'s k1 dispatch share)
-  /// Dropless MoE through a host-synchronized dispatcher (Megatron-Core's all-to-all
-  /// dispatcher, the flex dispatcher's DeepEP backend): time the GPU waits on the host per token
-  /// a rank routes, per MoE block and micro-batch, forward and backward together [us]. Dropless
-  /// token counts reach the host before the dispatch can size its buffers (Megatron-Core
-  /// token_dispatcher.py cuda_sync_point; DeepEP's normal kernels read the received counts on
-  /// the CPU): the block's shapes are dynamic, no CUDA graph covers it. A property of the host
-  /// and the framework, measured as an A/B of one step against HybridEP (whose metadata stays on
-  /// the device); 0 (absent): not measured, not priced. dgx-h100.yaml gives its derivation.
-  double dropless_dispatch_us_per_token = 0;
   /// Fraction of the isolated-kernel rates a device sustains inside a training step (clocks under
   /// sustained power, kernels sharing the GPU with communication): multiplies every spec-table
   /// compute rate; 1 when not derived. Derived from ONE published step per system
@@ -117,11 +108,9 @@ enum class Recompute { none, selective, full };
 /// How an MoE block moves tokens to its experts (Megatron-Core --moe-token-dispatcher-type):
 /// alltoall (dispatch and combine all-to-alls of the k routed copies), allgather (the hidden
 /// states of the EP x ETP ranks all-gathered, the expert outputs reduce-scattered back; Megatron
-/// offers it for small EP), or the flex dispatcher with one of its backends (same traffic as
-/// alltoall): deepep (DeepEP's normal kernels) or hybridep (NVIDIA's HybridEP, dispatch and
-/// permutation fused, its metadata on the device). alltoall and deepep run dropless with a
-/// host-synchronized dispatch (DeviceConfig::dropless_dispatch_us_per_token); allgather and
-/// hybridep do not.
+/// offers it for small EP), or the flex dispatcher with one of its backends, deepep (DeepEP) or
+/// hybridep (NVIDIA's HybridEP): all-to-all traffic in which a token crosses to another node
+/// once, however many of its k experts live there, and is forwarded over NVLink.
 enum class MoeDispatcher { alltoall, allgather, deepep, hybridep };
 /// "alltoall", "allgather", "deepep", "hybridep".
 const char *moe_dispatcher_name(MoeDispatcher d);
@@ -177,6 +166,11 @@ struct Strategy {
   /// Megatron-Core's --moe-shared-expert-overlap: the shared experts' GEMMs run beside the
   /// token dispatch/combine all-to-alls (off by default, as in Megatron-Core).
   bool moe_shared_expert_overlap = false;
+  /// Megatron-Core's --overlap-moe-expert-parallel-comm (with --delay-wgrad-compute; the
+  /// recipes' moe_a2a_overlap): the forward and backward of adjacent micro-batches are merged so
+  /// that one's dispatch/combine all-to-alls run behind the other's compute (MoE README, "EP A2A
+  /// Overlap"). Off by default.
+  bool moe_a2a_overlap = false;
   MoeDispatcher moe_dispatcher = MoeDispatcher::alltoall; ///< the token dispatcher
   int zero = 0;                          ///< ZeRO stage 0..3 (3 = FSDP full shard)
   /// Ranks one shard group spans (hybrid sharding, HSDP / DeepSpeed's hpZ): model states are

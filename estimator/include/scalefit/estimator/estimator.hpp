@@ -12,7 +12,6 @@
 #include <array>
 #include <memory>
 #include <optional>
-#include <span>
 #include <string>
 
 namespace scalefit::estimator {
@@ -90,10 +89,8 @@ struct ComputeTerm {
   double seconds = 0;         ///< time of the term per iteration on one GPU [s]
   const char *priced_by = ""; ///< "fit:gemm:bf16", "spec:gemm_efficiency", ... (owned by the Estimator)
 };
-/// Compute terms every estimate lists, and at most (the MoE dispatch's host time when it
-/// applies).
+/// Compute terms an estimate lists.
 inline constexpr int kComputeTerms = 7;
-inline constexpr int kMaxComputeTerms = 8;
 
 /// Maximum number of message kinds an estimate lists.
 inline constexpr int kMaxMessages = 24;
@@ -151,15 +148,9 @@ struct Estimate {
   double comm_ep_s = 0;                               ///< T_cm of expert parallelism [s]
   double active_params = 0;                           ///< parameters a token passes through
   /// T_cp by term: layer GEMMs, attention, memory-bound (layers), logits GEMMs, cross-entropy,
-  /// optimizer, embedding, and for dropless MoE through a host-synchronized dispatcher the
-  /// dispatch's host time; each says what priced it. The first n_terms are set; they sum to
-  /// time_s.compute (the slowest stage's).
-  std::array<ComputeTerm, kMaxComputeTerms> terms{};
-  int n_terms = 0; ///< terms set (kComputeTerms, or kMaxComputeTerms with the MoE dispatch)
-  /// The terms set (terms[0, n_terms)).
-  std::span<const ComputeTerm> listed_terms() const {
-    return {terms.data(), static_cast<std::size_t>(n_terms)};
-  }
+  /// optimizer, embedding; each says what priced it. They sum to time_s.compute (the slowest
+  /// stage's).
+  std::array<ComputeTerm, kComputeTerms> terms{};
 };
 
 struct StageCost;   // estimator/src/detail.hpp
