@@ -152,11 +152,12 @@ struct StrategyArgs {
     c->add_flag("--moe-shared-expert-overlap", s.moe_shared_expert_overlap,
                 "hide the token dispatch/combine all-to-alls behind the shared experts' GEMMs "
                 "(Megatron-Core)");
-    c->add_option("--moe-dispatcher", moe_dispatcher,
-                  "MoE token dispatcher (Megatron-Core --moe-token-dispatcher-type, the flex "
-                  "dispatcher by its backend): alltoall (default), allgather (all-gather/"
-                  "reduce-scatter over the ep x etp ranks), deepep or hybridep (flex: a token crosses "
-                  "to another node once, not once per routed copy)")
+    c->add_option(
+         "--moe-dispatcher", moe_dispatcher,
+         "MoE token dispatcher (Megatron-Core --moe-token-dispatcher-type, the flex "
+         "dispatcher by its backend): alltoall (default), allgather (all-gather/"
+         "reduce-scatter over the ep x etp ranks), deepep or hybridep (flex: a token crosses "
+         "to another node once, not once per routed copy)")
         ->check(CLI::IsMember({"alltoall", "allgather", "deepep", "hybridep"}))
         ->each([this](const std::string &v) { s.moe_dispatcher = *est::parse_moe_dispatcher(v); });
     c->add_option("--alltoallv-matrix", a2a_matrix,

@@ -198,8 +198,9 @@ void Estimator::evaluate(const Strategy &st, Estimate &e, bool messages) const n
   // (Strategy::moe_a2a_overlap; MoE README "EP A2A Overlap": the forward and backward passes of
   // adjacent micro-batches merged, one's dispatch and combine behind the other's compute) hides
   // them behind the stage's block compute of a micro-batch, forward and backward, and no more
-  // (stage_comm below). Not modeled: DeepSeek's DualPipe (forward and backward chunks of two micro-batches interleaved so that
-  // all-to-all and PP traffic hide behind compute; DeepSeek-V3, arXiv 2412.19437, Sec. 3.2.1).
+  // (stage_comm below). Not modeled: DeepSeek's DualPipe (forward and backward chunks of two
+  // micro-batches interleaved so that all-to-all and PP traffic hide behind compute; DeepSeek-V3,
+  // arXiv 2412.19437, Sec. 3.2.1).
   double ep_hide_f = 0, ep_hide_b = 0;
   if (u_ep > 0 && !ag_dispatch && st.moe_shared_expert_overlap && o.moe.f_shared > 0) {
     const bool fp8 = md.fp8;
@@ -423,10 +424,10 @@ void Estimator::evaluate(const Strategy &st, Estimate &e, bool messages) const n
                 last ? m * heads * xent : 0.0, P.src_mem.c_str()};
   e.terms[5] = {md.fp8 ? "optimizer, FP8 weight casts" : "optimizer", opt[slow],
                 P.src_mem.c_str()};
-  e.terms[6] = {"embedding, final norm",
-                m * ((first ? embed : 0.0) +
-                     (last ? fnorm + md.mtp_layers * (2 * fnorm + embed) : 0.0)),
-                P.src_mem.c_str()};
+  e.terms[6] = {
+      "embedding, final norm",
+      m * ((first ? embed : 0.0) + (last ? fnorm + md.mtp_layers * (2 * fnorm + embed) : 0.0)),
+      P.src_mem.c_str()};
 
   // --- Memory (memory.cpp) ---
   memory(st, stages, n_stages, T, Vp, e);

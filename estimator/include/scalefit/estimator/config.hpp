@@ -75,7 +75,7 @@ struct DeviceConfig {
   /// FlashAttention-2 kernels), same units; the tables Framework::pytorch prices with. Empty:
   /// constants::kFusedAttentionEfficiency (a PyTorch step measured on H100).
   EfficiencyTable sdpa_fwd_efficiency, sdpa_bwd_efficiency;
-  double kernel_launch_us = 0;     ///< fixed cost per kernel (Cheng et al.'s k1 dispatch share)
+  double kernel_launch_us = 0; ///< fixed cost per kernel (Cheng et al.'s k1 dispatch share)
   /// Fraction of the isolated-kernel rates a device sustains inside a training step (clocks under
   /// sustained power, kernels sharing the GPU with communication): multiplies every spec-table
   /// compute rate; 1 when not derived. Derived from ONE published step per system
