@@ -19,15 +19,16 @@ DpCost dp_cost(MessageSink &out, const Strategy &st, const DpGroups &groups, dou
   const double bucket = std::max(1.0, st.bucket_bytes);
   const double grad_el = st.fp32_grads ? 4.0 : el;
   const double grad_bytes = params * grad_el;
-  // Buckets of `total` bytes `times` per iteration: time, and the last bucket's time.
+  // Buckets of `total` bytes `times` per iteration, each moving `part` of its bytes (1; an HSDP
+  // replica AllReduce moves the bucket's shard, 1 / shard): time, and the last bucket's time.
   auto buckets = [&](Op op, Parallelism by, const char *what, double total, double times,
-                     const CommGroup &grp, double &last_s) {
+                     const CommGroup &grp, double &last_s, double part = 1.0) {
     const double full = std::floor(total / bucket);
     const double rest = total - full * bucket;
-    double time = out.add(op, by, what, bucket, grp, full * times);
-    const double t_rest = out.add(op, by, what, rest, grp, times);
+    double time = out.add(op, by, what, part * bucket, grp, full * times);
+    const double t_rest = out.add(op, by, what, part * rest, grp, times);
     time += t_rest;
-    last_s = rest > 0 ? t_rest / times : (full > 0 ? out.one(op, grp, bucket) : 0);
+    last_s = rest > 0 ? t_rest / times : (full > 0 ? out.one(op, grp, part * bucket) : 0);
     return time;
   };
   double last = 0;
@@ -53,15 +54,8 @@ DpCost dp_cost(MessageSink &out, const Strategy &st, const DpGroups &groups, dou
                 grad_bytes, times, g, last);
     if (replicas > 1) {
       double last_ar = 0;
-      const double bucket_shard = bucket / shard;
-      const double full = std::floor(grad_bytes / bucket);
-      const double rest = grad_bytes - full * bucket;
-      const char *what = "gradient bucket shards (across replicas)";
-      double t_ar = out.add(Op::allreduce, Parallelism::zero, what, bucket_shard, rep, full * times);
-      last_ar = out.add(Op::allreduce, Parallelism::zero, what, rest / shard, rep, times);
-      t_ar += last_ar;
-      last_ar = rest > 0 ? last_ar / times : (full > 0 ? out.one(Op::allreduce, rep, bucket_shard) : 0);
-      tc += t_ar;
+      tc += buckets(Op::allreduce, Parallelism::zero, "gradient bucket shards (across replicas)",
+                    grad_bytes, times, rep, last_ar, 1.0 / shard);
       last += last_ar; // the last bucket's reduce-scatter and all-reduce follow the last backward
     }
     r.total += tc;
