@@ -51,9 +51,9 @@ public:
 /// NIC bandwidth * ranks_per_node / gpus_per_node (and no more than the intra tier when
 /// ranks_per_node > 1). SendRecv uses factor 1. AllToAll(v) across nodes is the exception: each
 /// rank's data is its own, so the (n - ranks_per_node) / n of a rank's buffer bound for other
-/// nodes leaves through the rank's share of the NICs, NIC bandwidth / gpus_per_node (nccl-tests'
-/// alltoall busbw across DGX nodes is about one NIC's line rate, not the node's), while the rest
-/// goes over the intra tier at the same time. Sources: 0 "spec:intra", 1 "spec:inter".
+/// nodes leaves through the rank's share of the NICs, NIC bandwidth / gpus_per_node (so an
+/// all-to-all's busbw across nodes is of the order of one NIC's rate, not the node's), while the
+/// rest goes over the intra tier at the same time. Sources: 0 "spec:intra", 1 "spec:inter".
 class SpecCommModel final : public CommModel {
 public:
   /// \param system the tiers and GPUs per node are copied.
