@@ -1,0 +1,147 @@
+// Issue 16, token dispatch: how an MoE block's tokens reach their experts and how much of it
+// hides. The dispatchers (all-to-all, all-gather, DeepEP and HybridEP with their node dedup)
+// and the overlaps (shared experts, Megatron-Core's EP all-to-all overlap), priced on DGX H100.
+#include "helpers.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <memory>
+#include <string>
+
+using namespace scalefit;
+using namespace scalefit::estimator;
+
+namespace {
+
+std::unique_ptr<Estimate> run(const Estimator &est, const Strategy &s) {
+  est.validate(s, 0);
+  auto e = std::make_unique<Estimate>();
+  est.evaluate(s, *e);
+  return e;
+}
+
+} // namespace
+
+// Megatron-Core's --moe-shared-expert-overlap (Strategy::moe_shared_expert_overlap, off by
+// default): per MoE block and direction the dispatch and combine all-to-alls hide behind the
+// shared experts' GEMMs, times the system's overlap efficiency, and no more. DeepSeek-V2-Lite
+// (2 shared experts) with EP 8 on one DGX-H100 node.
+TEST(MoeMla, SharedExpertOverlapHidesDispatchBehindTheSharedExperts) {
+  const SystemConfig sys = load_system(test_paths::system_path("dgx-h100"));
+  const ModelConfig m = load_model(test_paths::model_path("deepseek-v2-lite"));
+  const Estimator est(m, sys);
+  Strategy s;
+  s.dp = 8, s.ep = 8, s.zero = 1, s.micro_batch = 1, s.global_batch = 64;
+  const auto off = run(est, s);
+  s.moe_shared_expert_overlap = true;
+  const auto on = run(est, s);
+  ASSERT_GT(off->comm_ep_s, 0);
+  EXPECT_DOUBLE_EQ(on->comm_ep_s, off->comm_ep_s); // the traffic is the same
+  EXPECT_DOUBLE_EQ(on->time_s.compute, off->time_s.compute);
+  const double hidden = on->time_s.overlap - off->time_s.overlap;
+  EXPECT_GT(hidden, 0);
+  EXPECT_NEAR(on->time_s.iteration, off->time_s.iteration - hidden, 1e-9 * off->time_s.iteration);
+  // at most the all-to-all time, times the overlap efficiency
+  EXPECT_LE(hidden, sys.overlap_efficiency * off->comm_ep_s * (1 + 1e-12));
+  // the bound by the shared experts' GEMMs: without shared experts nothing is hidden
+  ModelConfig no_shared = m;
+  no_shared.shared_experts = 0;
+  const Estimator est0(no_shared, sys);
+  s.moe_shared_expert_overlap = false;
+  const auto off0 = run(est0, s);
+  s.moe_shared_expert_overlap = true;
+  const auto on0 = run(est0, s);
+  EXPECT_DOUBLE_EQ(on0->time_s.iteration, off0->time_s.iteration);
+}
+
+// Megatron-Core's all-gather token dispatcher (--moe-token-dispatcher-type allgather): per MoE
+// block and direction one AllGather and one ReduceScatter of the ep x etp ranks' hidden states,
+// each token once (no factor k), instead of the all-to-alls of the k routed copies.
+TEST(MoeMla, AllGatherDispatcherMovesEachTokenOnce) {
+  const SystemConfig sys = load_system(test_paths::system_path("dgx-h100"));
+  const ModelConfig m = load_model(test_paths::model_path("qwen3-30b-a3b"));
+  const Estimator est(m, sys);
+  Strategy s;
+  s.dp = 8, s.ep = 2, s.zero = 1, s.micro_batch = 1, s.global_batch = 64;
+  const auto a2a = run(est, s);
+  s.moe_dispatcher = MoeDispatcher::allgather;
+  const auto ag = run(est, s);
+  const double T = double(m.sequence), h = m.hidden, el = 2;
+  int n_ag = 0, n_rs = 0;
+  for (int i = 0; i < ag->n_messages; ++i) {
+    const Message &msg = ag->messages[static_cast<std::size_t>(i)];
+    if (msg.by != Parallelism::ep)
+      continue;
+    EXPECT_NE(msg.op, Op::alltoall);
+    EXPECT_DOUBLE_EQ(msg.bytes, 2 * T * h * el); // ep x tokens x h, each token once
+    EXPECT_EQ(msg.group.nranks, 2);
+    // per micro-batch and MoE block: one forward and one backward each
+    EXPECT_DOUBLE_EQ(msg.count, 2.0 * m.moe_layers() * 8);
+    (msg.op == Op::allgather ? n_ag : n_rs) += 1;
+  }
+  EXPECT_EQ(n_ag, 1);
+  EXPECT_EQ(n_rs, 1);
+  // k = 8 copies through the all-to-alls against one gathered copy: less EP traffic here
+  EXPECT_LT(ag->comm_ep_s, a2a->comm_ep_s);
+  EXPECT_DOUBLE_EQ(ag->time_s.compute, a2a->time_s.compute);
+}
+
+// DeepEP and HybridEP send a token across to a node once however many of its k experts live
+// there: with EP 16 over two DGX nodes (64 of Qwen3-30B-A3B's 128 experts per node, k = 8) a token
+// crosses once (unless all 8 experts are local: C(64,8)/C(128,8)) where the all-to-all sends 4 of
+// its 8 copies across. Inside one node there is nothing to save.
+TEST(MoeMla, NodeDedupDispatchersCrossOncePerNode) {
+  const SystemConfig sys = load_system(test_paths::system_path("dgx-h100"));
+  const ModelConfig m = load_model(test_paths::model_path("qwen3-30b-a3b"));
+  const Estimator est(m, sys);
+  const auto ep_bytes = [](const Estimate &e) {
+    for (int i = 0; i < e.n_messages; ++i)
+      if (e.messages[static_cast<std::size_t>(i)].by == Parallelism::ep)
+        return e.messages[static_cast<std::size_t>(i)].bytes;
+    return 0.0;
+  };
+  Strategy s;
+  s.dp = 16, s.ep = 16, s.zero = 1, s.micro_batch = 1, s.global_batch = 64;
+  const auto a2a = run(est, s);
+  double none = 1; // C(64, 8) / C(128, 8)
+  for (int i = 0; i < 8; ++i)
+    none *= (64.0 - i) / (128.0 - i);
+  const double expected = (1 - none) / (8 * 0.5);
+  for (MoeDispatcher d : {MoeDispatcher::deepep, MoeDispatcher::hybridep}) {
+    s.moe_dispatcher = d;
+    const auto e = run(est, s);
+    EXPECT_NEAR(ep_bytes(*e) / ep_bytes(*a2a), expected, 1e-12) << moe_dispatcher_name(d);
+    EXPECT_LT(e->comm_ep_s, 0.3 * a2a->comm_ep_s);
+    EXPECT_DOUBLE_EQ(e->time_s.compute, a2a->time_s.compute);
+  }
+  s.dp = 8, s.ep = 8; // one node
+  s.moe_dispatcher = MoeDispatcher::alltoall;
+  const auto one_a2a = run(est, s);
+  s.moe_dispatcher = MoeDispatcher::deepep;
+  EXPECT_DOUBLE_EQ(ep_bytes(*run(est, s)), ep_bytes(*one_a2a));
+  EXPECT_EQ(std::string(moe_dispatcher_name(*parse_moe_dispatcher("hybridep"))), "hybridep");
+  EXPECT_FALSE(parse_moe_dispatcher("flex"));
+}
+
+// Megatron-Core's EP A2A overlap (--overlap-moe-expert-parallel-comm): adjacent micro-batches'
+// forward and backward merged, one's dispatch/combine behind the other's compute. The same
+// traffic, hidden up to the blocks' compute (times the system's overlap efficiency).
+TEST(MoeMla, ExpertParallelA2AOverlapHidesTheAllToAlls) {
+  const SystemConfig sys = load_system(test_paths::system_path("dgx-h100"));
+  const Estimator est(load_model(test_paths::model_path("qwen3-30b-a3b")), sys);
+  Strategy s;
+  s.dp = 16, s.ep = 16, s.zero = 1, s.micro_batch = 1, s.global_batch = 64;
+  const auto plain = run(est, s);
+  s.moe_a2a_overlap = true;
+  const auto hidden = run(est, s);
+  EXPECT_DOUBLE_EQ(hidden->comm_ep_s, plain->comm_ep_s);
+  EXPECT_DOUBLE_EQ(hidden->time_s.communication, plain->time_s.communication);
+  // hidden: the all-to-alls up to the blocks' compute (GEMMs, attention, element-wise), at the
+  // system's efficiency
+  const double blocks = plain->terms[0].seconds + plain->terms[1].seconds + plain->terms[2].seconds;
+  ASSERT_GT(plain->comm_ep_s, blocks); // this layout is all-to-all bound: the cap binds
+  EXPECT_NEAR(hidden->time_s.overlap - plain->time_s.overlap,
+              sys.overlap_efficiency * std::min(plain->comm_ep_s, blocks), 1e-9);
+  EXPECT_LT(hidden->time_s.iteration, plain->time_s.iteration);
+}
