@@ -135,7 +135,7 @@ if $dry_run; then
   fi
   if [ -n "$MPIRUN" ]; then need_exe "launcher" "$MPIRUN"
   else missing+=("launcher (no mpirun or mpirun.openmpi on PATH; set MPIRUN)"); echo "MISSING launcher: no mpirun or mpirun.openmpi on PATH (set MPIRUN)"; fi
-  need_file "model (kernels)" "$src/configs/models/gpt-1.3b.yaml"
+  need_file "model (kernels)" "$src/configs/models/gpt-2.7b.yaml"
   need_file "model (test_gpu)" "$src/configs/models/gpt-125m.yaml"
   parent=$(dirname "${OUT_DIR:-gpu-check-x}")
   if [ -d "$parent" ] && [ -w "$parent" ]; then echo "ok      logs: ${OUT_DIR:-gpu-check-<date>} (in $parent)"
@@ -198,9 +198,9 @@ for op in ${ops//,/ }; do
   fi
 done
 
-echo "== kernels: GPT-1.3B layer, cublas bf16, fused and unfused attention (-c)"
+echo "== kernels: GPT-2.7B layer (head size 80, which cuDNN fused attention takes), cublas bf16, fused and unfused attention (-c)"
 for att in fused unfused; do
-  "$bin/scalefit-bench" kernels --engine cublas --model "$src/configs/models/gpt-1.3b.yaml" -d bf16 \
+  "$bin/scalefit-bench" kernels --engine cublas --model "$src/configs/models/gpt-2.7b.yaml" -d bf16 \
     --attention "$att" -c --peak-tflops 989 --out "$out/kernels.jsonl" | tee "$out/kernels_$att.txt" |
     grep -E '^# (per-layer|check|note)|attention|attn_|softmax' || status=1
 done

@@ -96,7 +96,12 @@ public:
     SCALEFIT_CUBLAS_CHECK(cublasSetWorkspace(m_handle, m_workspace.ptr, m_workspace.bytes));
     if (p == Precision::fp8) {
       SCALEFIT_CUBLAS_CHECK(cublasLtCreate(&m_lt));
-      m_scales.resize(2 * sizeof(float)); // descales of the timed GEMM: W, X
+      // Descales of the timed GEMM, W at byte 0 and X at byte kScaleStride, each 256-byte
+      // aligned as a tensor's own cudaMalloc'd scale is (Transformer Engine's scale_inv). With
+      // the two 4 bytes apart, cublasLtMatmul answered CUBLAS_STATUS_NOT_SUPPORTED on an H200
+      // (cuBLAS 13.1, driver 580) for the first FP8 GEMM although the heuristic had offered an
+      // algorithm; 256 bytes apart, every shape ran and passed -c (2026-11-28).
+      m_scales.resize(2 * kScaleStride);
     }
   }
   ~CublasEngine() override {
@@ -272,10 +277,14 @@ private:
     SCALEFIT_KCUDA_CHECK(detail::launch_fill_uniform_fp8(
         m_b.ptr, static_cast<std::int64_t>(nw), 12346, -1.0f, 1.0f, scale, m_stream));
     m_host_descales[0] = m_host_descales[1] = 1.0f / scale;
-    SCALEFIT_KCUDA_CHECK(cudaMemcpyAsync(m_scales.ptr, m_host_descales, sizeof m_host_descales,
+    auto *d = static_cast<unsigned char *>(m_scales.ptr);
+    SCALEFIT_KCUDA_CHECK(
+        cudaMemcpyAsync(d, &m_host_descales[0], sizeof(float), cudaMemcpyHostToDevice, m_stream));
+    SCALEFIT_KCUDA_CHECK(cudaMemcpyAsync(d + kScaleStride, &m_host_descales[1], sizeof(float),
                                          cudaMemcpyHostToDevice, m_stream));
-    auto *d = static_cast<const float *>(m_scales.ptr);
-    m_fp8 = std::make_unique<detail::Fp8Gemm>(m_lt, s.m, s.n, s.k, d, d + 1, m_workspace.bytes);
+    m_fp8 = std::make_unique<detail::Fp8Gemm>(m_lt, s.m, s.n, s.k, reinterpret_cast<float *>(d),
+                                              reinterpret_cast<float *>(d + kScaleStride),
+                                              m_workspace.bytes);
     SCALEFIT_KCUDA_CHECK(cudaStreamSynchronize(m_stream));
   }
 
@@ -302,12 +311,15 @@ private:
     x.resize(hx.size());
     w.resize(hw.size());
     c.resize(static_cast<std::size_t>(s.m * s.n) * precision_bytes(Precision::bf16));
-    scales.resize(sizeof descales);
+    scales.resize(2 * kScaleStride);
     SCALEFIT_KCUDA_CHECK(
         cudaMemcpyAsync(fx.ptr, hx.data(), fx.bytes, cudaMemcpyHostToDevice, m_stream));
     SCALEFIT_KCUDA_CHECK(
         cudaMemcpyAsync(fw.ptr, hw.data(), fw.bytes, cudaMemcpyHostToDevice, m_stream));
-    SCALEFIT_KCUDA_CHECK(cudaMemcpyAsync(scales.ptr, descales, sizeof descales,
+    auto *d = static_cast<unsigned char *>(scales.ptr);
+    SCALEFIT_KCUDA_CHECK(
+        cudaMemcpyAsync(d, &descales[0], sizeof(float), cudaMemcpyHostToDevice, m_stream));
+    SCALEFIT_KCUDA_CHECK(cudaMemcpyAsync(d + kScaleStride, &descales[1], sizeof(float),
                                          cudaMemcpyHostToDevice, m_stream));
     SCALEFIT_KCUDA_CHECK(detail::launch_quantize_fp8(static_cast<const float *>(fx.ptr), x.ptr,
                                                      static_cast<std::int64_t>(hx.size()),
@@ -315,8 +327,8 @@ private:
     SCALEFIT_KCUDA_CHECK(detail::launch_quantize_fp8(static_cast<const float *>(fw.ptr), w.ptr,
                                                      static_cast<std::int64_t>(hw.size()),
                                                      scale_w, m_stream));
-    auto *d = static_cast<const float *>(scales.ptr);
-    const detail::Fp8Gemm gemm(m_lt, s.m, s.n, s.k, d, d + 1, m_workspace.bytes);
+    const detail::Fp8Gemm gemm(m_lt, s.m, s.n, s.k, reinterpret_cast<float *>(d),
+                               reinterpret_cast<float *>(d + kScaleStride), m_workspace.bytes);
     gemm.run(x.ptr, w.ptr, c.ptr, m_workspace.ptr, m_stream);
     std::vector<unsigned char> hc(c.bytes);
     SCALEFIT_KCUDA_CHECK(
@@ -529,6 +541,7 @@ private:
   DeviceBuffer m_workspace, m_a, m_b, m_c, m_stats;
   DeviceBuffer m_ptrs;                     // grouped GEMM: device pointer arrays (B^T, A^T, C^T)
   std::vector<void *> m_host_ptrs;         // their source, alive across the async copy
+  static constexpr std::size_t kScaleStride = 256; // bytes between the two device descales
   DeviceBuffer m_scales;                   // fp8: device descales of the timed GEMM (W, X)
   float m_host_descales[2] = {1.0f, 1.0f}; // their source, alive across the async copy
   std::unique_ptr<detail::Fp8Gemm> m_fp8;  // the prepared shape's FP8 plan, if it runs in fp8

@@ -9,6 +9,10 @@
 
 namespace scalefit::kernels::detail {
 
+namespace {
+constexpr int kCandidates = 8; // heuristic candidates asked for (cublasLtMatmulAlgoGetHeuristic)
+} // namespace
+
 Fp8Gemm::Fp8Gemm(cublasLtHandle_t lt, std::int64_t m, std::int64_t n, std::int64_t k,
                  const float *descale_w, const float *descale_x, std::size_t workspace_bytes)
     : m_lt(lt), m_workspace_bytes(workspace_bytes) {
@@ -33,15 +37,17 @@ Fp8Gemm::Fp8Gemm(cublasLtHandle_t lt, std::int64_t m, std::int64_t n, std::int64
     SCALEFIT_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
         pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &m_workspace_bytes,
         sizeof m_workspace_bytes));
-    cublasLtMatmulHeuristicResult_t result{};
+    cublasLtMatmulHeuristicResult_t results[kCandidates]{};
     int found = 0;
-    SCALEFIT_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(m_lt, m_op, m_w, m_x, m_c, m_c, pref, 1,
-                                                         &result, &found));
-    if (found == 0)
-      throw RuntimeError("cuBLASLt has no FP8 E4M3 algorithm for m x n x k = " +
-                         std::to_string(m) + " x " + std::to_string(n) + " x " +
-                         std::to_string(k) + " (bf16 output, fp32 compute)");
-    m_algo = result.algo;
+    SCALEFIT_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(m_lt, m_op, m_w, m_x, m_c, m_c, pref,
+                                                         kCandidates, results, &found));
+    for (int i = 0; i < found; ++i)
+      if (results[i].state == CUBLAS_STATUS_SUCCESS)
+        m_algos.push_back(results[i].algo);
+    if (m_algos.empty())
+      throw RuntimeError("cuBLASLt has no FP8 E4M3 algorithm for m x n x k = " + std::to_string(m) +
+                         " x " + std::to_string(n) + " x " + std::to_string(k) +
+                         " (bf16 output, fp32 compute)");
     cublasLtMatmulPreferenceDestroy(pref);
   } catch (...) {
     if (pref)
@@ -72,8 +78,15 @@ void Fp8Gemm::run(const void *x, const void *w, void *c, void *workspace,
                   cudaStream_t stream) const {
   const float alpha = 1.0f, beta = 0.0f; // host scalars (the default pointer mode)
   // beta = 0: C is not read; D = C in place (same layout).
-  SCALEFIT_CUBLAS_CHECK(cublasLtMatmul(m_lt, m_op, &alpha, w, m_w, x, m_x, &beta, c, m_c, c, m_c,
-                                       &m_algo, workspace, m_workspace_bytes, stream));
+  for (;; ++m_pick) {
+    const cublasStatus_t st =
+        cublasLtMatmul(m_lt, m_op, &alpha, w, m_w, x, m_x, &beta, c, m_c, c, m_c, &m_algos[m_pick],
+                       workspace, m_workspace_bytes, stream);
+    if (st == CUBLAS_STATUS_NOT_SUPPORTED && m_pick + 1 < m_algos.size())
+      continue; // the next candidate; nothing was enqueued
+    SCALEFIT_CUBLAS_CHECK(st);
+    return;
+  }
 }
 
 } // namespace scalefit::kernels::detail

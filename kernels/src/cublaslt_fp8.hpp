@@ -24,6 +24,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace scalefit::kernels::detail {
 
@@ -40,7 +41,10 @@ public:
   Fp8Gemm &operator=(const Fp8Gemm &) = delete;
 
   /// Enqueues the GEMM on `stream`: x (m x k E4M3), w (n x k E4M3), c (m x n bf16), all device
-  /// memory from cudaMalloc (256-byte aligned). \throws RuntimeError when cuBLASLt fails.
+  /// memory from cudaMalloc (256-byte aligned). The heuristic's candidates are tried in its order
+  /// until one launches (cublasLtMatmul answers CUBLAS_STATUS_NOT_SUPPORTED for a candidate the
+  /// heuristic offered but the call's pointers rule out); that one is kept for later runs.
+  /// \throws RuntimeError when cuBLASLt fails, or refuses every candidate.
   void run(const void *x, const void *w, void *c, void *workspace, cudaStream_t stream) const;
 
 private:
@@ -49,7 +53,8 @@ private:
   cublasLtHandle_t m_lt;
   cublasLtMatmulDesc_t m_op = nullptr;
   cublasLtMatrixLayout_t m_w = nullptr, m_x = nullptr, m_c = nullptr;
-  cublasLtMatmulAlgo_t m_algo{};
+  std::vector<cublasLtMatmulAlgo_t> m_algos; // the heuristic's candidates, best first
+  mutable std::size_t m_pick = 0;            // the first candidate that launched
   std::size_t m_workspace_bytes = 0;
 };
 

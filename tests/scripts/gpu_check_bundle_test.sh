@@ -78,5 +78,5 @@ grep -q "MISSING launcher: /nonexistent/mpirun.openmpi" <<<"$out" || fail "dry r
 rm "$root/configs"
 dry
 [ "$rc" -eq 2 ] || fail "dry run without configs/ exited $rc (want 2)"
-grep -q "MISSING model (kernels): .*configs/models/gpt-1.3b.yaml" <<<"$out" || fail "dry run does not name the model"
+grep -q "MISSING model (kernels): .*configs/models/gpt-2.7b.yaml" <<<"$out" || fail "dry run does not name the model"
 echo "gpu-check bundle route: dry run and no-GPU run as expected"
