@@ -127,6 +127,8 @@ void build_records(const detail::Section &s, const detail::Derived &d, const Ing
         return it == cols.end() ? nullptr : &it->second;
       };
       const std::string *time_tok = get("time");
+      if (time_tok && *time_tok == "-") // scalefit-bench's "not measured" (one placement run)
+        continue;
       const auto time_us = time_tok ? to_double(*time_tok) : std::nullopt;
       if (!time_us || !detail::plausible_time_us(*time_us)) {
         diag.warn(line, where + (cputime ? "cputime" : "time"),
@@ -345,6 +347,10 @@ IngestResult read_nccl_tests(const std::string &path, const IngestOptions &opt) 
     }
     // A result row.
     if (!comment && !info && cur && to_u64(toks[0])) {
+      // scalefit-bench's row flags after the last column (`~2modes`: bimodal samples), which
+      // its footer explains: not columns.
+      while (toks.size() > 1 && toks.back().size() > 1 && toks.back().front() == '~')
+        toks.pop_back();
       auto row = detail::map_row(cur->columns, toks, ln, cur->named_op());
       std::string glued;
       while (!row && toks.size() < detail::expected_tokens(cur->columns) &&
@@ -384,11 +390,15 @@ IngestResult read_nccl_tests(const std::string &path, const IngestOptions &opt) 
       if (starts("Collective test starting:")) {
         have_banner_format = true;
         cur = nullptr; // the next table belongs to this test
-        pending_ranks.clear();
-        pending_elided = false;
+        // The rank list stays: nccl-tests prints it after its banner (`Using devices` starts a
+        // new one), scalefit-bench once before its first banner, for every test of the run.
         std::string stem;
         if (toks.size() > 3) {
           pending_banner = detail::op_from_binary(toks[3], &stem);
+          // scalefit-bench's own banner: `allreduce (all_reduce_perf)`, scalefit's op name, then
+          // nccl-tests' binary in parentheses.
+          if (!pending_banner && toks.size() > 4 && toks[4].size() > 2 && toks[4].front() == '(')
+            pending_banner = detail::op_from_binary(toks[4].substr(1, toks[4].size() - 2), &stem);
           if (!pending_banner)
             diag.fail(ln, "op", "unsupported collective '" + toks[3] + "'");
         }

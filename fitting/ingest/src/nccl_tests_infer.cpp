@@ -90,6 +90,9 @@ std::vector<Op> ops_from_columns(const Section &s) {
       return {Op::allreduce, Op::reducescatter, Op::sendrecv};
     if (divided)
       return {Op::reducescatter};
+    // One rank (a single-GPU run): ReduceScatter's count is the whole size too.
+    if (s.ranks.size() == 1 && !s.rank_list_elided)
+      return {Op::allreduce, Op::sendrecv, Op::reducescatter};
     return {Op::allreduce, Op::sendrecv};
   }
   if (!known)

@@ -60,7 +60,8 @@ bool is_table_header(const std::vector<std::string> &toks) {
 }
 
 std::optional<RankLine> parse_rank_line(const std::vector<std::string> &toks, long line) {
-  // Rank N [Group G] Pid P on HOST device D [busid] NAME...
+  // Rank N [Group G] Pid P on HOST device D [busid] NAME... (nccl-tests); scalefit-bench prints
+  // `Rank N Node M Pid - on HOST device D NAME...` (its node index; no pid of other ranks' hosts).
   std::size_t i = 0;
   if (i < toks.size() && toks[i] == "#")
     ++i;
@@ -70,9 +71,9 @@ std::optional<RankLine> parse_rank_line(const std::vector<std::string> &toks, lo
   if (!rank || *rank < 0 || *rank >= kMaxRecordRanks)
     return std::nullopt;
   i += 2;
-  if (i + 1 < toks.size() && toks[i] == "Group")
+  if (i + 1 < toks.size() && (toks[i] == "Group" || toks[i] == "Node"))
     i += 2;
-  if (i + 1 >= toks.size() || toks[i] != "Pid" || !to_i64(toks[i + 1]))
+  if (i + 1 >= toks.size() || toks[i] != "Pid" || !(to_i64(toks[i + 1]) || toks[i + 1] == "-"))
     return std::nullopt;
   i += 2;
   if (i + 1 >= toks.size() || toks[i] != "on")
