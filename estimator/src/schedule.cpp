@@ -9,10 +9,21 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 
 namespace scalefit::estimator {
 
 void Estimator::evaluate(const Strategy &st, Estimate &e, bool messages) const noexcept {
+  evaluate_impl(st, e, messages, false);
+}
+
+bool Estimator::evaluate_fitting(const Strategy &st, Estimate &e) const noexcept {
+  evaluate_impl(st, e, false, true);
+  return e.fits_memory;
+}
+
+void Estimator::evaluate_impl(const Strategy &st, Estimate &e, bool messages,
+                              bool memory_first) const noexcept {
   const ModelConfig &md = m_model;
   const ComputePricer &P = m_price;
   const double s = md.sequence, h = md.hidden;
@@ -29,6 +40,58 @@ void Estimator::evaluate(const Strategy &st, Estimate &e, bool messages) const n
   // Megatron pads the vocabulary to a multiple of 128 t (make-vocab-size-divisible-by).
   const double Vp = padded_vocabulary(md.vocabulary, eager ? 1 : 128, st.tp);
   const ModelOps &o = m_ops;
+
+  // --- Stages: first, one middle, last (step 2): their shards, which memory needs ---
+  int Lf = 0, Lm = 0, Ll = 0;
+  stage_layers(md.layers, st, Lf, Lm, Ll);
+  const int p = st.pp;
+  const int mtp_blocks = md.mtp_layers; // the MTP modules' blocks run on the last stage
+  StageCost stages[3];
+  int n_stages = 0;
+  auto shape_stage = [&](int index, int layers, bool first, bool last) {
+    StageCost c;
+    c.index = index;
+    c.layers = layers;
+    // --recompute-layers N recomputes N blocks of each of the stage's v chunks
+    c.recomputed =
+        full ? (st.recompute_layers > 0 ? std::min<double>(layers, double(st.recompute_layers) * v)
+                                        : layers)
+             : 0.0;
+    if (first) // vocab-parallel embedding (padded V / t rows) and learned positions
+      c.params += Vp * h / t + (md.position == Position::learned ? s * h : 0.0);
+    if (last) {
+      c.params += o.norm_params;
+      if (!md.tied_embeddings || !first) // untied head, or the tied copy on the last stage
+        c.params += Vp * h / t;
+      if (md.mtp_layers > 0) { // the MTP modules' projections and norms (priced below)
+        c.params += md.mtp_layers * (2 * h * h / t + 3 * o.norm_params);
+        if (!first) // the modules' embedding lookup: the last stage keeps a copy of the table
+          c.params += Vp * h / t;
+      }
+    }
+    c.params += layers * (o.block_params_split / t + o.block_params_replicated);
+    c.matrix_params = layers * (o.block_matrix_params / t + o.block_matrix_params_replicated);
+    c.expert_params = layers * o.block_expert_params / (double(st.ep) * st.expert_tp());
+    return c;
+  };
+  if (p == 1) {
+    stages[n_stages++] = shape_stage(0, Lf + mtp_blocks, true, true);
+  } else {
+    stages[n_stages++] = shape_stage(0, Lf, true, false);
+    if (p > 2)
+      stages[n_stages++] = shape_stage(1, Lm, false, false);
+    stages[n_stages++] = shape_stage(p - 1, Ll + mtp_blocks, false, true);
+  }
+  e.micro_batches = m;
+  if (memory_first) { // --- Memory (memory.cpp) before any pricing: search skips the rest ---
+    memory(st, stages, n_stages, T, Vp, e);
+    if (!e.fits_memory) {
+      e.n_messages = 0;
+      e.time_s = {};
+      e.time_s.iteration = std::numeric_limits<double>::quiet_NaN();
+      return;
+    }
+  }
 
   // --- One block, one micro-batch (steps 2-3) ---
   const LayerCost lc = layer_cost(st, T);
@@ -57,60 +120,25 @@ void Estimator::evaluate(const Strategy &st, Estimate &e, bool messages) const n
                                                   P.gemm_s(2 * h, h / t, T, 1)
                                             : 0.0;
 
-  // --- Stages: first, one middle, last (step 2) ---
-  int Lf = 0, Lm = 0, Ll = 0;
-  stage_layers(md.layers, st, Lf, Lm, Ll);
-  const int p = st.pp;
-  StageCost stages[3];
-  int n_stages = 0;
-  auto make_stage = [&](int index, int layers, bool first, bool last) {
-    StageCost c;
-    c.index = index;
-    c.layers = layers;
-    // --recompute-layers N recomputes N blocks of each of the stage's v chunks
-    const double rec = full ? (st.recompute_layers > 0
-                                   ? std::min<double>(layers, double(st.recompute_layers) * v)
-                                   : layers)
-                            : 0.0;
-    c.recomputed = rec;
-    c.fwd = layers * lc.fwd();
-    c.bwd = layers * (lc.bwd() + rec_sel + rec_mod) + rec * lc.fwd();
-    if (first) { // vocab-parallel embedding (padded V / t rows) and learned positions
+  // --- Stages' compute of a micro-batch ---
+  for (int i = 0; i < n_stages; ++i) {
+    StageCost &c = stages[i];
+    const bool first = c.index == 0, last = c.index == p - 1;
+    c.fwd = c.layers * lc.fwd();
+    c.bwd = c.layers * (lc.bwd() + rec_sel + rec_mod) + c.recomputed * lc.fwd();
+    if (first)
       c.extra_cp += embed;
-      c.params += Vp * h / t + (md.position == Position::learned ? s * h : 0.0);
-    }
     if (last) {
       c.extra_cp += logits_gemm + xent + fnorm;
-      c.params += o.norm_params;
-      if (!md.tied_embeddings || !first) // untied head, or the tied copy on the last stage
-        c.params += Vp * h / t;
       // Multi-token prediction (DeepSeek-V3 Sec. 2.2) on the last stage, with the loss (as
       // Megatron-Core places it): per module the embedding of the shifted tokens, two norms, the
-      // 2h x h projection (column-parallel), its block (counted in `layers` by the caller: an
-      // average block's time and activations), the final norm and a second head and loss.
-      if (md.mtp_layers > 0) {
-        const double mtp = md.mtp_layers;
-        c.extra_cp += mtp * (mtp_proj + logits_gemm + xent + 2 * fnorm + embed);
-        c.params += mtp * (2 * h * h / t + 3 * o.norm_params);
-        if (!first) // the modules' embedding lookup: the last stage keeps a copy of the table
-          c.params += Vp * h / t;
-      }
+      // 2h x h projection (column-parallel), its block (counted in `layers`: an average block's
+      // time and activations), the final norm and a second head and loss.
+      if (md.mtp_layers > 0)
+        c.extra_cp += md.mtp_layers * (mtp_proj + logits_gemm + xent + 2 * fnorm + embed);
     }
     c.fwd += c.extra_cp / 3; // the ends' split between the passes matters only to overlap
     c.bwd += c.extra_cp * 2 / 3;
-    c.params += layers * (o.block_params_split / t + o.block_params_replicated);
-    c.matrix_params = layers * (o.block_matrix_params / t + o.block_matrix_params_replicated);
-    c.expert_params = layers * o.block_expert_params / (double(st.ep) * st.expert_tp());
-    return c;
-  };
-  const int mtp_blocks = md.mtp_layers; // the MTP modules' blocks run on the last stage
-  if (p == 1) {
-    stages[n_stages++] = make_stage(0, Lf + mtp_blocks, true, true);
-  } else {
-    stages[n_stages++] = make_stage(0, Lf, true, false);
-    if (p > 2)
-      stages[n_stages++] = make_stage(1, Lm, false, false);
-    stages[n_stages++] = make_stage(p - 1, Ll + mtp_blocks, false, true);
   }
 
   // --- Per-micro-batch communication of each stage: TP, CP, PP ---
@@ -429,8 +457,9 @@ void Estimator::evaluate(const Strategy &st, Estimate &e, bool messages) const n
       m * ((first ? embed : 0.0) + (last ? fnorm + md.mtp_layers * (2 * fnorm + embed) : 0.0)),
       P.src_mem.c_str()};
 
-  // --- Memory (memory.cpp) ---
-  memory(st, stages, n_stages, T, Vp, e);
+  // --- Memory (memory.cpp), unless it came first ---
+  if (!memory_first)
+    memory(st, stages, n_stages, T, Vp, e);
 
   // --- Throughput ---
   const double n_gpus = static_cast<double>(st.gpus());

@@ -59,8 +59,8 @@ SearchResult search(const Estimator &est, const SearchSpace &space, int top_k) {
                 Reject why = est.check(s, n_all);
                 if (why == Reject::none) {
                   ++r.estimated;
-                  est.evaluate(s, e, false);
-                  if (!e.fits_memory)
+                  // memory first: a layout that does not fit is not timed
+                  if (!est.evaluate_fitting(s, e))
                     why = Reject::memory;
                 }
                 if (why != Reject::none) {

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 using namespace scalefit;
 using namespace scalefit::estimator;
 
@@ -96,4 +98,55 @@ TEST(Compare, DgxBeatsPolarisMostlyThroughCommunication) {
   const Comparison best = compare(dgx, pol, std::nullopt, space);
   EXPECT_LE(best.a.estimate.time_s.iteration, c.a.estimate.time_s.iteration);
   EXPECT_LE(best.b.estimate.time_s.iteration, c.b.estimate.time_s.iteration);
+}
+
+// Memory first (what search runs): over every valid layout of a dense and an MoE model with
+// multi-token prediction and a GQA model with CP, evaluate_fitting gives the memory evaluate()
+// gives, and for the layouts that fit every time and throughput figure too; those that do not
+// fit are left untimed (NaN).
+TEST(Search, MemoryFirstMatchesTheFullEstimate) {
+  struct Case {
+    const char *model, *system;
+    int gpus;
+  };
+  for (const Case c :
+       {Case{"megatron-1t", "dgx-a100-80gb", 3072}, Case{"deepseek-v3", "dgx-h100", 1024},
+        Case{"llama3-70b", "dgx-h100", 512}}) {
+    SCOPED_TRACE(c.model);
+    const Estimator est = make(c.model, c.system);
+    Estimate full, first;
+    int fit = 0, unfit = 0;
+    Strategy s;
+    s.global_batch = est.model().global_batch;
+    for (int cp : {1, 2})
+      for (int tp : {1, 2, 4, 8})
+        for (int pp : {1, 2, 4, 8, 16})
+          for (int v : {1, 2})
+            for (int ep : {1, 8, 64})
+              for (Recompute rc : {Recompute::none, Recompute::full}) {
+                s.cp = cp, s.tp = tp, s.pp = pp, s.interleave = v, s.recompute = rc, s.sp = tp > 1;
+                s.ep = est.model().moe() ? ep : 1;
+                s.dp = c.gpus / (cp * tp * pp);
+                s.zero = 1;
+                if (est.check(s, c.gpus) != Reject::none)
+                  continue;
+                est.evaluate(s, full, false);
+                const bool fits = est.evaluate_fitting(s, first);
+                EXPECT_EQ(fits, full.fits_memory);
+                EXPECT_EQ(first.memory_bytes.total, full.memory_bytes.total);
+                EXPECT_EQ(first.peak_stage, full.peak_stage);
+                if (fits) {
+                  ++fit;
+                  EXPECT_EQ(first.time_s.iteration, full.time_s.iteration);
+                  EXPECT_EQ(first.time_s.communication, full.time_s.communication);
+                  EXPECT_EQ(first.mfu, full.mfu);
+                  EXPECT_EQ(first.comm_dp_s, full.comm_dp_s);
+                } else {
+                  ++unfit;
+                  EXPECT_TRUE(std::isnan(first.time_s.iteration));
+                }
+              }
+    EXPECT_GT(fit, 0);
+    EXPECT_GT(unfit, 0);
+  }
 }

@@ -175,6 +175,12 @@ public:
   /// \param messages false skips listing the messages (out.n_messages = 0; every time and
   /// memory figure is the same): what search does for the layouts it does not keep.
   void evaluate(const Strategy &s, Estimate &out, bool messages = true) const noexcept;
+  /// Memory first, as search judges a layout: the per-GPU memory of `s` (out.memory_bytes,
+  /// out.peak_stage, out.micro_batches, out.fits_memory) from the stages' shards alone; only a
+  /// layout that fits is then timed and costed, exactly as evaluate(s, out, false) would (every
+  /// figure equal). A layout that does not fit has out.time_s.iteration NaN and no other time
+  /// or throughput figure. `s` must pass check(). \returns out.fits_memory.
+  bool evaluate_fitting(const Strategy &s, Estimate &out) const noexcept;
 
   const ModelConfig &model() const { return m_model; }
   const SystemConfig &system() const { return m_system; }
@@ -211,6 +217,8 @@ private:
     double head = 0;                     ///< cross-entropy, embeddings, final LN, head casts
   };
   EagerCosts eager_costs(double micro_batch) const noexcept; // eager.cpp
+  void evaluate_impl(const Strategy &s, Estimate &out, bool messages,
+                     bool memory_first) const noexcept;                  // schedule.cpp
   LayerCost layer_cost(const Strategy &s, double tokens) const noexcept; // layer_cost.cpp
   void memory(const Strategy &s, const StageCost *stages, int n_stages, double tokens,
               double vocab, Estimate &e) const noexcept; // memory.cpp
