@@ -201,7 +201,7 @@ done
 echo "== kernels: GPT-2.7B layer (head size 80, which cuDNN fused attention takes), cublas bf16, fused and unfused attention (-c)"
 for att in fused unfused; do
   "$bin/scalefit-bench" kernels --engine cublas --model "$src/configs/models/gpt-2.7b.yaml" -d bf16 \
-    --attention "$att" -c --peak-tflops 989 --out "$out/kernels.jsonl" | tee "$out/kernels_$att.txt" |
+    --attention "$att" -c --peak-tflops 989 --out "$out/kernels_$att.jsonl" | tee "$out/kernels_$att.txt" |
     grep -E '^# (per-layer|check|note)|attention|attn_|softmax' || status=1
 done
 echo "== kernels --sweep full (bf16, -c)"
