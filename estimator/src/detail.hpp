@@ -19,6 +19,30 @@ struct LayerCost {
   double bwd() const { return gemm_bwd + attn_bwd + mem_bwd; }
 };
 
+/// Everything Estimator::layer_cost reads of a layout (layer_cost.cpp: keep the two in step):
+/// equal keys price one block identically.
+struct LayerCostKey {
+  int tp = 0, micro_batch = 0, cp = 0, ep = 0, expert_tp = 0;
+  bool sp = false;                // effective: sp and tp > 1
+  unsigned recompute_modules = 0; // active ones (Strategy::active_recompute_modules)
+  double moe_imbalance = 0, tokens = 0;
+  Framework framework = Framework::megatron;
+  bool operator==(const LayerCostKey &) const = default;
+};
+
+/// A direct-mapped table of priced blocks for search: layouts that differ only in dp, pp, v,
+/// ZeRO, ... share one block's pricing. Allocation-free once made; not thread-safe.
+struct LayerCostCache {
+  static constexpr std::size_t kSlots = 128;
+  struct Slot {
+    bool used = false;
+    LayerCostKey key;
+    LayerCost cost;
+  };
+  Slot slots[kSlots];
+  long hits = 0, misses = 0;
+};
+
 /// One pipeline stage kind (first, middle, last) for one micro-batch [s] and its state.
 struct StageCost {
   int index = 0;         ///< stage number (0 first, pp-1 last)

@@ -8,6 +8,9 @@
 
 namespace scalefit::estimator {
 
+// Reads of the layout only what LayerCostKey (detail.hpp) holds: tp, sp, micro_batch, cp (and T),
+// the active recompute modules, ep, the expert TP degree, moe_imbalance and framework. A new
+// read must join the key, or search's cache prices layouts with a stale block.
 LayerCost Estimator::layer_cost(const Strategy &st, double T) const noexcept {
   const ModelOps &o = m_ops;
   const ComputePricer &P = m_price;

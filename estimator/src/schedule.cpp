@@ -14,16 +14,52 @@
 namespace scalefit::estimator {
 
 void Estimator::evaluate(const Strategy &st, Estimate &e, bool messages) const noexcept {
-  evaluate_impl(st, e, messages, false);
+  evaluate_impl(st, e, messages, false, nullptr);
 }
 
-bool Estimator::evaluate_fitting(const Strategy &st, Estimate &e) const noexcept {
-  evaluate_impl(st, e, false, true);
+bool Estimator::evaluate_fitting(const Strategy &st, Estimate &e,
+                                 LayerCostCache *cache) const noexcept {
+  evaluate_impl(st, e, false, true, cache);
   return e.fits_memory;
 }
 
-void Estimator::evaluate_impl(const Strategy &st, Estimate &e, bool messages,
-                              bool memory_first) const noexcept {
+namespace {
+/// The block's pricing of `st` at `T` tokens from `cache` when priced before, else `price()`
+/// kept in its slot (replacing the block there).
+template <class Price>
+LayerCost cached_layer_cost(const Strategy &st, double T, LayerCostCache &cache, Price &&price) {
+  LayerCostKey key;
+  key.tp = st.tp;
+  key.micro_batch = st.micro_batch;
+  key.cp = st.cp;
+  key.ep = st.ep;
+  key.expert_tp = st.expert_tp();
+  key.sp = st.sp && st.tp > 1;
+  key.recompute_modules = st.active_recompute_modules();
+  key.moe_imbalance = st.moe_imbalance;
+  key.tokens = T;
+  key.framework = st.framework;
+  std::uint64_t hash = 1469598103934665603ull; // FNV-1a over the integer fields
+  for (const std::uint64_t v :
+       {std::uint64_t(key.tp), std::uint64_t(key.micro_batch), std::uint64_t(key.cp),
+        std::uint64_t(key.ep), std::uint64_t(key.expert_tp), std::uint64_t(key.sp),
+        std::uint64_t(key.recompute_modules), std::uint64_t(key.framework)})
+    hash = (hash ^ v) * 1099511628211ull;
+  LayerCostCache::Slot &slot = cache.slots[hash % LayerCostCache::kSlots];
+  if (slot.used && slot.key == key) {
+    ++cache.hits;
+    return slot.cost;
+  }
+  ++cache.misses;
+  slot.used = true;
+  slot.key = key;
+  slot.cost = price();
+  return slot.cost;
+}
+} // namespace
+
+void Estimator::evaluate_impl(const Strategy &st, Estimate &e, bool messages, bool memory_first,
+                              LayerCostCache *cache) const noexcept {
   const ModelConfig &md = m_model;
   const ComputePricer &P = m_price;
   const double s = md.sequence, h = md.hidden;
@@ -94,7 +130,8 @@ void Estimator::evaluate_impl(const Strategy &st, Estimate &e, bool messages,
   }
 
   // --- One block, one micro-batch (steps 2-3) ---
-  const LayerCost lc = layer_cost(st, T);
+  const LayerCost lc = cache ? cached_layer_cost(st, T, *cache, [&] { return layer_cost(st, T); })
+                             : layer_cost(st, T);
   const double rec_sel = selective ? lc.attn_fwd : 0.0;
   const double rec_mod = lc.rec_mod_gemm + lc.rec_mod_mem; // selective recompute modules
 

@@ -3,7 +3,10 @@
 
 #include "scalefit/core/error.hpp"
 
+#include "detail.hpp"
+
 #include <algorithm>
+#include <memory>
 #include <string>
 
 namespace scalefit::estimator {
@@ -25,6 +28,7 @@ SearchResult search(const Estimator &est, const SearchSpace &space, int top_k) {
   s.global_batch = space.global_batch;
   const int n_all = space.gpus;
   const bool moe = est.model().moe();
+  const auto cache = std::make_unique<LayerCostCache>(); // blocks shared across layouts
   for (int cp = 1; cp <= std::max(1, space.max_cp); cp *= 2) {
   if (n_all % cp != 0)
     break;
@@ -60,7 +64,7 @@ SearchResult search(const Estimator &est, const SearchSpace &space, int top_k) {
                 if (why == Reject::none) {
                   ++r.estimated;
                   // memory first: a layout that does not fit is not timed
-                  if (!est.evaluate_fitting(s, e))
+                  if (!est.evaluate_fitting(s, e, cache.get()))
                     why = Reject::memory;
                 }
                 if (why != Reject::none) {

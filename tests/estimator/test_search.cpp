@@ -4,9 +4,12 @@
 #include "scalefit/core/error.hpp"
 #include "scalefit/estimator/search.hpp"
 
+#include "../../estimator/src/detail.hpp" // LayerCostCache (search's block cache)
+
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <memory>
 
 using namespace scalefit;
 using namespace scalefit::estimator;
@@ -148,5 +151,71 @@ TEST(Search, MemoryFirstMatchesTheFullEstimate) {
               }
     EXPECT_GT(fit, 0);
     EXPECT_GT(unfit, 0);
+  }
+}
+
+// Search's block cache: each layout that fits is looked up right after a neighbour that differs
+// from it in one field the block's pricing reads (tp, sp, micro-batch, cp, recompute modules,
+// ep, expert TP, imbalance, framework) or does not (dp, pp, ZeRO), so a key missing a field
+// would hand it the neighbour's block; every figure must equal the uncached estimate, and the
+// cache must be used (hits) and filled (misses).
+TEST(Search, BlockCacheMatchesTheUncachedEstimate) {
+  for (const char *model : {"qwen3-30b-a3b", "deepseek-v2-lite", "llama3-70b", "gpt-13b"}) {
+    SCOPED_TRACE(model);
+    const Estimator est = make(model, "dgx-h100");
+    const bool moe = est.model().moe();
+    const auto cache = std::make_unique<LayerCostCache>();
+    Estimate plain, cached;
+    const int gpus = 256;
+    int compared = 0;
+    auto same = [&](const Strategy &s) {
+      if (est.check(s, gpus) != Reject::none)
+        return;
+      est.evaluate(s, plain, false);
+      const bool fits = est.evaluate_fitting(s, cached, cache.get());
+      ASSERT_EQ(fits, plain.fits_memory);
+      EXPECT_EQ(cached.memory_bytes.total, plain.memory_bytes.total);
+      if (!fits)
+        return;
+      ++compared;
+      EXPECT_EQ(cached.time_s.iteration, plain.time_s.iteration)
+          << "tp " << s.tp << " sp " << s.sp << " b " << s.micro_batch << " cp " << s.cp
+          << " modules " << s.recompute_modules << " ep " << s.ep << " etp " << s.etp
+          << " imbalance " << s.moe_imbalance << " pytorch " << (s.framework == Framework::pytorch);
+      EXPECT_EQ(cached.time_s.compute, plain.time_s.compute);
+      EXPECT_EQ(cached.terms[1].seconds, plain.terms[1].seconds);
+    };
+    for (int tp : {1, 2, 8})
+      for (int pp : {1, 2, 4})
+        for (int z : {0, 1})
+          for (int b : {1, 2}) {
+            Strategy s;
+            s.global_batch = 1024, s.tp = tp, s.pp = pp, s.zero = z, s.micro_batch = b;
+            s.dp = gpus / (tp * pp), s.sp = tp > 1, s.recompute = Recompute::selective;
+            s.ep = moe ? 8 : 1;
+            same(s);
+            // one field at a time, each right after the base layout
+            auto vary = [&](auto change) {
+              same(s);
+              Strategy v = s;
+              change(v);
+              v.dp = gpus / (v.tp * v.cp * v.pp);
+              same(v);
+            };
+            vary([](Strategy &v) { v.sp = !v.sp; });
+            vary([](Strategy &v) { v.micro_batch = 3 - v.micro_batch; });
+            vary([](Strategy &v) { v.cp = 2; });
+            vary([](Strategy &v) { v.recompute_modules = kRecomputeMlp; });
+            vary([](Strategy &v) { v.recompute = Recompute::full; });
+            vary([](Strategy &v) { v.ep = v.ep == 8 ? 16 : v.ep; });
+            vary([](Strategy &v) { v.etp = 1; });
+            vary([](Strategy &v) { v.moe_imbalance = 1.25; });
+            vary([](Strategy &v) { v.framework = Framework::pytorch; });
+            vary([](Strategy &v) { v.tp = v.tp == 8 ? 4 : 2 * v.tp; });
+            vary([](Strategy &v) { v.zero = 1 - v.zero, v.pp = v.pp == 1 ? 2 : 1; });
+          }
+    EXPECT_GT(compared, 0) << cache->hits << " hits, " << cache->misses << " misses";
+    EXPECT_GT(cache->hits, 0) << compared << " compared, " << cache->misses << " misses";
+    EXPECT_GT(cache->misses, 0);
   }
 }

@@ -155,6 +155,7 @@ struct Estimate {
 
 struct StageCost;   // estimator/src/detail.hpp
 struct LayerCost;   // estimator/src/detail.hpp
+struct LayerCostCache; // estimator/src/detail.hpp
 
 /// Evaluates layouts of one model on one system, in the four steps of DESIGN.md: construction
 /// turns the model into operations (architecture.hpp, once per model); evaluate() divides them by
@@ -179,8 +180,11 @@ public:
   /// out.peak_stage, out.micro_batches, out.fits_memory) from the stages' shards alone; only a
   /// layout that fits is then timed and costed, exactly as evaluate(s, out, false) would (every
   /// figure equal). A layout that does not fit has out.time_s.iteration NaN and no other time
-  /// or throughput figure. `s` must pass check(). \returns out.fits_memory.
-  bool evaluate_fitting(const Strategy &s, Estimate &out) const noexcept;
+  /// or throughput figure. `s` must pass check(). `cache` (search's): one block's priced
+  /// operations kept by what they depend on, reused by the layouts that share it (every figure
+  /// equal to the uncached one). \returns out.fits_memory.
+  bool evaluate_fitting(const Strategy &s, Estimate &out,
+                        LayerCostCache *cache = nullptr) const noexcept;
 
   const ModelConfig &model() const { return m_model; }
   const SystemConfig &system() const { return m_system; }
@@ -217,8 +221,8 @@ private:
     double head = 0;                     ///< cross-entropy, embeddings, final LN, head casts
   };
   EagerCosts eager_costs(double micro_batch) const noexcept; // eager.cpp
-  void evaluate_impl(const Strategy &s, Estimate &out, bool messages,
-                     bool memory_first) const noexcept;                  // schedule.cpp
+  void evaluate_impl(const Strategy &s, Estimate &out, bool messages, bool memory_first,
+                     LayerCostCache *cache) const noexcept;              // schedule.cpp
   LayerCost layer_cost(const Strategy &s, double tokens) const noexcept; // layer_cost.cpp
   void memory(const Strategy &s, const StageCost *stages, int n_stages, double tokens,
               double vocab, Estimate &e) const noexcept; // memory.cpp
