@@ -36,7 +36,7 @@ fit_and_report() {
 }
 
 systems=("$@")
-((${#systems[@]})) || systems=(a100-sxm4-40gb-nvswitch h100-hgx-ib rtx2080ti-pcie h100-sxm-1gpu)
+((${#systems[@]})) || systems=(a100-sxm4-40gb-nvswitch h100-hgx-ib rtx2080ti-pcie h100-sxm-1gpu h200-sxm-1gpu)
 for sys in "${systems[@]}"; do
   rm -f "$ref/$sys/comm.jsonl"
   case $sys in
@@ -81,6 +81,21 @@ for sys in "${systems[@]}"; do
         ingest "$sys" h100-sxm-1gpu 1 "nccl-tests_1gpu_$op.txt"
       done
       fit_and_report "$sys" "Reference: one H100 80GB HBM3 SXM (nccl-tests, kernels)"
+      ;;
+    h200-sxm-1gpu)
+      # the nccl-tests curves (raw/scalefit_<op>.txt, scalefit-bench's own run of the same sizes
+      # that hour, are the side-by-side of tests/data/gpu-h200, not fitted twice)
+      for op in allreduce allgather reducescatter broadcast reduce alltoall sendrecv; do
+        ingest "$sys" h200-sxm-1gpu 1 "nccl-tests_$op.txt"
+      done
+      fit_and_report "$sys" "Reference: one H200 (nccl-tests and scalefit-bench, kernels)"
+      # GPT-2.7B's training step on 8 H200s of a DGX H200, every GEMM and attention kernel priced
+      # by the measured fits (the collectives by the system's spec: one GPU measures no link)
+      "$sf" estimate --system configs/systems/dgx-h200.yaml --fit "$ref/$sys/fit.yaml" \
+        --model configs/models/gpt-2.7b.yaml --dp 8 --tp 1 --pp 1 --zero 1 --global-batch 256 \
+        --json >"$ref/$sys/estimate-gpt-2.7b-dp8.json"
+      fit_and_report "$sys" "Reference: one H200 (nccl-tests and scalefit-bench, kernels)" \
+        "$ref/$sys/estimate-gpt-2.7b-dp8.json"
       ;;
     *) echo "make-reference: unknown system '$sys'" >&2; exit 2 ;;
   esac
