@@ -82,10 +82,13 @@ void Fp8Gemm::run(const void *x, const void *w, void *c, void *workspace,
     const cublasStatus_t st =
         cublasLtMatmul(m_lt, m_op, &alpha, w, m_w, x, m_x, &beta, c, m_c, c, m_c, &m_algos[m_pick],
                        workspace, m_workspace_bytes, stream);
+    if (st == CUBLAS_STATUS_SUCCESS)
+      return;
     if (st == CUBLAS_STATUS_NOT_SUPPORTED && m_pick + 1 < m_algos.size())
       continue; // the next candidate; nothing was enqueued
-    SCALEFIT_CUBLAS_CHECK(st);
-    return;
+    throw_gpu_error("cuBLAS", cublasGetStatusName(st), cublasGetStatusString(st),
+                    "cublasLtMatmul (FP8 E4M3; the heuristic's candidates tried in order)",
+                    __FILE__, __LINE__);
   }
 }
 
