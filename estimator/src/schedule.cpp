@@ -458,10 +458,8 @@ void Estimator::evaluate_impl(const Strategy &st, Estimate &e, bool messages, bo
   e.time_s.communication = m * c.comm + dp[slow].total;
   e.time_s.overlap = m * c.comm_hidden + dp[slow].hidden;
   e.time_s.iteration = pipeline + tail;
-  e.time_s.bubble = std::max(0.0, e.time_s.iteration - (e.time_s.compute +
-                                                         e.time_s.communication -
-                                                         e.time_s.overlap));
-  e.micro_batches = m;
+  e.time_s.bubble = std::max(
+      0.0, e.time_s.iteration - (e.time_s.compute + e.time_s.communication - e.time_s.overlap));
   e.slowest_stage = c.index;
   e.stage_layers[0] = Lf;
   e.stage_layers[1] = p > 2 ? Lm : 0;

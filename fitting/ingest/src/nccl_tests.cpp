@@ -392,13 +392,8 @@ IngestResult read_nccl_tests(const std::string &path, const IngestOptions &opt) 
         cur = nullptr; // the next table belongs to this test
         // The rank list stays: nccl-tests prints it after its banner (`Using devices` starts a
         // new one), scalefit-bench once before its first banner, for every test of the run.
-        std::string stem;
         if (toks.size() > 3) {
-          pending_banner = detail::op_from_binary(toks[3], &stem);
-          // scalefit-bench's own banner: `allreduce (all_reduce_perf)`, scalefit's op name, then
-          // nccl-tests' binary in parentheses.
-          if (!pending_banner && toks.size() > 4 && toks[4].size() > 2 && toks[4].front() == '(')
-            pending_banner = detail::op_from_binary(toks[4].substr(1, toks[4].size() - 2), &stem);
+          pending_banner = detail::op_from_banner(toks);
           if (!pending_banner)
             diag.fail(ln, "op", "unsupported collective '" + toks[3] + "'");
         }

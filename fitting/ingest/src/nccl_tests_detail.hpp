@@ -90,6 +90,10 @@ struct Derived {
 /// "./build/all_reduce_perf_mpi:" -> allreduce (also rccl-tests' names); nullopt if the token is
 /// no `*_perf[_mpi]` binary. `stem` receives the binary's stem even when it is no supported op.
 std::optional<Op> op_from_binary(std::string tok, std::string *stem = nullptr);
+/// The op of a banner's tokens `# Collective test starting: <binary>` (nccl-tests) or
+/// `... starting: <op> (<binary>)` (scalefit-bench: its op name, then nccl-tests' binary in
+/// parentheses); nullopt when neither names a known *_perf binary.
+std::optional<Op> op_from_banner(const std::vector<std::string> &toks);
 
 /// Whether whitespace tokens form a result-table header ("size count type ... time algbw busbw").
 bool is_table_header(const std::vector<std::string> &toks);

@@ -53,6 +53,16 @@ std::optional<Op> op_from_binary(std::string tok, std::string *stem) {
   return parse_op(base);
 }
 
+std::optional<Op> op_from_banner(const std::vector<std::string> &toks) {
+  if (toks.size() < 4)
+    return std::nullopt;
+  if (const auto op = op_from_binary(toks[3]))
+    return op;
+  if (toks.size() > 4 && toks[4].size() > 2 && toks[4].front() == '(')
+    return op_from_binary(toks[4].substr(1, toks[4].size() - 2));
+  return std::nullopt;
+}
+
 bool is_table_header(const std::vector<std::string> &toks) {
   return !toks.empty() && toks[0] == "size" &&
          std::count(toks.begin(), toks.end(), "type") == 1 &&
