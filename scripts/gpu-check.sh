@@ -3,7 +3,9 @@
 # binaries), runs the `gpu` tests (nccl -c sweeps of every op, dtype and placement, with and
 # without -G; cuBLAS and fused attention with -c), then a short comm sweep next to nccl-tests
 # (when all_reduce_perf is on PATH; scalefit in its --nccl-tests mode, samples of nccl-tests' 20
-# operations, and nccl-tests with -n 20 -w 1 stated) and a kernels run, and prints side-by-side
+# operations, and nccl-tests with -n 20 -w 1 stated) and kernels runs (GPT-2.7B fused and unfused,
+# Llama 3 8B with GQA and SwiGLU, Mixtral 8x7B at EP 4 balanced and imbalanced: the grouped
+# GEMMs; the bf16 sweep), each with -c, and prints side-by-side
 # tables:
 #   size | scalefit time(us) algbw busbw | nccl-tests time(us) algbw busbw | time ratio
 # (out-of-place columns of both tools; ratio = scalefit time / nccl-tests time, 1.00 = equal).
@@ -135,7 +137,7 @@ if $dry_run; then
   fi
   if [ -n "$MPIRUN" ]; then need_exe "launcher" "$MPIRUN"
   else missing+=("launcher (no mpirun or mpirun.openmpi on PATH; set MPIRUN)"); echo "MISSING launcher: no mpirun or mpirun.openmpi on PATH (set MPIRUN)"; fi
-  need_file "model (kernels)" "$src/configs/models/gpt-2.7b.yaml"
+  for m in gpt-2.7b llama3-8b mixtral-8x7b; do need_file "model (kernels)" "$src/configs/models/$m.yaml"; done
   need_file "model (test_gpu)" "$src/configs/models/gpt-125m.yaml"
   parent=$(dirname "${OUT_DIR:-gpu-check-x}")
   if [ -d "$parent" ] && [ -w "$parent" ]; then echo "ok      logs: ${OUT_DIR:-gpu-check-<date>} (in $parent)"
@@ -203,6 +205,18 @@ for att in fused unfused; do
   "$bin/scalefit-bench" kernels --engine cublas --model "$src/configs/models/gpt-2.7b.yaml" -d bf16 \
     --attention "$att" -c --peak-tflops 989 --out "$out/kernels_$att.jsonl" | tee "$out/kernels_$att.txt" |
     grep -E '^# (per-layer|check|note)|attention|attn_|softmax' || status=1
+done
+echo "== kernels: Llama 3 8B layer (GQA 32/8 heads, SwiGLU), cublas bf16, fused attention (-c)"
+"$bin/scalefit-bench" kernels --engine cublas --model "$src/configs/models/llama3-8b.yaml" -d bf16 \
+  --attention fused -c --peak-tflops 989 --out "$out/kernels_llama3-8b.jsonl" >"$out/kernels_llama3-8b.txt" 2>&1 ||
+  status=1
+grep -E '^# (per-layer|check)' "$out/kernels_llama3-8b.txt"
+echo "== kernels: Mixtral 8x7B MoE layer at EP 4 (two local experts), balanced and --moe-imbalance 1.5 (grouped GEMMs; -c)"
+for imb in 1 1.5; do
+  "$bin/scalefit-bench" kernels --engine cublas --model "$src/configs/models/mixtral-8x7b.yaml" -d bf16 \
+    --attention fused --ep 4 --moe-imbalance "$imb" -c --peak-tflops 989 \
+    --out "$out/kernels_mixtral-ep4-imb$imb.jsonl" >"$out/kernels_mixtral-ep4-imb$imb.txt" 2>&1 || status=1
+  grep -E '^# (per-layer|check)|expert' "$out/kernels_mixtral-ep4-imb$imb.txt"
 done
 echo "== kernels --sweep full (bf16, -c)"
 "$bin/scalefit-bench" kernels --engine cublas --sweep full -d bf16 -c --out "$out/sweep.jsonl" \
