@@ -34,11 +34,18 @@ double element_bytes(const std::string &dtype) {
   return 4; // tf32, fp32
 }
 
-/// True when a dimension is not a multiple of 16 bytes of elements (no TMA / vectorized path).
-bool odd_shape(const std::string &dtype, double m, double n, double k) {
+/// True when a leading dimension is not a multiple of 16 bytes of elements: no TMA and no
+/// vectorized loads, so cuBLAS falls back to slower kernels (cuBLAS docs, "Tensor Core usage":
+/// leading dimensions multiples of 16 bytes). The GEMM is row-major, C (m x n) = A (m x k) B
+/// (k x n), launched as the column-major C^T = B^T A^T (kernels/src/cublas_engine.cpp): the
+/// leading dimensions are n, k and n, never m. So an odd m (a token count, a GEMV's 1) keeps the
+/// aligned path. Fractional sizes (the estimator's average tokens per expert) are rounded first.
+/// (Until 2026-11-28 an odd m counted too: the H200 sweep's m = 1 GEMV, memory-bound, then set
+/// the odd rate and the all-odd and odd-n shapes came out 30-80% fast; docs/fit-file.md.)
+bool odd_shape(const std::string &dtype, double /*m*/, double n, double k) {
   const double per = 16 / element_bytes(dtype);
-  auto odd = [&](double x) { return std::fmod(x, per) != 0; };
-  return odd(m) || odd(n) || odd(k);
+  auto odd = [&](double x) { return std::fmod(std::round(x), per) != 0; };
+  return odd(n) || odd(k);
 }
 
 /// The two GEMM features of a tile choice: W*sms*Tm*Tn*2*k and W*sms*Tm*Tn*2 [MFLOP].

@@ -14,8 +14,9 @@
 /// k-steps (small-k falloff), ceil() the tile waste of ragged m and n (small-m falloff), W < 1
 /// impossible (one wave is the minimum: under-filled devices). Fractional W, not ceil: cuBLAS on
 /// Hopper splits the last wave (stream-K), measured on H100 (tests/data/kernels). Shapes whose
-/// m, n or k is not a multiple of 16 bytes of elements (V = 50257) cannot use the tensor-memory
-/// path and run on their own pair (R_odd, k0_odd): on H100 bf16 about a fifth of R.
+/// n or k (the leading dimensions of the row-major operands; m never is one) is not a multiple
+/// of 16 bytes of elements (V = 50257) cannot use the tensor-memory path and run on their own
+/// pair (R_odd, k0_odd): on H100 and H200 bf16 about a sixth of R.
 /// Linear in (c0, 1/R, k0/R, 1/R_odd, k0_odd/R_odd): fitted by weighted least squares on
 /// relative error (Eigen), the tile choice iterated to a fixed point.
 ///
@@ -87,7 +88,7 @@ struct ComputeFit {
   double c0_us = 0;        ///< fixed time per kernel [us]
   double tflops = 0;       ///< R: full-wave rate, aligned shapes [TFLOP/s] (gemm, attention)
   double k0 = 0;           ///< per-tile overhead [k elements], aligned shapes
-  double tflops_odd = 0;   ///< R_odd for shapes with a dimension not 16-byte aligned; 0: none fitted
+  double tflops_odd = 0;   ///< R_odd for shapes whose n or k is not 16-byte aligned; 0: none fitted
   double k0_odd = 0;       ///< per-tile overhead, odd shapes
   double gbps = 0;         ///< B: memory-bound bandwidth [GB/s] (softmax, memory)
   ComputeQuality quality;  ///< fit quality
