@@ -43,6 +43,34 @@ struct LayerCostCache {
   long hits = 0, misses = 0;
 };
 
+/// The sizes of one layout that every step of its evaluation reads (Estimator::layout_sizes,
+/// schedule.cpp). Degrees as doubles where formulas divide by them.
+struct LayoutSizes {
+  double s = 0, h = 0;                ///< sequence length, hidden size
+  double b = 1, t = 1, v = 1, cp = 1; ///< micro-batch, TP, interleave, CP
+  double el = 2, k = 1;               ///< bytes per activation element, el / 2
+  double T = 0;                       ///< tokens of a micro-batch on one rank: b s / cp
+  double T_h = 0;         ///< tokens of the hidden region on one rank: T / t with SP, else T
+  double Vp = 0;          ///< vocabulary padded as the framework pads it
+  int m = 0;              ///< micro-batches per iteration on one DP replica
+  int p = 1;              ///< pipeline stages
+  int gpn = 1;            ///< GPUs per node
+  bool sp = false;        ///< sequence parallelism in effect (sp and tp > 1)
+  bool eager = false;     ///< PyTorch eager (Framework::pytorch)
+  bool full = false;      ///< full recompute
+  bool fused = false;     ///< fused (flash) attention
+  bool selective = false; ///< selective recompute of the unfused attention core
+};
+
+/// The model's ends for one micro-batch on the stage holding them [s] (Estimator::ends_cost).
+struct EndsCost {
+  double logits_gemm = 0; ///< the output layer's forward, data and weight gradient GEMMs
+  double xent = 0;        ///< cross-entropy forward and backward (eager: the whole head)
+  double embed = 0;       ///< embedding lookup and its gradient scatter
+  double fnorm = 0;       ///< final norm forward and backward
+  double mtp_proj = 0;    ///< one multi-token-prediction module's 2h x h projection GEMMs
+};
+
 /// One pipeline stage kind (first, middle, last) for one micro-batch [s] and its state.
 struct StageCost {
   int index = 0;         ///< stage number (0 first, pp-1 last)

@@ -94,4 +94,40 @@ DpCost dp_cost(MessageSink &out, const Strategy &st, const DpGroups &groups, dou
   return r;
 }
 
+DataParallel::DataParallel(const Strategy &st, const ModelConfig &md, int gpn, double el)
+    : m_st(st), m_el(el), m_fp8_params(md.fp8 && st.fp8_param_gather) {
+  const int ranks = st.dp * st.cp;
+  const int shard = st.zero >= 1 ? st.shard_ranks() : ranks;
+  m_dense.all = group_shape(ranks, st.tp, gpn);
+  m_dense.shard = group_shape(shard, st.tp, gpn);
+  m_dense.replicas = group_shape(ranks / shard, st.tp * shard, gpn);
+  m_dense.ranks = ranks;
+  m_dense.shard_ranks = shard;
+  // Experts: their gradients meet over the expert-data-parallel ranks (stride etp x ep), and
+  // ZeRO shards their states there (Megatron-Core's expert mesh).
+  const int edp = st.expert_dp();
+  m_experts.all = m_experts.shard = group_shape(edp, st.expert_tp() * st.ep, gpn);
+  m_experts.ranks = m_experts.shard_ranks = edp;
+}
+
+// Bytes per parameter the ZeRO / FSDP parameter all-gathers move: the weight matrices in FP8
+// with --fp8-param-gather (1 B), the rest in the model's dtype.
+double DataParallel::gather_el(const StageCost &c) const {
+  return m_fp8_params && c.params > 0
+             ? (c.matrix_params + (c.params - c.matrix_params) * m_el) / c.params
+             : m_el;
+}
+
+DpCost DataParallel::stage(MessageSink &sink, const StageCost &c, int m, double ov) const {
+  DpCost r = dp_cost(sink, m_st, m_dense, c.params, m_el, gather_el(c), c.layers, m, c.fwd, c.bwd);
+  if (c.expert_params > 0) {
+    const DpCost x = dp_cost(sink, m_st, m_experts, c.expert_params, m_el,
+                             m_fp8_params ? 1.0 : m_el, c.layers, m, c.fwd, c.bwd);
+    r.total += x.total;
+    r.hidden += x.hidden;
+  }
+  r.hidden = ov * std::max(0.0, r.hidden);
+  return r;
+}
+
 } // namespace scalefit::estimator

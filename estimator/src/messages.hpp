@@ -2,6 +2,7 @@
 // them; dp_cost.cpp prices data parallelism's).
 #pragma once
 
+#include "detail.hpp"
 #include "scalefit/estimator/estimator.hpp"
 
 namespace scalefit::estimator {
@@ -94,5 +95,60 @@ struct DpCost {
 /// FSDP (Zhao et al. 2023: per-unit all-gather forward and backward, reduce-scatter, prefetch).
 DpCost dp_cost(MessageSink &out, const Strategy &st, const DpGroups &groups, double params,
                double el, double pel, double layers, int m, double fwd_mb, double bwd_mb);
+
+/// Data parallelism of one layout (dp_cost.cpp): the dense and the expert communicators
+/// (Megatron placement: the dp x cp ranks of a TP group, stride tp; the experts' over the
+/// expert-data-parallel ranks, stride etp x ep, as Megatron-Core's expert mesh) and the bytes
+/// per parameter the parameter all-gathers move (FP8 weight matrices with --fp8-param-gather).
+class DataParallel {
+public:
+  DataParallel(const Strategy &st, const ModelConfig &md, int gpus_per_node, double el);
+  /// DP / ZeRO / FSDP time of stage `c` per iteration [s] and the part hidden behind compute,
+  /// scaled by `overlap_efficiency`; messages recorded when `sink.record` is set. `m`: micro-
+  /// batches per iteration.
+  DpCost stage(MessageSink &sink, const StageCost &c, int m, double overlap_efficiency) const;
+
+private:
+  double gather_el(const StageCost &c) const;
+  const Strategy &m_st;
+  DpGroups m_dense, m_experts;
+  double m_el = 2;
+  bool m_fp8_params = false;
+};
+
+/// The per-micro-batch messages of a pipeline stage (stage_comm.cpp): TP (AllReduce, or with SP
+/// AllGather and ReduceScatter; Korthikanti et al. 2022), CP (Megatron-Core's ring attention),
+/// PP (stage boundaries, forward and backward), EP (MoE token dispatch and combine: all-to-all or
+/// the all-gather dispatcher) and activation offloading over the host link, and what compute
+/// hides of each (TP behind the GEMM each collective feeds, Transformer Engine's userbuffers;
+/// CP behind an attention chunk; EP behind the shared experts or the adjacent micro-batch; the
+/// offload copies beside the blocks), scaled by the system's overlap efficiency. Built once per
+/// layout (the unit prices, the hiding limits); `price` then serves every stage kind.
+class StageComm {
+public:
+  /// `lc`: one block of a micro-batch, priced; `z`: the layout's sizes. Prices through `sink`.
+  StageComm(MessageSink &sink, const Strategy &st, const LayoutSizes &z, const ModelConfig &md,
+            const ModelOps &o, const LayerCost &lc, const ComputePricer &P,
+            const SystemConfig &sys);
+  /// Sets c.comm and c.comm_hidden (one micro-batch [s]) and the estimate's per-parallelism
+  /// totals per iteration (comm_tp_s, comm_cp_s, comm_pp_s, comm_ep_s, comm_offload_s: those of
+  /// the stage priced last); records the stage's messages when `record`.
+  void price(StageCost &c, bool record);
+
+private:
+  MessageSink &sink;
+  const Strategy &st;
+  const ModelOps &o;
+  const LayerCost &lc;
+  bool sp;
+  int m, p;
+  double v, cp;
+  CommGroup g_tp, g_cp, g_pp, g_ep, g_epg;
+  double tp_bytes = 0, kv_bytes = 0, pp_bytes = 0, ep_bytes = 0, ag_bytes = 0;
+  double cp_f = 0, cp_b = 0, cp_hidden_f = 0, cp_hidden_b = 0, ov = 0;
+  double tp_hide_block = 0, tp_hide_rec = 0;
+  double u_ag = 0, u_rs = 0, u_ar = 0, u_pp = 0, u_ep = 0, u_agd = 0, u_rsd = 0;
+  double ep_hide_f = 0, ep_hide_b = 0, off_xfer = 0;
+};
 
 } // namespace scalefit::estimator

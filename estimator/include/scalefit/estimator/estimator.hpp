@@ -156,6 +156,8 @@ struct Estimate {
 struct StageCost;   // estimator/src/detail.hpp
 struct LayerCost;   // estimator/src/detail.hpp
 struct LayerCostCache; // estimator/src/detail.hpp
+struct LayoutSizes;    // estimator/src/detail.hpp
+struct EndsCost;       // estimator/src/detail.hpp
 
 /// Evaluates layouts of one model on one system, in the four steps of DESIGN.md: construction
 /// turns the model into operations (architecture.hpp, once per model); evaluate() divides them by
@@ -223,6 +225,18 @@ private:
   EagerCosts eager_costs(double micro_batch) const noexcept; // eager.cpp
   void evaluate_impl(const Strategy &s, Estimate &out, bool messages, bool memory_first,
                      LayerCostCache *cache) const noexcept;              // schedule.cpp
+  // The steps evaluate_impl runs (stages.cpp): the layout's sizes; its first, middle and last
+  // stage with their shards (returns how many; blocks per stage in `layers`); the model's ends
+  // of a micro-batch; the slowest stage's compute terms; FLOPs and throughput.
+  LayoutSizes layout_sizes(const Strategy &s) const noexcept;
+  int shape_stages(const Strategy &s, const LayoutSizes &z, StageCost *stages,
+                   int *layers) const noexcept;
+  EndsCost ends_cost(const Strategy &s, const LayoutSizes &z) const noexcept;
+  void compute_terms(const Strategy &s, const LayoutSizes &z, const StageCost &slowest,
+                     const LayerCost &lc, const EndsCost &ends, double optimizer_s,
+                     Estimate &e) const noexcept;
+  void throughput(const Strategy &s, const LayoutSizes &z, const StageCost *stages, int n_stages,
+                  Estimate &e) const noexcept;
   LayerCost layer_cost(const Strategy &s, double tokens) const noexcept; // layer_cost.cpp
   void memory(const Strategy &s, const StageCost *stages, int n_stages, double tokens,
               double vocab, Estimate &e) const noexcept; // memory.cpp
