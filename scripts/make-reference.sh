@@ -7,13 +7,15 @@
 #   *.json       example estimates priced by fit.yaml (where a configs/systems file matches)
 #   report/      scalefit report: PNGs, index.html, data/*.json
 # Usage: scripts/make-reference.sh [SYSTEM...]   (default: every system)
-# Environment: BUILD_DIR (default build).
+# Environment: BUILD_DIR (default build); SCALEFIT (the scalefit binary, default
+#   BUILD_DIR/bin/scalefit); REF_DIR (where the systems' folders are, default results/reference;
+#   tests/scripts/reference_fresh_test.sh regenerates a copy); NO_REPORT=1 skips the reports.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
-sf="$BUILD_DIR/bin/scalefit"
+sf=${SCALEFIT:-$BUILD_DIR/bin/scalefit}
 [ -x "$sf" ] || { echo "make-reference: build first ($sf missing): bash scripts/setup.sh" >&2; exit 2; }
-ref=results/reference
+ref=${REF_DIR:-results/reference}
 
 # ingest SYSTEM NAME NNODES LOG: appends the log's records to SYSTEM/comm.jsonl.
 ingest() {
@@ -30,6 +32,7 @@ fit_and_report() {
   "$sf" fit "$ref/$sys/comm.jsonl" "${kernels[@]}" -o "$ref/$sys/fit.yaml" >"$ref/$sys/fit.txt"
   local est=()
   for e in "$@"; do est+=(--estimate "$e"); done
+  [ "${NO_REPORT:-0}" = 1 ] && return 0
   rm -rf "$ref/$sys/report"
   "$sf" report "$ref/$sys/comm.jsonl" "${kernels[@]}" --fit "$ref/$sys/fit.yaml" "${est[@]}" \
     --title "$title" -o "$ref/$sys/report"
