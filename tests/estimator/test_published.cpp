@@ -45,6 +45,7 @@ TEST(PublishedRuns, EverySourceWithinItsRecordedError) {
       {"megatron-bridge-25.09-25.11-moe.jsonl", 0.27, 0.66, 0, 29},
       {"megatron-bridge-26.02-moe.jsonl", 0.18, 0.65, 0, 15},
       {"megatron-bridge-skills-moe-h100.jsonl", 0.16, 0.20, 0, 4},
+      {"dgxc-benchmarking-v25.05.05-h100-gb200.jsonl", 0.15, 0.23, 0, 24},
   };
   int goal_met = 0;
   for (const Bound &b : bounds) {
@@ -77,11 +78,11 @@ TEST(PublishedRuns, EverySourceWithinItsRecordedError) {
 // Every dense run collected is expressible with its own configuration; only mixture-of-experts
 // runs (issue 16) and runs on a system without a file may be skipped, each with its reason.
 TEST(PublishedRuns, DenseRunsAreExpressible) {
-  for (const char *f : {"dgxc-benchmarking-v24.11.1-h100.jsonl", "nemotron4-340b-report.jsonl",
-                        "megatron-core-r0.8-h100-weak-scaling.jsonl",
-                        "megatron-bridge-25.09-25.11-dense.jsonl",
-                        "nemo-long-sequence-llama2-7b-h100.jsonl", "fms-fsdp-llama2-a100.jsonl",
-                        "fsdp-memory.jsonl"}) {
+  for (const char *f :
+       {"dgxc-benchmarking-v24.11.1-h100.jsonl", "nemotron4-340b-report.jsonl",
+        "megatron-core-r0.8-h100-weak-scaling.jsonl", "megatron-bridge-25.09-25.11-dense.jsonl",
+        "nemo-long-sequence-llama2-7b-h100.jsonl", "fms-fsdp-llama2-a100.jsonl",
+        "fsdp-memory.jsonl", "dgxc-benchmarking-v25.05.05-h100-gb200.jsonl"}) {
     const auto runs = load_published_runs(runs_path(f), SCALEFIT_SOURCE_ROOT);
     for (const RunComparison &c : compare_published(runs, SCALEFIT_SOURCE_ROOT))
       EXPECT_TRUE(c.skipped.empty()) << c.run->id << ": " << c.skipped;
@@ -91,8 +92,9 @@ TEST(PublishedRuns, DenseRunsAreExpressible) {
   // NVIDIA sources with their FP8 parameters (Nemotron-4 340B FP8 on 128 GPUs needs them), the
   // fms-fsdp 70B run with FSDP's bf16 block inputs.
   int offloaded = 0, fp8_params = 0;
-  for (const char *f : {"megatron-bridge-25.09-25.11-dense.jsonl",
-                        "dgxc-benchmarking-v24.11.1-h100.jsonl", "fms-fsdp-llama2-a100.jsonl"}) {
+  for (const char *f :
+       {"megatron-bridge-25.09-25.11-dense.jsonl", "dgxc-benchmarking-v24.11.1-h100.jsonl",
+        "fms-fsdp-llama2-a100.jsonl", "dgxc-benchmarking-v25.05.05-h100-gb200.jsonl"}) {
     const auto runs = load_published_runs(runs_path(f), SCALEFIT_SOURCE_ROOT);
     for (const RunComparison &c : compare_published(runs, SCALEFIT_SOURCE_ROOT)) {
       EXPECT_TRUE(c.fits) << c.run->id << ": " << c.estimated_gib << " GiB";
@@ -101,7 +103,7 @@ TEST(PublishedRuns, DenseRunsAreExpressible) {
     }
   }
   EXPECT_EQ(offloaded, 4);
-  EXPECT_EQ(fp8_params, 28 + 35);
+  EXPECT_EQ(fp8_params, 28 + 35 + 12);
   // MoE runs (issue 16): Qwen3 MoE (Qwen3-235B's 94 blocks split as its recipe splits them:
   // the embedding and the loss counted as one block each), DeepSeek-V3 (multi-head latent
   // attention, its recipe's per-chunk pipeline layouts as per-stage block counts, one run with
