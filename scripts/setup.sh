@@ -55,11 +55,30 @@ if $all; then
     fi
   done
 fi
-if ((${#missing[@]})); then
-  cmd="apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends ${missing[*]}"
+# apt waits for the dpkg lock (the deferred install below may hold it) instead of failing.
+apt_install="DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=900 install -y --no-install-recommends"
+# matplotlib (73 packages with Python on a bare Debian 12: 59 s of a first run's 88 s of packages,
+# measured 2026-11-28 in a fresh debootstrap chroot) is needed only by `scalefit report`: when
+# setup builds, it installs in the background while the build runs, and setup waits for it before
+# it ends (issue 18's five-minute first run).
+deferred=()
+if $build && [ "$(id -u)" -eq 0 ]; then
+  for i in "${!missing[@]}"; do
+    if [ "${missing[$i]}" = python3-matplotlib ]; then
+      deferred=(python3-matplotlib)
+      unset 'missing[i]'
+    fi
+  done
+  missing=("${missing[@]}")
+fi
+if ((${#missing[@]})) || ((${#deferred[@]})); then
+  cmd="apt-get update && $apt_install ${missing[*]} ${deferred[*]}"
   if [ "$(id -u)" -eq 0 ]; then
-    echo "setup: installing ${missing[*]}"
-    bash -c "$cmd"
+    apt-get update
+    if ((${#missing[@]})); then
+      echo "setup: installing ${missing[*]}"
+      bash -c "$apt_install ${missing[*]}"
+    fi
   else
     echo "setup: missing Debian packages: ${missing[*]}" >&2
     echo "setup: run as root:  sudo bash -c '$cmd'" >&2
@@ -71,6 +90,12 @@ packages_done=$(date +%s)
 $build || exit 0
 BUILD_DIR=${BUILD_DIR:-build}
 mkdir -p "$BUILD_DIR"
+deferred_pid=
+if ((${#deferred[@]})); then
+  echo "setup: installing ${deferred[*]} in the background while building (log: $BUILD_DIR/apt-deferred.log)"
+  bash -c "$apt_install ${deferred[*]}" >"$BUILD_DIR/apt-deferred.log" 2>&1 &
+  deferred_pid=$!
+fi
 # When the first run started (scripts/main-job.sh prints the time from here to its report).
 first_run=false
 if [ ! -f "$BUILD_DIR/.first-run-start" ]; then
@@ -92,7 +117,7 @@ fetch_cudnn_frontend() {
   [ -n "${CUDNN_FRONTEND_HOME:-}" ] && return 0
   if ! python3 -m pip --version >/dev/null 2>&1; then
     if [ "$(id -u)" -eq 0 ]; then
-      apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends python3-pip
+      apt-get -o DPkg::Lock::Timeout=900 update && bash -c "$apt_install python3-pip"
     else
       echo "setup: python3 -m pip missing: fused attention on the GPU is not built" >&2
       return 0
@@ -150,6 +175,14 @@ else
   cmake --build "$BUILD_DIR" -j "$JOBS" --target scalefit scalefit-bench
 fi
 echo "setup: built into $BUILD_DIR/bin: $(ls "$BUILD_DIR/bin" | tr '\n' ' ')"
+if [ -n "$deferred_pid" ]; then
+  if ! wait "$deferred_pid"; then
+    tail -5 "$BUILD_DIR/apt-deferred.log" >&2
+    echo "setup: installing ${deferred[*]} failed (above; $BUILD_DIR/apt-deferred.log)" >&2
+    exit 1
+  fi
+  echo "setup: ${deferred[*]} installed"
+fi
 # The first run's stages (scripts/main-job.sh prints them with its own): packages, configure+build.
 if $first_run; then
   printf 'packages %d\nbuild %d\n' $((packages_done - setup_started)) $(($(date +%s) - packages_done)) \
