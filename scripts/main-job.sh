@@ -33,7 +33,7 @@ results=("$out/comm.jsonl")
 if [ "$KERNELS_SCALE" != 0 ]; then
   if [ ! -s "$out/kernels.jsonl" ]; then
     mpirun -np 1 "${mpi_args[@]}" "$BUILD_DIR/bin/scalefit-bench" kernels --engine cpu \
-      --model configs/models/gpt-125m.yaml --scale "$KERNELS_SCALE" --max-time 0.5 --system local \
+      --model configs/models/gpt-125m.yaml --scale "$KERNELS_SCALE" --max-time 0.25 --system local \
       --out "$out/kernels.jsonl.part"
     mv "$out/kernels.jsonl.part" "$out/kernels.jsonl"
   fi

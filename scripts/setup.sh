@@ -93,7 +93,8 @@ mkdir -p "$BUILD_DIR"
 deferred_pid=
 if ((${#deferred[@]})); then
   echo "setup: installing ${deferred[*]} in the background while building (log: $BUILD_DIR/apt-deferred.log)"
-  bash -c "$apt_install ${deferred[*]}" >"$BUILD_DIR/apt-deferred.log" 2>&1 &
+  # lowest CPU and I/O priority: the build is the critical path; apt fills its idle moments
+  nice -n 19 ionice -c 2 -n 7 bash -c "$apt_install ${deferred[*]}" >"$BUILD_DIR/apt-deferred.log" 2>&1 &
   deferred_pid=$!
 fi
 # When the first run started (scripts/main-job.sh prints the time from here to its report).
