@@ -133,6 +133,7 @@ struct StrategyArgs {
   std::string pp_layers;
   std::string a2a_matrix = "uniform";
   std::string moe_dispatcher = "alltoall";
+  std::string fp8_recipe = "delayed";
   est::AlltoallMatrix matrix() const {
     return a2a_matrix == "skewed" ? est::AlltoallMatrix::skewed : est::AlltoallMatrix::uniform;
   }
@@ -192,6 +193,13 @@ struct StrategyArgs {
     c->add_flag("--fp8-param-gather", s.fp8_param_gather,
                 "with --dtype fp8: weight matrices kept and all-gathered in FP8 (Megatron-Core; "
                 "Megatron-Bridge's FP8 recipes)");
+    c->add_option("--fp8-recipe", fp8_recipe,
+                  "with --dtype fp8, Megatron-Core --fp8-recipe: delayed (default: each model "
+                  "chunk's forward and backward end in an amax all-reduce over its stage's "
+                  "TP x DP x CP ranks), tensorwise (current scaling, Megatron-Bridge FP8-CS), "
+                  "mxfp8 (FP8-MX) or blockwise")
+        ->check(CLI::IsMember({"delayed", "tensorwise", "mxfp8", "blockwise"}))
+        ->each([this](const std::string &v) { s.fp8_recipe = *est::parse_fp8_recipe(v); });
     if (layout) {
       c->add_option("--dp", s.dp, "data-parallel degree")->check(CLI::Range(1, est::kMaxGpus));
       c->add_option("--tp", s.tp, "tensor-parallel degree")->check(CLI::Range(1, est::kMaxGpus));

@@ -149,6 +149,28 @@ std::optional<MoeDispatcher> parse_moe_dispatcher(const std::string &name) {
   return std::nullopt;
 }
 
+const char *fp8_recipe_name(Fp8Recipe r) {
+  switch (r) {
+  case Fp8Recipe::delayed:
+    return "delayed";
+  case Fp8Recipe::tensorwise:
+    return "tensorwise";
+  case Fp8Recipe::mxfp8:
+    return "mxfp8";
+  case Fp8Recipe::blockwise:
+    return "blockwise";
+  }
+  return "?";
+}
+
+std::optional<Fp8Recipe> parse_fp8_recipe(const std::string &name) {
+  for (Fp8Recipe r :
+       {Fp8Recipe::delayed, Fp8Recipe::tensorwise, Fp8Recipe::mxfp8, Fp8Recipe::blockwise})
+    if (name == fp8_recipe_name(r))
+      return r;
+  return std::nullopt;
+}
+
 namespace {
 struct ModuleName {
   unsigned flag;

@@ -81,6 +81,7 @@ struct StageCost {
   double extra_cp = 0;   ///< ends' compute (embedding, logits, loss) inside fwd+bwd
   double comm = 0;       ///< TP + CP + PP communication of a micro-batch
   double comm_hidden = 0; ///< of which hidden behind compute
+  double amax = 0;        ///< FP8 delayed scaling's amax all-reduces of a micro-batch, in comm
   double params = 0;     ///< dense parameters held by one TP rank
   double expert_params = 0; ///< expert parameters held by one EP x ETP rank
   double matrix_params = 0; ///< weight-matrix parameters (FP8 copies)

@@ -119,7 +119,8 @@ private:
 /// The per-micro-batch messages of a pipeline stage (stage_comm.cpp): TP (AllReduce, or with SP
 /// AllGather and ReduceScatter; Korthikanti et al. 2022), CP (Megatron-Core's ring attention),
 /// PP (stage boundaries, forward and backward), EP (MoE token dispatch and combine: all-to-all or
-/// the all-gather dispatcher) and activation offloading over the host link, and what compute
+/// the all-gather dispatcher), FP8 delayed scaling's amax all-reduces (never hidden) and
+/// activation offloading over the host link, and what compute
 /// hides of each (TP behind the GEMM each collective feeds, Transformer Engine's userbuffers;
 /// CP behind an attention chunk; EP behind the shared experts or the adjacent micro-batch; the
 /// offload copies beside the blocks), scaled by the system's overlap efficiency. Built once per
@@ -143,7 +144,8 @@ private:
   bool sp;
   int m, p;
   double v, cp;
-  CommGroup g_tp, g_cp, g_pp, g_ep, g_epg;
+  CommGroup g_tp, g_cp, g_pp, g_ep, g_epg, g_amax;
+  bool amax_reduce = false; ///< FP8 delayed scaling: amax all-reduces per model chunk
   double tp_bytes = 0, kv_bytes = 0, pp_bytes = 0, ep_bytes = 0, ag_bytes = 0;
   double cp_f = 0, cp_b = 0, cp_hidden_f = 0, cp_hidden_b = 0, ov = 0;
   double tp_hide_block = 0, tp_hide_rec = 0;

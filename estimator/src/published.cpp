@@ -143,6 +143,19 @@ std::vector<PublishedRun> load_published_runs(const std::string &path, const std
     if (s.offload_layers < 0)
       throw InputError("expected an integer >= 0", path, line, "cpu_offloading_num_layers");
     s.fp8_param_gather = field<bool>(j, "fp8_param_gather", false, path, line);
+    // The FP8 recipe as sources print it: Megatron-Bridge's "FP8-CS" (current scaling) and
+    // "FP8-MX", Megatron-Core's names; absent: delayed scaling (Megatron-Core's and NeMo's
+    // default before 2025).
+    const std::string fr = field<std::string>(j, "fp8_recipe", "delayed", path, line);
+    const auto pr = fr == "FP8-CS"   ? std::optional<Fp8Recipe>(Fp8Recipe::tensorwise)
+                    : fr == "FP8-MX" ? std::optional<Fp8Recipe>(Fp8Recipe::mxfp8)
+                    : fr == "FP8-DS" ? std::optional<Fp8Recipe>(Fp8Recipe::delayed)
+                                     : parse_fp8_recipe(fr);
+    if (!pr)
+      throw InputError("expected delayed, tensorwise, mxfp8, blockwise, FP8-CS or FP8-MX, got '" +
+                           fr + "'",
+                       path, line, "fp8_recipe");
+    s.fp8_recipe = *pr;
     // Megatron-Core --moe-token-dispatcher-type, the flex dispatcher by its backend
     // (--moe-flex-dispatcher-backend deepep | hybridep)
     const std::string disp = field<std::string>(j, "moe_token_dispatcher", "alltoall", path, line);

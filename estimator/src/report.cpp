@@ -33,35 +33,35 @@ std::string strategy_label(const Strategy &s) {
 
 namespace {
 nlohmann::json strategy_json(const Strategy &s) {
-  return {
-      {"dp", s.dp},
-      {"tp", s.tp},
-      {"pp", s.pp},
-      {"cp", s.cp},
-      {"ep", s.ep},
-      {"etp", s.expert_tp()},
-      {"moe_dispatcher", moe_dispatcher_name(s.moe_dispatcher)},
-      {"moe_a2a_overlap", s.moe_a2a_overlap},
-      {"first_stage_layers", s.first_stage_layers},
-      {"last_stage_layers", s.last_stage_layers},
-      {"zero_shard", s.shard_ranks()},
-      {"recompute_layers", s.recompute_layers},
-      {"recompute_modules", recompute_modules_name(s.recompute_modules)},
-      {"overlap_param_gather", s.overlap_param_gather},
-      {"fused_ce", s.fused_ce},
-      {"cpu_offloading_num_layers", s.offload_layers},
-      {"fp8_param_gather", s.fp8_param_gather},
-      {"interleave", s.interleave},
-      {"zero", s.zero},
-      {"recompute", recompute_name(s.recompute)},
-      {"sp", s.sp},
-      {"micro_batch", s.micro_batch},
-      {"global_batch", s.batch()},
-      {"bucket_bytes", s.bucket_bytes},
-      {"fp32_grads", s.fp32_grads},
-      {"overlap_dp", s.overlap_dp},
-      {"overlap_tp", s.overlap_tp},
-      {"framework", framework_name(s.framework)}};
+  return {{"dp", s.dp},
+          {"tp", s.tp},
+          {"pp", s.pp},
+          {"cp", s.cp},
+          {"ep", s.ep},
+          {"etp", s.expert_tp()},
+          {"moe_dispatcher", moe_dispatcher_name(s.moe_dispatcher)},
+          {"moe_a2a_overlap", s.moe_a2a_overlap},
+          {"first_stage_layers", s.first_stage_layers},
+          {"last_stage_layers", s.last_stage_layers},
+          {"zero_shard", s.shard_ranks()},
+          {"recompute_layers", s.recompute_layers},
+          {"recompute_modules", recompute_modules_name(s.recompute_modules)},
+          {"overlap_param_gather", s.overlap_param_gather},
+          {"fused_ce", s.fused_ce},
+          {"cpu_offloading_num_layers", s.offload_layers},
+          {"fp8_param_gather", s.fp8_param_gather},
+          {"fp8_recipe", fp8_recipe_name(s.fp8_recipe)},
+          {"interleave", s.interleave},
+          {"zero", s.zero},
+          {"recompute", recompute_name(s.recompute)},
+          {"sp", s.sp},
+          {"micro_batch", s.micro_batch},
+          {"global_batch", s.batch()},
+          {"bucket_bytes", s.bucket_bytes},
+          {"fp32_grads", s.fp32_grads},
+          {"overlap_dp", s.overlap_dp},
+          {"overlap_tp", s.overlap_tp},
+          {"framework", framework_name(s.framework)}};
 }
 } // namespace
 
@@ -182,6 +182,12 @@ std::string estimate_table(const Estimator &est, const Strategy &s, const Estima
                    s.offload_layers, md.layers, est.system().host.bandwidth_gbps, e.comm_offload_s);
   if (md.fp8 && s.fp8_param_gather)
     fmt::format_to(out, "FP8 parameters: weight matrices kept and all-gathered in FP8\n");
+  if (md.fp8)
+    fmt::format_to(out, "FP8 recipe: {}{}\n", fp8_recipe_name(s.fp8_recipe),
+                   s.fp8_recipe == Fp8Recipe::delayed
+                       ? " (each model chunk's amaxes all-reduced after its forward and its "
+                         "backward over the stage's TP x DP x CP ranks, not hidden)"
+                       : "");
   if (s.pp > 1)
     fmt::format_to(out, "pipeline: blocks per stage {} (first), {} (middle), {} (last); slowest "
                         "stage {}\n",

@@ -164,7 +164,7 @@ void Estimator::evaluate_impl(const Strategy &st, Estimate &e, bool messages, bo
     sink.record = true;
     dp_groups.stage(sink, c, m, ov);
   }
-  e.comm_dp_s = dp[slow].total;
+  e.comm_dp_s = dp[slow].total + m * c.amax; // the amax all-reduces span TP x DP x CP
 
   e.time_s.compute = m * (c.fwd + c.bwd) + opt[slow];
   e.time_s.communication = m * c.comm + dp[slow].total;

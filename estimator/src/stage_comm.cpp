@@ -114,6 +114,16 @@ StageComm::StageComm(MessageSink &sink_, const Strategy &st_, const LayoutSizes 
   // memory on a copy stream while the next block runs forward, and come back while the block
   // after it (in backward order) runs backward; what a copy takes beyond that compute is exposed.
   // One copy each way per offloaded block and micro-batch over the GPU's host link.
+  // FP8 delayed scaling (Transformer Engine's DelayedScaling): Megatron-Core runs each model
+  // chunk's blocks in one fp8_autocast whose fp8_group is get_amax_reduction_group(with CP), the
+  // TP x DP x CP ranks of the stage (contiguous in Megatron's order: stride 1). When the chunk's
+  // forward leaves the autocast, and when its backward finishes the first FP8 module, the chunk's
+  // amaxes are all-reduced (MAX) with async_op=False on the compute stream (TE v1.10 fp8.py
+  // reduce_and_update_fp8_tensors): latency-bound messages on the critical path, never hidden.
+  // Current scaling, MXFP8 and blockwise scaling reduce no amax history.
+  amax_reduce = md.fp8 && st.fp8_recipe == Fp8Recipe::delayed;
+  if (amax_reduce)
+    g_amax = group_shape(st.tp * st.cp * st.dp, 1, gpn);
   if (st.offload_layers > 0 && sys.host.bandwidth_gbps > 0) {
     const CommTier &hl = sys.host;
     const double bytes = activation_bytes_per_layer(o, md, st.micro_batch, st.tp, sp,
@@ -197,11 +207,30 @@ void StageComm::price(StageCost &c, bool record) {
     if (st.moe_a2a_overlap) // behind the adjacent micro-batch's blocks, both passes
       ep_hidden = std::min(epc, c.layers * (lc.fwd() + lc.bwd()) + rec * lc.fwd());
   }
+  // FP8 amax all-reduces: one each way per model chunk (v per stage) and micro-batch, of the
+  // chunk's amaxes in fp32: 3 per GEMM forward (input, weight, output), 2 backward (the output
+  // and input gradients), for the block's linear layers (TE fp8_meta scaling_fwd / scaling_bwd).
+  double amax = 0;
+  if (amax_reduce && g_amax.nranks > 1 && c.layers > 0) {
+    const double blocks = c.layers / v; // per model chunk
+    const double bf = 4.0 * 3 * o.n_linear * blocks, bb = 4.0 * 2 * o.n_linear * blocks;
+    if (record) {
+      amax += sink.add(Op::allreduce, Parallelism::dp, "FP8 amax (delayed scaling, forward)", bf,
+                       g_amax, m * v) /
+              m;
+      amax += sink.add(Op::allreduce, Parallelism::dp, "FP8 amax (delayed scaling, backward)", bb,
+                       g_amax, m * v) /
+              m;
+    } else {
+      amax = v * (sink.one(Op::allreduce, g_amax, bf) + sink.one(Op::allreduce, g_amax, bb));
+    }
+  }
   const double n_off = std::min<double>(st.offload_layers, c.layers);
   const double offc = 2 * n_off * off_xfer;
   // copy engines, not SMs: hidden up to the compute beside them
   const double off_hidden = n_off * (std::min(off_xfer, lc.fwd()) + std::min(off_xfer, lc.bwd()));
-  c.comm = tp + cpc + ppc + epc + offc;
+  c.comm = tp + cpc + ppc + epc + offc + amax;
+  c.amax = amax;
   sink.e.comm_ep_s = epc * m;
   sink.e.comm_offload_s = offc * m;
   const double tp_hidden = std::min(tp, c.layers * tp_hide_block + rec * tp_hide_rec);

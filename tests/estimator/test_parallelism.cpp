@@ -1,6 +1,7 @@
 // Step 2 (layout -> shards and messages) and step 4 (schedule, memory) for the parallelisms of
 // issue 14: context parallelism, uneven pipeline stages, ZeRO/FSDP with PP, hybrid sharding,
-// overlapped parameter gather, FP8, fused cross-entropy and PyTorch FSDP memory.
+// overlapped parameter gather, FP8 (with delayed scaling's amax all-reduces), fused cross-entropy
+// and PyTorch FSDP memory.
 #include "helpers.hpp"
 
 #include "scalefit/core/error.hpp"
@@ -197,6 +198,66 @@ TEST(Parallelism, Fp8GemmsAndMemory) {
   } catch (const InputError &e) {
     EXPECT_EQ(e.field(), "--dtype");
   }
+}
+
+// FP8 delayed scaling (Transformer Engine's DelayedScaling, Megatron-Core's default --fp8-recipe):
+// each model chunk's amaxes are all-reduced (MAX) over the stage's TP x DP x CP ranks when its
+// forward leaves the fp8_autocast and when its backward ends, on the compute stream: 2 v blocking
+// all-reduces per micro-batch on every stage, 3 fp32 amaxes per GEMM forward and 2 backward.
+// Current scaling (tensorwise) reduces none; a bf16 model none.
+TEST(Parallelism, Fp8DelayedScalingAllReducesTheAmaxesOfEachChunk) {
+  ModelConfig m = load_model(test_paths::model_path("llama3-70b"));
+  const SystemConfig h100 = load_system(test_paths::system_path("dgx-h100"));
+  const Estimator bf16(m, h100);
+  m.fp8 = true;
+  const Estimator fp8(m, h100);
+  Strategy s;
+  s.tp = 4, s.pp = 4, s.interleave = 5, s.dp = 4, s.cp = 2, s.sp = true, s.zero = 1;
+  s.global_batch = 64;
+  const int mb = 64 / 4, v = 5, blocks = 80 / (4 * v), n_lin = fp8.ops().n_linear;
+  auto amax_messages = [](const Estimate &e, double &seconds) {
+    int n = 0;
+    seconds = 0;
+    for (int i = 0; i < e.n_messages; ++i)
+      if (std::strstr(e.messages[i].what, "amax")) {
+        ++n;
+        seconds += e.messages[i].count * e.messages[i].time_us * 1e-6;
+      }
+    return n;
+  };
+  s.fp8_recipe = Fp8Recipe::delayed;
+  const auto d = run(fp8, s);
+  double t_delayed = 0;
+  ASSERT_EQ(amax_messages(*d, t_delayed), 2);
+  int seen = 0;
+  for (int i = 0; i < d->n_messages; ++i) {
+    const Message &msg = d->messages[i];
+    if (!std::strstr(msg.what, "amax"))
+      continue;
+    ++seen;
+    EXPECT_EQ(msg.op, Op::allreduce);
+    EXPECT_EQ(msg.group.nranks, s.tp * s.cp * s.dp); // the stage's ranks
+    EXPECT_EQ(msg.group.nnodes, 4);
+    EXPECT_DOUBLE_EQ(msg.count, double(mb) * v); // one per chunk and micro-batch
+    const bool forward = std::strstr(msg.what, "forward") != nullptr;
+    EXPECT_DOUBLE_EQ(msg.bytes, 4.0 * (forward ? 3 : 2) * n_lin * blocks);
+  }
+  EXPECT_EQ(seen, 2);
+  s.fp8_recipe = Fp8Recipe::tensorwise;
+  const auto c = run(fp8, s);
+  double t_none = 0;
+  EXPECT_EQ(amax_messages(*c, t_none), 0);
+  // not hidden: communication and the DP-group share grow by exactly the amax all-reduces
+  EXPECT_GT(t_delayed, 0);
+  EXPECT_NEAR(d->time_s.communication - c->time_s.communication, t_delayed, 1e-12);
+  EXPECT_NEAR(d->comm_dp_s - c->comm_dp_s, t_delayed, 1e-12);
+  EXPECT_DOUBLE_EQ(d->time_s.overlap, c->time_s.overlap);
+  EXPECT_GT(d->time_s.iteration, c->time_s.iteration);
+  s.fp8_recipe = Fp8Recipe::delayed;
+  double t_bf16 = 0;
+  EXPECT_EQ(amax_messages(*run(bf16, s), t_bf16), 0);
+  EXPECT_EQ(parse_fp8_recipe("tensorwise"), Fp8Recipe::tensorwise);
+  EXPECT_FALSE(parse_fp8_recipe("FP8-CS")); // the published-runs reader maps Megatron-Bridge's
 }
 
 TEST(Parallelism, FusedCrossEntropyKeepsNoFp32Logits) {

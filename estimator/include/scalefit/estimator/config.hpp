@@ -116,6 +116,19 @@ enum class MoeDispatcher { alltoall, allgather, deepep, hybridep };
 const char *moe_dispatcher_name(MoeDispatcher d);
 /// The dispatcher named `name` (as moe_dispatcher_name prints it), or nullopt.
 std::optional<MoeDispatcher> parse_moe_dispatcher(const std::string &name);
+
+/// How FP8 GEMM inputs are scaled (Megatron-Core --fp8-recipe, Transformer Engine's recipes):
+/// delayed (DelayedScaling: per-tensor scales from an amax history, the amaxes of a model chunk
+/// all-reduced (MAX) at the end of its forward and of its backward over the TP x DP x CP ranks of
+/// its stage: Transformer Engine fp8.py reduce_and_update_fp8_tensors, Megatron-Core
+/// get_amax_reduction_group; Megatron-Core's default and NeMo 1.x/2's before 2025), tensorwise
+/// (Float8CurrentScaling: each tensor's own amax as it is cast; Megatron-Bridge's "FP8-CS"),
+/// mxfp8 (MXFP8BlockScaling on Blackwell; "FP8-MX"), blockwise (Float8BlockScaling).
+enum class Fp8Recipe { delayed, tensorwise, mxfp8, blockwise };
+/// "delayed", "tensorwise", "mxfp8", "blockwise" (Megatron-Core's names).
+const char *fp8_recipe_name(Fp8Recipe r);
+/// The recipe named `name` (as fp8_recipe_name prints it), or nullopt.
+std::optional<Fp8Recipe> parse_fp8_recipe(const std::string &name);
 /// "none", "selective", "full".
 const char *recompute_name(Recompute r);
 
@@ -224,6 +237,10 @@ struct Strategy {
   /// distributed optimizer) instead of bf16 plus an FP8 copy, and are all-gathered in FP8.
   /// Only with FP8 GEMMs.
   bool fp8_param_gather = false;
+  /// FP8 scaling recipe (Megatron-Core --fp8-recipe, default delayed). Only with FP8 GEMMs; under
+  /// delayed scaling each model chunk's forward and backward end in a blocking amax all-reduce
+  /// over its stage's TP x DP x CP ranks (StageComm).
+  Fp8Recipe fp8_recipe = Fp8Recipe::delayed;
   /// PyTorch "pure bf16" (model.to(bfloat16), no fp32 master weights): parameters, gradients and
   /// AdamW moments in bf16, 8 B per parameter (llama-recipes' pure_bf16); else mixed precision.
   bool pure_bf16 = false;
