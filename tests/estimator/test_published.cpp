@@ -44,6 +44,7 @@ TEST(PublishedRuns, EverySourceWithinItsRecordedError) {
       {"fsdp-memory.jsonl", 0, 0, 0.05, 0},
       {"megatron-bridge-25.09-25.11-moe.jsonl", 0.27, 0.66, 0, 29},
       {"megatron-bridge-26.02-moe.jsonl", 0.18, 0.65, 0, 15},
+      {"megatron-bridge-26.x-dense.jsonl", 0.08, 0.16, 0, 42},
       {"megatron-bridge-skills-moe-h100.jsonl", 0.16, 0.20, 0, 4},
       {"dgxc-benchmarking-v25.05.05-h100-gb200.jsonl", 0.15, 0.23, 0, 24},
       {"dgxc-benchmarking-v25.04.02-h100.jsonl", 0.06, 0.17, 0, 68},
@@ -84,7 +85,7 @@ TEST(PublishedRuns, DenseRunsAreExpressible) {
         "megatron-core-r0.8-h100-weak-scaling.jsonl", "megatron-bridge-25.09-25.11-dense.jsonl",
         "nemo-long-sequence-llama2-7b-h100.jsonl", "fms-fsdp-llama2-a100.jsonl",
         "fsdp-memory.jsonl", "dgxc-benchmarking-v25.05.05-h100-gb200.jsonl",
-        "dgxc-benchmarking-v25.04.02-h100.jsonl"}) {
+        "dgxc-benchmarking-v25.04.02-h100.jsonl", "megatron-bridge-26.x-dense.jsonl"}) {
     const auto runs = load_published_runs(runs_path(f), SCALEFIT_SOURCE_ROOT);
     for (const RunComparison &c : compare_published(runs, SCALEFIT_SOURCE_ROOT))
       EXPECT_TRUE(c.skipped.empty()) << c.run->id << ": " << c.skipped;
@@ -97,7 +98,7 @@ TEST(PublishedRuns, DenseRunsAreExpressible) {
   for (const char *f :
        {"megatron-bridge-25.09-25.11-dense.jsonl", "dgxc-benchmarking-v24.11.1-h100.jsonl",
         "fms-fsdp-llama2-a100.jsonl", "dgxc-benchmarking-v25.05.05-h100-gb200.jsonl",
-        "dgxc-benchmarking-v25.04.02-h100.jsonl"}) {
+        "dgxc-benchmarking-v25.04.02-h100.jsonl", "megatron-bridge-26.x-dense.jsonl"}) {
     const auto runs = load_published_runs(runs_path(f), SCALEFIT_SOURCE_ROOT);
     for (const RunComparison &c : compare_published(runs, SCALEFIT_SOURCE_ROOT)) {
       EXPECT_TRUE(c.fits) << c.run->id << ": " << c.estimated_gib << " GiB";
@@ -105,8 +106,8 @@ TEST(PublishedRuns, DenseRunsAreExpressible) {
       fp8_params += c.run->strategy.fp8_param_gather;
     }
   }
-  EXPECT_EQ(offloaded, 4);
-  EXPECT_EQ(fp8_params, 28 + 35 + 12 + 34);
+  EXPECT_EQ(offloaded, 4 + 8);
+  EXPECT_EQ(fp8_params, 28 + 35 + 12 + 34 + 42);
   // MoE runs (issue 16): Qwen3 MoE (Qwen3-235B's 94 blocks split as its recipe splits them:
   // the embedding and the loss counted as one block each), DeepSeek-V3 (multi-head latent
   // attention, its recipe's per-chunk pipeline layouts as per-stage block counts, one run with
