@@ -11,6 +11,7 @@
 #include "scalefit/core/stats.hpp"
 #include "scalefit/core/timing.hpp"
 
+#include <CLI/CLI.hpp>
 #include <mpi.h>
 #include <nlohmann/json.hpp>
 #include <unistd.h>

@@ -4,6 +4,7 @@
 #include "scalefit/core/error.hpp"
 #include "scalefit/core/units.hpp"
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>

