@@ -102,6 +102,9 @@ DpCost dp_cost(MessageSink &out, const Strategy &st, const DpGroups &groups, dou
 /// per parameter the parameter all-gathers move (FP8 weight matrices with --fp8-param-gather).
 class DataParallel {
 public:
+  /// `st` the layout (kept by reference: it must outlive this), `md` the model (FP8 or not),
+  /// `gpus_per_node` for the groups' shapes, `el` bytes per gradient and parameter element of
+  /// the model's dtype (2 for bf16/fp16). Throws nothing.
   DataParallel(const Strategy &st, const ModelConfig &md, int gpus_per_node, double el);
   /// DP / ZeRO / FSDP time of stage `c` per iteration [s] and the part hidden behind compute,
   /// scaled by `overlap_efficiency`; messages recorded when `sink.record` is set. `m`: micro-

@@ -33,6 +33,17 @@ const Message *find(const Estimate &e, Parallelism by, Op op) {
       return &e.messages[i];
   return nullptr;
 }
+/// Llama 3 70B on DGX H100 twice: bf16 GEMMs and FP8 GEMMs (the FP8 tests' pair).
+struct Bf16Fp8 {
+  Estimator bf16, fp8;
+};
+Bf16Fp8 llama70b_bf16_fp8() {
+  ModelConfig m = load_model(test_paths::model_path("llama3-70b"));
+  const SystemConfig h100 = load_system(test_paths::system_path("dgx-h100"));
+  Estimator bf16(m, h100);
+  m.fp8 = true;
+  return {std::move(bf16), Estimator(m, h100)};
+}
 Strategy llama8b(int dp, int cp) {
   Strategy s;
   s.dp = dp, s.cp = cp, s.zero = 1, s.global_batch = 64;
@@ -173,11 +184,7 @@ TEST(Parallelism, OverlapParamGatherHidesTheAllGather) {
 }
 
 TEST(Parallelism, Fp8GemmsAndMemory) {
-  ModelConfig m = load_model(test_paths::model_path("llama3-70b"));
-  const SystemConfig h100 = load_system(test_paths::system_path("dgx-h100"));
-  const Estimator bf16(m, h100);
-  m.fp8 = true;
-  const Estimator fp8(m, h100);
+  const auto [bf16, fp8] = llama70b_bf16_fp8();
   Strategy s;
   s.tp = 8, s.pp = 4, s.dp = 2, s.sp = true, s.zero = 1, s.global_batch = 64;
   const auto a = run(bf16, s), b = run(fp8, s);
@@ -191,7 +198,7 @@ TEST(Parallelism, Fp8GemmsAndMemory) {
   EXPECT_GT(b->memory_bytes.weights, a->memory_bytes.weights);
   EXPECT_LT(b->memory_bytes.activations, a->memory_bytes.activations);
   // no FP8 on an A100: refused naming --dtype
-  const Estimator a100(m, load_system(test_paths::system_path("dgx-a100-80gb")));
+  const Estimator a100(fp8.model(), load_system(test_paths::system_path("dgx-a100-80gb")));
   try {
     a100.validate(s, 0);
     FAIL();
@@ -206,11 +213,7 @@ TEST(Parallelism, Fp8GemmsAndMemory) {
 // all-reduces per micro-batch on every stage, 3 fp32 amaxes per GEMM forward and 2 backward.
 // Current scaling (tensorwise) reduces none; a bf16 model none.
 TEST(Parallelism, Fp8DelayedScalingAllReducesTheAmaxesOfEachChunk) {
-  ModelConfig m = load_model(test_paths::model_path("llama3-70b"));
-  const SystemConfig h100 = load_system(test_paths::system_path("dgx-h100"));
-  const Estimator bf16(m, h100);
-  m.fp8 = true;
-  const Estimator fp8(m, h100);
+  const auto [bf16, fp8] = llama70b_bf16_fp8();
   Strategy s;
   s.tp = 4, s.pp = 4, s.interleave = 5, s.dp = 4, s.cp = 2, s.sp = true, s.zero = 1;
   s.global_batch = 64;
