@@ -134,6 +134,7 @@ struct StrategyArgs {
   std::string a2a_matrix = "uniform";
   std::string moe_dispatcher = "alltoall";
   std::string fp8_recipe = "delayed";
+  std::string attention_backend = "fused";
   est::AlltoallMatrix matrix() const {
     return a2a_matrix == "skewed" ? est::AlltoallMatrix::skewed : est::AlltoallMatrix::uniform;
   }
@@ -161,6 +162,15 @@ struct StrategyArgs {
          "to another node once, not once per routed copy)")
         ->check(CLI::IsMember({"alltoall", "allgather", "deepep", "hybridep"}))
         ->each([this](const std::string &v) { s.moe_dispatcher = *est::parse_moe_dispatcher(v); });
+    c->add_option("--attention-backend", attention_backend,
+                  "attention kernels under Megatron-Core (--attention-backend): fused (cuDNN, "
+                  "Transformer Engine's default on Hopper; default) or flash (FlashAttention-2, "
+                  "also what NVTE_FUSED_ATTN=0 runs); priced by the system's "
+                  "fused_attention_efficiency or flash_attention_efficiency table")
+        ->check(CLI::IsMember({"fused", "flash"}))
+        ->each([this](const std::string &v) {
+          s.attention_backend = *est::parse_attention_backend(v);
+        });
     c->add_option("--alltoallv-matrix", a2a_matrix,
                   "with --fit: the measured alltoallv count matrix that prices the MoE "
                   "dispatch/combine, uniform or skewed (default uniform; then alltoall, then "

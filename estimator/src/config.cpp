@@ -171,6 +171,17 @@ std::optional<Fp8Recipe> parse_fp8_recipe(const std::string &name) {
   return std::nullopt;
 }
 
+const char *attention_backend_name(AttentionBackend b) {
+  return b == AttentionBackend::flash ? "flash" : "fused";
+}
+
+std::optional<AttentionBackend> parse_attention_backend(const std::string &name) {
+  for (AttentionBackend b : {AttentionBackend::fused, AttentionBackend::flash})
+    if (name == attention_backend_name(b))
+      return b;
+  return std::nullopt;
+}
+
 namespace {
 struct ModuleName {
   unsigned flag;
@@ -256,6 +267,8 @@ SystemConfig load_system(const std::string &path) {
                    s.device.attention_bwd_efficiency);
   attention_tables("sdpa_attention_efficiency", s.device.sdpa_fwd_efficiency,
                    s.device.sdpa_bwd_efficiency);
+  attention_tables("flash_attention_efficiency", s.device.flash_fwd_efficiency,
+                   s.device.flash_bwd_efficiency);
   s.device.hbm_efficiency = r.table(dev, "hbm_efficiency", "device.hbm_efficiency");
   const double zero = 0;
   s.device.kernel_launch_us =

@@ -27,8 +27,18 @@ struct LayerCostKey {
   unsigned recompute_modules = 0; // active ones (Strategy::active_recompute_modules)
   double moe_imbalance = 0, tokens = 0;
   Framework framework = Framework::megatron;
+  AttentionBackend attention_backend = AttentionBackend::fused;
   bool operator==(const LayerCostKey &) const = default;
 };
+
+/// The attention kernels `st` runs: PyTorch's SDPA under Framework::pytorch, else Transformer
+/// Engine's backend as --attention-backend selects it.
+inline AttentionKernel attention_kernel(const Strategy &st) {
+  if (st.framework == Framework::pytorch)
+    return AttentionKernel::sdpa;
+  return st.attention_backend == AttentionBackend::flash ? AttentionKernel::flash
+                                                         : AttentionKernel::fused;
+}
 
 /// A direct-mapped table of priced blocks for search: layouts that differ only in dp, pp, v,
 /// ZeRO, ... share one block's pricing. Allocation-free once made; not thread-safe.

@@ -97,10 +97,10 @@ LayerCost Estimator::layer_cost(const Strategy &st, double T) const noexcept {
     const double fl = constants::kCausalFraction * 4 * T * s * heads * d_kernel * dv_ratio *
                       o.attention_work;
     // Transformer Engine's kernels under Megatron-Core; PyTorch SDPA's flash backend otherwise
-    const bool sdpa = st.framework == Framework::pytorch;
+    const AttentionKernel kind = attention_kernel(st);
     const double seq = s / cp;
-    c.attn_fwd = P.attention_s(fl, seq, false, sdpa);
-    c.attn_bwd = P.attention_s(constants::kFlashBackwardFactor * fl, seq, true, sdpa);
+    c.attn_fwd = P.attention_s(fl, seq, false, kind);
+    c.attn_bwd = P.attention_s(constants::kFlashBackwardFactor * fl, seq, true, kind);
   } else {
     // Megatron 2022: scores and context batched GEMMs; softmax (and dropout) through HBM.
     const double S = b * heads * (s / cp) * s; // score elements

@@ -129,12 +129,18 @@ double ComputePricer::mem_n_s(double n, double bytes) const noexcept {
 }
 
 double ComputePricer::attention_s(double flops, double seq, bool backward,
-                                  bool sdpa) const noexcept {
-  if (m_fit_attn)
+                                  AttentionKernel kind) const noexcept {
+  const bool flash_table = !m_dev.flash_fwd_efficiency.steps.empty();
+  if (kind == AttentionKernel::flash && !flash_table)
+    kind = AttentionKernel::fused;
+  if (m_fit_attn && kind != AttentionKernel::flash)
     return kernel_s(m_fit_attn->flops_us(flops) * 1e-6);
   const EfficiencyTable &t =
-      sdpa ? (backward ? m_dev.sdpa_bwd_efficiency : m_dev.sdpa_fwd_efficiency)
-           : (backward ? m_dev.attention_bwd_efficiency : m_dev.attention_fwd_efficiency);
+      kind == AttentionKernel::sdpa
+          ? (backward ? m_dev.sdpa_bwd_efficiency : m_dev.sdpa_fwd_efficiency)
+      : kind == AttentionKernel::flash
+          ? (backward ? m_dev.flash_bwd_efficiency : m_dev.flash_fwd_efficiency)
+          : (backward ? m_dev.attention_bwd_efficiency : m_dev.attention_fwd_efficiency);
   // The constant is a direct measurement inside a PyTorch step (constants.hpp): the sustained
   // factor, derived for the spec tables, does not apply to it.
   if (t.steps.empty())

@@ -165,6 +165,14 @@ std::vector<PublishedRun> load_published_runs(const std::string &path, const std
                        path, line, "moe_token_dispatcher");
     s.moe_dispatcher = *pd;
     s.moe_a2a_overlap = field<bool>(j, "moe_a2a_overlap", false, path, line);
+    // Megatron-Core --attention-backend (Transformer Engine's DotProductAttention backend; the
+    // launch scripts' NVTE_FUSED_ATTN=0 means flash)
+    const std::string ab = field<std::string>(j, "attention_backend", "fused", path, line);
+    const auto pab = parse_attention_backend(ab);
+    if (!pab)
+      throw InputError("expected fused or flash, got '" + ab + "'", path, line,
+                       "attention_backend");
+    s.attention_backend = *pab;
     s.recompute_layers = field<int>(j, "recompute_layers", 0, path, line);
     const std::string rc = field<std::string>(j, "recompute", "none", path, line);
     s.recompute = rc == "full" ? Recompute::full

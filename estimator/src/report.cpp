@@ -26,6 +26,8 @@ std::string strategy_label(const Strategy &s) {
     extra = fmt::format(" ({})", recompute_modules_name(s.recompute_modules)) + extra;
   if (s.offload_layers > 0)
     extra += fmt::format(" cpu-offload={}", s.offload_layers);
+  if (s.attention_backend == AttentionBackend::flash && s.framework == Framework::megatron)
+    extra += " attention=flash";
   return fmt::format("dp={} tp={} pp={} v={} zero={} recompute={}{}{} b={} B={}", s.dp, s.tp,
                      s.pp, s.interleave, s.zero, recompute_name(s.recompute), s.sp ? " sp" : "",
                      extra, s.micro_batch, s.batch());
@@ -51,6 +53,7 @@ nlohmann::json strategy_json(const Strategy &s) {
           {"cpu_offloading_num_layers", s.offload_layers},
           {"fp8_param_gather", s.fp8_param_gather},
           {"fp8_recipe", fp8_recipe_name(s.fp8_recipe)},
+          {"attention_backend", attention_backend_name(s.attention_backend)},
           {"interleave", s.interleave},
           {"zero", s.zero},
           {"recompute", recompute_name(s.recompute)},

@@ -118,10 +118,11 @@ void Estimator::compute_terms(const Strategy &st, const LayoutSizes &z, const St
   e.terms[0] = {"layer GEMMs",
                 m * (nL * (lc.gemm_fwd + lc.gemm_bwd + lc.rec_mod_gemm) + rec * lc.gemm_fwd),
                 gemm_source().c_str()};
-  e.terms[1] = {z.fused ? "attention (fused)" : "attention (unfused)",
+  e.terms[1] = {!z.fused                                         ? "attention (unfused)"
+                : attention_kernel(st) == AttentionKernel::flash ? "attention (flash)"
+                                                                 : "attention (fused)",
                 m * (nL * (lc.attn_fwd + lc.attn_bwd + rec_sel) + rec * lc.attn_fwd),
-                z.fused ? P.fused_source(st.framework == Framework::pytorch).c_str()
-                        : P.src_attn.c_str()};
+                z.fused ? P.fused_source(attention_kernel(st)).c_str() : P.src_attn.c_str()};
   e.terms[2] = {"memory-bound (layers)",
                 m * (nL * (lc.mem_fwd + lc.mem_bwd + lc.rec_mod_mem) + rec * lc.mem_fwd),
                 P.src_mem.c_str()};

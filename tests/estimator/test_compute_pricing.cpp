@@ -123,19 +123,52 @@ TEST(ComputePricing, PyTorchAttentionIsPricedBySdpasTable) {
   const double flops = 1e12, peak = 312e12;
   const double launch = a100.device.kernel_launch_us * 1e-6;
   // s = 4096: 173 TFLOP/s forward + backward x k = 0.7761 -> 0.43 of the peak
-  EXPECT_NEAR(P.attention_s(flops, 4096, false, true), flops / (peak * 0.43) + launch, 1e-12);
-  EXPECT_NEAR(P.attention_s(flops, 4096, true, false), flops / (peak * 0.43) + launch, 1e-12);
-  EXPECT_EQ(P.fused_source(true), "spec:sdpa_attention_table");
+  EXPECT_NEAR(P.attention_s(flops, 4096, false, AttentionKernel::sdpa),
+              flops / (peak * 0.43) + launch, 1e-12);
+  EXPECT_NEAR(P.attention_s(flops, 4096, true, AttentionKernel::fused),
+              flops / (peak * 0.43) + launch, 1e-12);
+  EXPECT_EQ(P.fused_source(AttentionKernel::sdpa), "spec:sdpa_attention_table");
   // a longer sequence runs nearer the peak
-  EXPECT_LT(P.attention_s(flops, 16384, false, true), P.attention_s(flops, 1024, false, true));
+  EXPECT_LT(P.attention_s(flops, 16384, false, AttentionKernel::sdpa),
+            P.attention_s(flops, 1024, false, AttentionKernel::sdpa));
   // dgx-h100: no SDPA table, so PyTorch keeps the measured constant and TE the cuDNN table
   const SystemConfig h100s = load_system(test_paths::system_path("dgx-h100"));
   const ComputePricer H(h100s, DType::bfloat16);
-  EXPECT_NEAR(H.attention_s(flops, 4096, false, true),
+  EXPECT_NEAR(H.attention_s(flops, 4096, false, AttentionKernel::sdpa),
               flops / (989e12 * scalefit::estimator::constants::kFusedAttentionEfficiency) +
                   h100s.device.kernel_launch_us * 1e-6,
               1e-12);
-  EXPECT_LT(H.attention_s(flops, 4096, false, false),
-            0.5 * H.attention_s(flops, 4096, false, true));
-  EXPECT_EQ(H.fused_source(false), "spec:fused_attention_table");
+  EXPECT_LT(H.attention_s(flops, 4096, false, AttentionKernel::fused),
+            0.5 * H.attention_s(flops, 4096, false, AttentionKernel::sdpa));
+  EXPECT_EQ(H.fused_source(AttentionKernel::fused), "spec:fused_attention_table");
+}
+
+// Megatron-Core's --attention-backend flash (Transformer Engine with NVTE_FUSED_ATTN=0): the
+// flash-attn package's FlashAttention-2 kernels, priced by flash_attention_efficiency (dgx-h100:
+// FlashAttention-3 paper Fig. 5(d), FA2 forward 319 TFLOP/s at 4k), scaled by the sustained
+// efficiency as every table; a system without that table prices it as fused, a fit of measured
+// (cuDNN) attention does not price it.
+TEST(ComputePricing, FlashBackendIsPricedByTheFlashAttentionTable) {
+  const SystemConfig h100 = load_system(test_paths::system_path("dgx-h100"));
+  ASSERT_FALSE(h100.device.flash_fwd_efficiency.steps.empty());
+  const ComputePricer H(h100, DType::bfloat16);
+  const double flops = 1e12, launch = h100.device.kernel_launch_us * 1e-6;
+  const double sus = h100.device.sustained_efficiency;
+  EXPECT_NEAR(H.attention_s(flops, 4096, false, AttentionKernel::flash),
+              flops / (989e12 * 0.323 * sus) + launch, 1e-12);
+  EXPECT_NEAR(H.attention_s(flops, 4096, true, AttentionKernel::flash),
+              flops / (989e12 * 0.313 * sus) + launch, 1e-12);
+  // cuDNN's fused attention is 0.524 / 0.323 = 1.6x faster at 4k on H100
+  EXPECT_NEAR(H.attention_s(flops, 4096, false, AttentionKernel::flash) - launch,
+              (0.524 / 0.323) *
+                  (H.attention_s(flops, 4096, false, AttentionKernel::fused) - launch),
+              1e-12);
+  EXPECT_EQ(H.fused_source(AttentionKernel::flash), "spec:flash_attention_table");
+  // B200 has no FlashAttention-2 table: flash is priced (and labelled) as fused
+  const SystemConfig b200 = load_system(test_paths::system_path("dgx-b200"));
+  ASSERT_TRUE(b200.device.flash_fwd_efficiency.steps.empty());
+  const ComputePricer B(b200, DType::bfloat16);
+  EXPECT_EQ(B.attention_s(flops, 4096, false, AttentionKernel::flash),
+            B.attention_s(flops, 4096, false, AttentionKernel::fused));
+  EXPECT_EQ(B.fused_source(AttentionKernel::flash), B.fused_source(AttentionKernel::fused));
 }

@@ -75,6 +75,9 @@ struct DeviceConfig {
   /// FlashAttention-2 kernels), same units; the tables Framework::pytorch prices with. Empty:
   /// constants::kFusedAttentionEfficiency (a PyTorch step measured on H100).
   EfficiencyTable sdpa_fwd_efficiency, sdpa_bwd_efficiency;
+  /// FlashAttention-2 kernels as Transformer Engine runs them under Megatron-Core's
+  /// --attention-backend flash (or NVTE_FUSED_ATTN=0), same units. Empty: the fused tables.
+  EfficiencyTable flash_fwd_efficiency, flash_bwd_efficiency;
   double kernel_launch_us = 0; ///< fixed cost per kernel (Cheng et al.'s k1 dispatch share)
   /// Fraction of the isolated-kernel rates a device sustains inside a training step (clocks under
   /// sustained power, kernels sharing the GPU with communication): multiplies every spec-table
@@ -129,6 +132,16 @@ enum class Fp8Recipe { delayed, tensorwise, mxfp8, blockwise };
 const char *fp8_recipe_name(Fp8Recipe r);
 /// The recipe named `name` (as fp8_recipe_name prints it), or nullopt.
 std::optional<Fp8Recipe> parse_fp8_recipe(const std::string &name);
+/// Which kernels run the attention core under Megatron-Core (--attention-backend; Transformer
+/// Engine's DotProductAttention): fused (cuDNN's fused attention, what TE selects on Hopper and
+/// newer by default) or flash (the flash-attn package's FlashAttention-2 kernels, also what TE
+/// runs when NVTE_FUSED_ATTN=0). PyTorch (Framework::pytorch) runs its own SDPA either way.
+enum class AttentionBackend { fused, flash };
+/// "fused" or "flash" (Megatron-Core's names).
+const char *attention_backend_name(AttentionBackend b);
+/// The backend named `name` (as attention_backend_name prints it), or nullopt.
+std::optional<AttentionBackend> parse_attention_backend(const std::string &name);
+
 /// "none", "selective", "full".
 const char *recompute_name(Recompute r);
 
@@ -241,6 +254,9 @@ struct Strategy {
   /// delayed scaling each model chunk's forward and backward end in a blocking amax all-reduce
   /// over its stage's TP x DP x CP ranks (StageComm).
   Fp8Recipe fp8_recipe = Fp8Recipe::delayed;
+  /// The attention core's kernels under Megatron-Core (priced by the system's flash or fused
+  /// attention tables); ignored for Framework::pytorch (SDPA).
+  AttentionBackend attention_backend = AttentionBackend::fused;
   /// PyTorch "pure bf16" (model.to(bfloat16), no fp32 master weights): parameters, gradients and
   /// AdamW moments in bf16, 8 B per parameter (llama-recipes' pure_bf16); else mixed precision.
   bool pure_bf16 = false;

@@ -14,6 +14,10 @@
 
 namespace scalefit::estimator {
 
+/// The attention kernels a step runs: Transformer Engine's fused (cuDNN) or flash
+/// (FlashAttention-2) backend under Megatron-Core, or PyTorch's scaled_dot_product_attention.
+enum class AttentionKernel { fused, flash, sdpa };
+
 /// Prices GEMMs, batched GEMMs, fused attention and memory-bound kernels [s]. All methods are
 /// noexcept and allocation-free; a kernel never takes less than the calibrated dispatch floor,
 /// and each pays the system's launch gap (Cheng et al. 2024's k1).
@@ -51,13 +55,24 @@ public:
   /// `n` memory-bound kernels moving `bytes` [B] in all, priced as n of bytes / n each [s].
   double mem_n_s(double n, double bytes) const noexcept;
   /// One fused attention kernel of `flops` FLOPs (causal half counted) over sequences of `seq`
-  /// tokens, forward or backward [s]: the attention fit, else the system's table at `seq` —
-  /// fused_attention_efficiency for Transformer Engine (`sdpa` false), sdpa_attention_efficiency
-  /// for PyTorch's scaled_dot_product_attention (`sdpa` true) — else, without that table,
-  /// constants::kFusedAttentionEfficiency of the 16-bit peak.
-  double attention_s(double flops, double seq, bool backward, bool sdpa = false) const noexcept;
-  /// Label of what prices fused attention for Transformer Engine or (`sdpa`) PyTorch SDPA.
-  const std::string &fused_source(bool sdpa) const { return sdpa ? src_sdpa : src_fused; }
+  /// tokens, forward or backward [s], by `kind`:
+  /// - fused (Transformer Engine's cuDNN attention): the attention fit, else
+  ///   fused_attention_efficiency at `seq`;
+  /// - flash (FlashAttention-2): flash_attention_efficiency at `seq` (a fit of measured fused
+  ///   kernels does not price it), else as fused;
+  /// - sdpa (PyTorch's scaled_dot_product_attention): the attention fit, else
+  ///   sdpa_attention_efficiency at `seq`;
+  /// a table missing everywhere: constants::kFusedAttentionEfficiency of the 16-bit peak. Table
+  /// prices are scaled by sustained_efficiency.
+  double attention_s(double flops, double seq, bool backward,
+                     AttentionKernel kind = AttentionKernel::fused) const noexcept;
+  /// Label of what prices attention of `kind`.
+  const std::string &fused_source(AttentionKernel kind) const {
+    return kind == AttentionKernel::sdpa ? src_sdpa
+           : kind == AttentionKernel::flash && !m_dev.flash_fwd_efficiency.steps.empty()
+               ? src_flash
+               : src_fused;
+  }
   /// A kernel of `gpu_s` [s] on the GPU with the dispatch floor and launch gap [s].
   double kernel_s(double gpu_s) const noexcept;
 
@@ -77,7 +92,8 @@ public:
               src_bgemm = "spec:gemm_efficiency", src_ggemm = "spec:gemm_efficiency",
               src_mem = "spec:hbm_efficiency", src_attn = "spec:gemm_efficiency",
               src_fused = "spec:fused_attention_efficiency",
-              src_sdpa = "spec:fused_attention_efficiency";
+              src_sdpa = "spec:fused_attention_efficiency",
+              src_flash = "spec:flash_attention_table";
 
 private:
   std::optional<fitting::ComputeFit> m_fit_gemm, m_fit_gemm8, m_fit_bgemm, m_fit_mem, m_fit_attn;
