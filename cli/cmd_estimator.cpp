@@ -298,8 +298,17 @@ struct StrategyArgs {
 
 est::Estimator make_estimator(const std::string &system_path, const std::string &fit_path,
                               const est::ModelConfig &model,
-                              est::AlltoallMatrix matrix = est::AlltoallMatrix::uniform) {
+                              est::AlltoallMatrix matrix = est::AlltoallMatrix::uniform,
+                              int nvlink_domain = 0) {
   est::SystemConfig sys = est::load_system(system_path);
+  if (nvlink_domain > 0) {
+    if (nvlink_domain > sys.gpus_per_node)
+      throw InputError("an NVLink domain of " + std::to_string(nvlink_domain) +
+                           " GPUs: at most the system's gpus_per_node, " +
+                           std::to_string(sys.gpus_per_node),
+                       system_path, 0, "--nvlink-domain");
+    sys = est::with_nvlink_domain(sys, nvlink_domain);
+  }
   std::shared_ptr<const est::CommModel> comm = std::make_shared<est::SpecCommModel>(sys);
   fitting::FitFilePtr fit;
   if (!fit_path.empty()) {
@@ -325,10 +334,11 @@ struct EstimateCmd {
   int gpus = 0;
   int global_batch = 0;
   int scale_to = 0;
+  int nvlink_domain = 0;
   bool json = false;
   void run() {
     const est::ModelConfig m = model.build();
-    est::Estimator e = make_estimator(system, fit, m, strat.matrix());
+    est::Estimator e = make_estimator(system, fit, m, strat.matrix(), nvlink_domain);
     est::Strategy s = strat.build();
     s.global_batch = global_batch > 0 ? global_batch : m.global_batch;
     e.validate(s, gpus);
@@ -355,10 +365,11 @@ struct SearchCmd {
   ModelArgs model;
   StrategyArgs strat;
   int gpus = 0, global_batch = 0, top = 10, max_tp = 0, max_cp = 8, max_ep = 64;
+  int nvlink_domain = 0;
   bool json = false;
   void run() {
     const est::ModelConfig m = model.build();
-    est::Estimator e = make_estimator(system, fit, m, strat.matrix());
+    est::Estimator e = make_estimator(system, fit, m, strat.matrix(), nvlink_domain);
     est::SearchSpace space;
     space.base = strat.build();
     space.gpus = gpus;
@@ -541,6 +552,11 @@ void add_estimator_commands(CLI::App &app) {
   ce->add_option("--scale-to", estimate->scale_to,
                  "also scale the layout to this many GPUs by growing dp (Cheng et al.)")
       ->check(CLI::Range(1, est::kMaxGpus));
+  ce->add_option("--nvlink-domain", estimate->nvlink_domain,
+                 "GPUs per NVLink domain as the job is scheduled, when fewer than the system's "
+                 "gpus_per_node (a GB200 NVL72 rack in 64-GPU blocks: --segment=16 trays); the "
+                 "inter-node bandwidth per domain scales with it")
+      ->check(CLI::Range(1, est::kMaxGpus));
   ce->add_flag("--json", estimate->json, "print JSON instead of a table");
   ce->callback([estimate] { estimate->run(); });
 
@@ -557,6 +573,11 @@ void add_estimator_commands(CLI::App &app) {
   cs->add_option("--global-batch", srch->global_batch, "global batch B (default: the model's)")
       ->check(CLI::Range(1, 1 << 30));
   cs->add_option("--top", srch->top, "how many layouts to print")->check(CLI::Range(1, 1 << 20));
+  cs->add_option("--nvlink-domain", srch->nvlink_domain,
+                 "GPUs per NVLink domain as the job is scheduled, when fewer than the system's "
+                 "gpus_per_node (a GB200 NVL72 rack in 64-GPU blocks: --segment=16 trays); the "
+                 "inter-node bandwidth per domain scales with it")
+      ->check(CLI::Range(1, est::kMaxGpus));
   cs->add_option("--max-cp", srch->max_cp, "largest CP degree to try (powers of 2; 1 = none)")
       ->check(CLI::Range(1, 1 << 16));
   cs->add_option("--max-ep", srch->max_ep,

@@ -289,4 +289,15 @@ SystemConfig load_system(const std::string &path) {
   return s;
 }
 
+SystemConfig with_nvlink_domain(const SystemConfig &system, int domain) {
+  if (domain < 1 || domain > system.gpus_per_node)
+    throw InputError("an NVLink domain of " + std::to_string(domain) + " GPUs: expected 1 to " +
+                         std::to_string(system.gpus_per_node) + " (the system's gpus_per_node)",
+                     system.name, 0, "nvlink_domain");
+  SystemConfig s = system;
+  s.inter.bandwidth_gbps = system.inter.bandwidth_gbps * domain / system.gpus_per_node;
+  s.gpus_per_node = domain;
+  return s;
+}
+
 }  // namespace scalefit::estimator

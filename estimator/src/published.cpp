@@ -226,6 +226,10 @@ std::vector<PublishedRun> load_published_runs(const std::string &path, const std
     s.first_stage_layers = field<int>(j, "first_stage_layers", s.first_stage_layers, path, line);
     s.last_stage_layers = field<int>(j, "last_stage_layers", s.last_stage_layers, path, line);
     r.gpus = field<int>(j, "gpus", 0, path, line);
+    // GPUs per NVLink domain as scheduled (a rack cut by Slurm segments); 0 = the system's
+    r.nvlink_domain = field<int>(j, "nvlink_domain", 0, path, line);
+    if (r.nvlink_domain < 0 || r.nvlink_domain > kMaxGpus)
+      throw InputError("expected a GPU count >= 1", path, line, "nvlink_domain");
     r.iteration_s = field<double>(j, "iteration_time_s", 0.0, path, line);
     r.no_time = field<bool>(j, "no_time", false, path, line);
     if (!(r.iteration_s > 0) || !std::isfinite(r.iteration_s))
@@ -271,7 +275,17 @@ std::vector<RunComparison> compare_published(const std::vector<PublishedRun> &ru
     if (it == systems.end())
       it = systems.emplace(r.system, load_system((std::filesystem::path(root) / r.system).string()))
                .first;
-    Estimator est(r.model, it->second);
+    SystemConfig system = it->second;
+    if (r.nvlink_domain > 0) {
+      try {
+        system = with_nvlink_domain(system, r.nvlink_domain);
+      } catch (const InputError &e) {
+        c.skipped = std::string("system: ") + e.what() + " (nvlink_domain)";
+        out.push_back(c);
+        continue;
+      }
+    }
+    Estimator est(r.model, system);
     if (compute && r.system == compute_system)
       est.use_compute(*compute);
     try {

@@ -17,7 +17,13 @@ StageComm::StageComm(MessageSink &sink_, const Strategy &st_, const LayoutSizes 
   const int gpn = z.gpn;
   g_tp = group_shape(st.tp, 1, gpn);
   g_cp = group_shape(st.cp, st.tp, gpn);
-  g_pp = group_shape(2, st.tp * st.cp * st.dp, gpn);
+  // A stage boundary: two ranks stride tp cp dp apart. When the pp stages do not fit in one
+  // node (NVLink domain) together, some boundaries cross nodes, and the stage sending over the
+  // NICs paces the whole pipeline (every micro-batch crosses every boundary): price every
+  // boundary so.
+  const int pp_stride = st.tp * st.cp * st.dp;
+  g_pp = std::int64_t{pp_stride} * st.pp > gpn ? group_shape(2, std::max(pp_stride, gpn), gpn)
+                                               : group_shape(2, pp_stride, gpn);
   tp_bytes = T * h * el;
   // (MLA: the per-head keys of nope + rope and values of v_dim, as Megatron-Core's ring
   // attention passes them; not the latents)

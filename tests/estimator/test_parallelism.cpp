@@ -525,3 +525,48 @@ TEST(Parallelism, FlashAttentionBackendPricesOnlyTheAttentionCore) {
   // the same layout again, fused: not served the flash block from the cache
   EXPECT_DOUBLE_EQ(run(est, fused)->terms[1].seconds, a->terms[1].seconds);
 }
+
+// Pipeline stage boundaries: while the pp stages fit in one node together (pp x tp cp dp <= GPUs
+// per node) every boundary is NVLink; once they do not, some boundary crosses nodes, and the
+// stage that sends over the NICs paces every micro-batch, so the boundary is priced inter-node
+// (a GB200 NVL72 job with tp 4 cp 2 dp 2 pp 8 spans two 64-GPU domains).
+TEST(Parallelism, PipelineBoundariesCrossNodesOnceTheStagesSpanThem) {
+  const Estimator est = make("llama3-8b");
+  Strategy one_node;
+  one_node.tp = 2, one_node.pp = 4, one_node.global_batch = 64;
+  Strategy two_nodes = one_node;
+  two_nodes.pp = 8;
+  const auto a = run(est, one_node), b = run(est, two_nodes);
+  const Message *pa = find(*a, Parallelism::pp, Op::sendrecv);
+  const Message *pb = find(*b, Parallelism::pp, Op::sendrecv);
+  ASSERT_NE(pa, nullptr);
+  ASSERT_NE(pb, nullptr);
+  EXPECT_EQ(pa->group.nnodes, 1);
+  EXPECT_EQ(pa->group.ranks_per_node, 2);
+  EXPECT_EQ(pb->group.nnodes, 2);
+  EXPECT_EQ(pb->group.ranks_per_node, 1);
+  EXPECT_DOUBLE_EQ(pa->bytes, pb->bytes);
+  EXPECT_GT(pb->time_us, 2 * pa->time_us); // a 50 GB/s NIC share against NVLink
+}
+
+// A rack cut into smaller NVLink domains (Slurm --segment): gpus_per_node becomes the domain, the
+// per-GPU NIC share stays (inter bandwidth per domain scales with it), out-of-range is refused.
+TEST(Parallelism, NvlinkDomainCutsTheRackKeepingEachGpusNicShare) {
+  const SystemConfig nvl72 = load_system(test_paths::system_path("gb200-nvl72"));
+  const SystemConfig seg = with_nvlink_domain(nvl72, 64);
+  EXPECT_EQ(seg.gpus_per_node, 64);
+  EXPECT_DOUBLE_EQ(seg.inter.bandwidth_gbps / 64, nvl72.inter.bandwidth_gbps / 72);
+  EXPECT_DOUBLE_EQ(seg.intra.bandwidth_gbps, nvl72.intra.bandwidth_gbps);
+  EXPECT_THROW(with_nvlink_domain(nvl72, 0), InputError);
+  EXPECT_THROW(with_nvlink_domain(nvl72, 73), InputError);
+  // 8 pipeline stages of 16 ranks: 128 GPUs over two 64-GPU domains, a boundary over the NICs
+  ModelConfig m = load_model(test_paths::model_path("llama3-8b"));
+  m.layers = 32;
+  Strategy s;
+  s.tp = 4, s.cp = 2, s.dp = 2, s.pp = 8, s.global_batch = 64;
+  Estimate e;
+  Estimator(m, seg).evaluate(s, e);
+  const Message *pp = find(e, Parallelism::pp, Op::sendrecv);
+  ASSERT_NE(pp, nullptr);
+  EXPECT_EQ(pp->group.nnodes, 2);
+}

@@ -20,6 +20,9 @@ struct PublishedRun {
   ModelConfig model;       ///< the model as run
   Strategy strategy;       ///< the layout as run
   int gpus = 0;            ///< GPUs of the run
+  /// GPUs per NVLink domain as the run was scheduled, when fewer than the system's
+  /// gpus_per_node (with_nvlink_domain); 0 = the system's.
+  int nvlink_domain = 0;
   double iteration_s = 0;  ///< published iteration time [s]
   double memory_gib = 0;   ///< published memory per GPU [GiB]; 0 when not published
   bool no_time = false;    ///< the source publishes memory only (iteration_s is a placeholder)
