@@ -290,7 +290,7 @@ SystemConfig load_system(const std::string &path);
 /// scheduled in smaller blocks, e.g. a GB200 NVL72 rack used as 64-GPU domains by Slurm's
 /// `--segment=16` (16 of its 18 compute trays, NVIDIA DGX Cloud benchmarking's launchers). The
 /// NICs are per GPU, so the inter-node bandwidth of a "node" (one domain) scales by domain /
-/// gpus_per_node; device and links are unchanged. 	hrows InputError (field "nvlink_domain")
+/// gpus_per_node; device and links are unchanged. \throws InputError (field "nvlink_domain")
 /// unless 1 <= domain <= gpus_per_node.
 SystemConfig with_nvlink_domain(const SystemConfig &system, int domain);
 
