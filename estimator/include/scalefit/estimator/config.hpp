@@ -76,7 +76,9 @@ struct DeviceConfig {
   /// constants::kFusedAttentionEfficiency (a PyTorch step measured on H100).
   EfficiencyTable sdpa_fwd_efficiency, sdpa_bwd_efficiency;
   /// FlashAttention-2 kernels as Transformer Engine runs them under Megatron-Core's
-  /// --attention-backend flash (or NVTE_FUSED_ATTN=0), same units. Empty: the fused tables.
+  /// --attention-backend flash (or NVTE_FUSED_ATTN=0): fraction of the 16-bit peak by sequence
+  /// length of one call, forward (causal FLOPs) and backward, as the fused tables (dgx-h100: the
+  /// FlashAttention-3 paper's FA2 rates, Shah et al. 2024 Fig. 5(d)). Empty: the fused tables.
   EfficiencyTable flash_fwd_efficiency, flash_bwd_efficiency;
   double kernel_launch_us = 0; ///< fixed cost per kernel (Cheng et al.'s k1 dispatch share)
   /// Fraction of the isolated-kernel rates a device sustains inside a training step (clocks under
