@@ -3,7 +3,8 @@
 // - pasted through a mail archive's HTML (`<p>...<br>` lines, escaped characters);
 // - the rank count only in the launch line (srun -N2 over a backslash continuation, a wrapped
 //   mpirun_rsh command, the command in its own block before the output);
-// - two tests in one paste without their title lines, told apart by their column headers.
+// - two tests in one paste without their title lines, told apart by their column headers;
+// - a vendor's docs page: each command in its own code fence, the results as Markdown tables.
 // Expected values are read off the files by eye.
 #include "scalefit/ingest/ingest.hpp"
 
@@ -188,4 +189,49 @@ TEST(OsuPastes, CommandLineStartsAfterThePromptAndNeverInProse) {
   EXPECT_EQ(command("bare.txt", "./osu_latency"), "./osu_latency");
   // a remark that mentions a launcher further on is not a command either
   EXPECT_EQ(command("remark.txt", "# source: a post whose srun line ran osu_latency"), "");
+}
+
+// ---- 5. Markdown tables ----
+
+// Azure's HC-series performance page (2019): `mpirun_rsh -np 2 -hostfile ...` in a code fence,
+// the title in prose ("OSU MPI Bandwidth Test v5.4.3."), the results as a Markdown table with an
+// extra Gb/s column. Before: "no OSU result table found". Its perftest table (#bytes) is no OSU
+// table; its osu_latency table (three MPI libraries side by side) is not read, and said so.
+TEST(OsuPastes, MarkdownTablesOfADocsPage) {
+  const std::string f =
+      real("osu_latency+bw_v5.4.3_azure-hc-docs_mpirun_rsh-hostfile_markdown-tables.md");
+  const auto r = read_osu(f);
+  ASSERT_EQ(r.measurements.size(), 22u); // osu_bw, 2 B .. 4 MiB
+  for (const auto &m : r.measurements)
+    EXPECT_EQ(m.method, "osu_bw");
+  EXPECT_EQ(r.context.versions.at("osu"), "5.4.3"); // the prose's full stop is not the version
+  EXPECT_EQ(r.context.nranks, 2);
+  // the file's first osu_* command (osu_latency's), as for every paste
+  EXPECT_EQ(r.context.command_line.find("./bin/mpirun_rsh -np 2 -hostfile"), 0u)
+      << r.context.command_line;
+  // the hosts are in ~/hostfile; "CORE" of MV2_CPU_MAPPING=[INSERT CORE #] is no host
+  EXPECT_EQ(source(r, "nnodes_from"), "unknown (assumed 1)");
+  const auto *m2m = osu_size(r, 2097152, "osu_bw");
+  ASSERT_NE(m2m, nullptr);
+  EXPECT_DOUBLE_EQ(m2m->time_us, 2097152 / 12038.7);
+  EXPECT_EQ(m2m->extra.at("source_line").get<long>(), 107); // the file's line
+  EXPECT_TRUE(any_contains(r.warnings, f + ":56: field 'test'", "no OSU table"));
+  EXPECT_EQ(r.warnings.size(), 2u); // that, and the unknown node count
+}
+
+// Alignment rows, cells without outer bars, a '#' title: the same table as OMB prints it. A
+// collective's ranks from `mpirun_rsh -np 4 -hostfile hf`, its nodes unknown (not 1 from a word).
+TEST(OsuPastes, MarkdownRowsReadAsTheirLogLines) {
+  const std::string f =
+      write_tmp("osu_md_allreduce.txt", "`mpirun_rsh -np 4 -hostfile hf ./osu_allreduce`\n\n"
+                                        "# OSU MPI Allreduce Latency Test v7.3\n\n"
+                                        "| # Size | Avg Latency(us) |\n|:------|--------:|\n"
+                                        "| 1024 | 20.00 |\n|2048|21.50\n| 4096 | oops |\n");
+  const auto r = read_osu(f);
+  ASSERT_EQ(r.measurements.size(), 2u);
+  EXPECT_EQ(r.measurements.front().op, Op::allreduce);
+  EXPECT_EQ(r.context.nranks, 4);
+  EXPECT_EQ(source(r, "nnodes_from"), "unknown (assumed 1)");
+  EXPECT_DOUBLE_EQ(osu_size(r, 2048)->time_us, 21.50);
+  EXPECT_TRUE(any_contains(r.warnings, f + ":9: field 'avglatency(us)'", "'oops'"));
 }

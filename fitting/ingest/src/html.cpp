@@ -94,4 +94,33 @@ std::vector<SourceLine> unwrap_html(const std::vector<std::string> &lines) {
   return out;
 }
 
+std::vector<SourceLine> unwrap_markdown_tables(std::vector<SourceLine> lines) {
+  for (SourceLine &l : lines) {
+    const std::string_view t = l.text;
+    const std::size_t first = t.find_first_not_of(" \t");
+    if (first == std::string_view::npos || t[first] != '|' ||
+        t.find('|', first + 1) == std::string_view::npos)
+      continue;
+    if (t.find_first_not_of(" \t|-:") == std::string_view::npos) {
+      l.text.clear(); // |---|---| aligns the columns of the row above
+      continue;
+    }
+    std::vector<std::string_view> cells;
+    std::size_t begin = first + 1;
+    for (std::size_t bar; (bar = t.find('|', begin)) != std::string_view::npos; begin = bar + 1)
+      cells.push_back(t.substr(begin, bar - begin));
+    cells.push_back(t.substr(begin)); // after the last bar: empty unless the row is open-ended
+    std::string out;
+    for (std::string_view c : cells) {
+      const std::size_t b = c.find_first_not_of(" \t");
+      if (b == std::string_view::npos)
+        continue;
+      const std::size_t e = c.find_last_not_of(" \t");
+      out += (out.empty() ? "" : "  ") + std::string(c.substr(b, e - b + 1));
+    }
+    l.text = std::move(out);
+  }
+  return lines;
+}
+
 } // namespace scalefit::ingest::detail

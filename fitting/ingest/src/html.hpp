@@ -32,4 +32,12 @@ std::string decode_html_entities(std::string_view s);
 /// errors (a line of any length is handled in linear time).
 std::vector<SourceLine> unwrap_html(const std::vector<std::string> &lines);
 
+/// Turns the rows of Markdown tables (wiki pages, READMEs, vendor docs that render a log as
+/// `| 2 | 6.18 | 0.04944 |`) back into log lines: a line whose first non-blank character is `|`
+/// and that holds another `|` is split at every `|`, its cells trimmed and joined by two spaces
+/// (the column separator OMB prints); an alignment row (`|---|:--:|`) becomes an empty line.
+/// Other lines, and every line number, are kept. Input: lines of unwrap_html; output: the same
+/// count of lines. No errors.
+std::vector<SourceLine> unwrap_markdown_tables(std::vector<SourceLine> lines);
+
 } // namespace scalefit::ingest::detail

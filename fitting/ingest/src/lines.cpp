@@ -371,7 +371,9 @@ void read_pbs_resources(std::string_view list, LaunchShape &s) {
 }
 
 /// Distinct bare host names of an `mpirun_rsh` command in tokens [from, to): tokens that are not
-/// options, not an option's value, not VAR=value settings. nullopt when there are none.
+/// options, not an option's value, not VAR=value settings. nullopt when there are none, and when
+/// the command names a host file (`-hostfile`, `-machinefile`): its hosts are in that file, and
+/// a word of a setting's value that spaces split (`MV2_CPU_MAPPING=[INSERT CORE #]`) is no host.
 std::optional<int> rsh_hosts(const std::vector<std::string> &toks, std::size_t from,
                              std::size_t to) {
   // mpirun_rsh's options that take a value (the rest are flags).
@@ -383,6 +385,8 @@ std::optional<int> rsh_hosts(const std::vector<std::string> &toks, std::size_t f
     if (t.empty() || t.find('=') != std::string::npos)
       continue;
     if (t[0] == '-') {
+      if (t == "-hostfile" || t == "-machinefile")
+        return std::nullopt;
       if (with_value.count(t))
         ++j;
       continue;

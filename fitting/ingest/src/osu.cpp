@@ -34,8 +34,9 @@
 // in the file (`mpirun -np 144 ./osu_alltoall`, `srun -N2` alone: one task per node), else its
 // batch allocation; a collective table without any is refused (exit 2, naming --nranks) rather
 // than read with a guessed count. Launcher prefixes are stripped, the leading '#' is optional
-// (logs pasted without it), HTML paragraphs are unwrapped (html.hpp), and header columns are read
-// token by token (a header whose runs of spaces were collapsed reads the same). A table without a
+// (logs pasted without it), HTML paragraphs and Markdown table rows are unwrapped (html.hpp), and
+// header columns are read token by token (a header whose runs of spaces were collapsed reads the
+// same). A title that no OSU table follows is warned about, not dropped silently. A table without a
 // title line is told by its header and the nearest command's binary (osu_detail.hpp); its test
 // is recorded in source.tables[].test_from. No regex touches the log text.
 #include "scalefit/ingest/ingest.hpp"
@@ -212,7 +213,8 @@ Launch scan_launch(const std::vector<detail::SourceLine> &lines) {
 IngestResult read_osu(const std::string &path, const IngestOptions &opt) {
   detail::check_options(opt);
   // Mail archives and wikis render a log as `<p>...<br>` lines with escaped characters.
-  const auto lines = detail::unwrap_html(detail::read_lines(path));
+  // Wikis, READMEs and vendor docs render its table in Markdown (`| 2 | 6.18 |`).
+  const auto lines = detail::unwrap_markdown_tables(detail::unwrap_html(detail::read_lines(path)));
   Diagnostics diag(path, opt.strict);
   IngestResult res;
   ContextRecord &ctx = res.context;
@@ -249,6 +251,19 @@ IngestResult read_osu(const std::string &path, const IngestOptions &opt) {
       nnodes_from = launched->second;
     }
   bool noted_nranks = false;
+  // A title whose test got no OSU table before the next title or the end: its rows (if any)
+  // sat under a header that is not OMB's (a page's own table, three MPI libraries side by side):
+  // said, not silently dropped.
+  long title_ln = 0;
+  std::string title_test;
+  const auto untabled_title = [&] {
+    if (title_ln > 0)
+      diag.warn(title_ln, "test",
+                "'" + title_test +
+                    "': no OSU table ('# Size ...' header) follows this title; "
+                    "nothing read for it");
+    title_ln = 0;
+  };
 
   for (std::size_t i = 0; i < lines.size(); ++i) {
     const long ln = lines[i].line;
@@ -267,6 +282,9 @@ IngestResult read_osu(const std::string &path, const IngestOptions &opt) {
         version = title->second;
       if (title_line.empty())
         title_line = body;
+      untabled_title();
+      title_ln = ln;
+      title_test = title->first;
       pending_test = test_from_title(title->first);
       pending_dtype.reset();
       datatype_text.clear();
@@ -366,6 +384,7 @@ IngestResult read_osu(const std::string &path, const IngestOptions &opt) {
                       tb.test.name + " run)");
       }
       noted_nranks = true;
+      title_ln = 0;
       tests.push_back({{"header_line", ln},
                        {"test", tb.test.name},
                        {"op", op_name(tb.test.op)},
@@ -500,6 +519,8 @@ IngestResult read_osu(const std::string &path, const IngestOptions &opt) {
     }
     res.measurements.push_back(std::move(m));
   }
+  if (!tests.empty())
+    untabled_title();
   if (tests.empty())
     diag.fail(0, "",
               "no OSU result table found (expected '# OSU MPI ... Test' and a '# Size ...' "

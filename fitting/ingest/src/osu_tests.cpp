@@ -75,6 +75,8 @@ std::optional<std::pair<std::string, std::string>> parse_title(const std::vector
     } else if (t[i + 1].size() > 1 && t[i + 1][0] == 'v') { // v7.4
       test = i;
       version = t[i + 1].substr(1);
+      while (!version.empty() && (version.back() == '.' || version.back() == ','))
+        version.pop_back(); // the title in prose: "OSU MPI Bandwidth Test v5.4.3."
     } else if ((t[i + 1] == "(Version" || t[i + 1] == "Version") && digit_at(i + 2, 0)) {
       test = i; // (Version 2.0)
       version = t[i + 2];
