@@ -252,7 +252,9 @@ SystemConfig load_system(const std::string &path) {
   s.device.gemm_efficiency_fp8 =
       r.table(dev, "gemm_efficiency_fp8", "device.gemm_efficiency_fp8");
   // {forward: [[seq, eff]...], backward: [...]} under `key`, into fwd and bwd.
-  const auto attention_tables = [&](const char *key, EfficiencyTable &fwd, EfficiencyTable &bwd) {
+  // Optional `forward_noncausal` into *noncausal (the unmasked forward of ring attention's steps).
+  const auto attention_tables = [&](const char *key, EfficiencyTable &fwd, EfficiencyTable &bwd,
+                                    EfficiencyTable *noncausal = nullptr) {
     const YAML::Node att = dev[key];
     if (!att)
       return;
@@ -262,13 +264,20 @@ SystemConfig load_system(const std::string &path) {
                        line_of(att), field);
     fwd = r.table(att, "forward", field + ".forward");
     bwd = r.table(att, "backward", field + ".backward");
+    if (att["forward_noncausal"]) {
+      if (!noncausal)
+        throw InputError("a forward_noncausal row is read only in fused_attention_efficiency and "
+                         "flash_attention_efficiency",
+                         path, line_of(att["forward_noncausal"]), field + ".forward_noncausal");
+      *noncausal = r.table(att, "forward_noncausal", field + ".forward_noncausal");
+    }
   };
   attention_tables("fused_attention_efficiency", s.device.attention_fwd_efficiency,
-                   s.device.attention_bwd_efficiency);
+                   s.device.attention_bwd_efficiency, &s.device.attention_fwd_noncausal_efficiency);
   attention_tables("sdpa_attention_efficiency", s.device.sdpa_fwd_efficiency,
                    s.device.sdpa_bwd_efficiency);
   attention_tables("flash_attention_efficiency", s.device.flash_fwd_efficiency,
-                   s.device.flash_bwd_efficiency);
+                   s.device.flash_bwd_efficiency, &s.device.flash_fwd_noncausal_efficiency);
   s.device.hbm_efficiency = r.table(dev, "hbm_efficiency", "device.hbm_efficiency");
   const double zero = 0;
   s.device.kernel_launch_us =

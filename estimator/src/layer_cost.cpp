@@ -99,8 +99,16 @@ LayerCost Estimator::layer_cost(const Strategy &st, double T) const noexcept {
     // Transformer Engine's kernels under Megatron-Core; PyTorch SDPA's flash backend otherwise
     const AttentionKernel kind = attention_kernel(st);
     const double seq = s / cp;
-    c.attn_fwd = P.attention_s(fl, seq, false, kind);
-    c.attn_bwd = P.attention_s(constants::kFlashBackwardFactor * fl, seq, true, kind);
+    // Ring attention (cp > 1, Transformer Engine's AttnFuncWithCP with load-balanced chunk pairs):
+    // the step on the rank's own K,V runs the causal kernel over 1/cp of its work; each of the
+    // cp - 1 steps on another rank's K,V is unmasked (all Q against the pair's first chunk, or
+    // the second half of Q against both), the rest. Backward: the tables' backward row is the
+    // unmasked figure already (the FlashAttention-3 paper's Fig. 6 has no causal bars).
+    // One call per ring step each way, 1/cp of the work each.
+    const double step = fl / cp;
+    c.attn_fwd = P.attention_s(step, seq, false, kind) +
+                 (cp - 1) * P.attention_s(step, seq, false, kind, true);
+    c.attn_bwd = cp * P.attention_s(constants::kFlashBackwardFactor * step, seq, true, kind);
   } else {
     // Megatron 2022: scores and context batched GEMMs; softmax (and dropout) through HBM.
     const double S = b * heads * (s / cp) * s; // score elements

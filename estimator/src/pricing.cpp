@@ -128,8 +128,8 @@ double ComputePricer::mem_n_s(double n, double bytes) const noexcept {
   return n > 0 ? n * mem_s(bytes / n) : 0.0;
 }
 
-double ComputePricer::attention_s(double flops, double seq, bool backward,
-                                  AttentionKernel kind) const noexcept {
+double ComputePricer::attention_s(double flops, double seq, bool backward, AttentionKernel kind,
+                                  bool noncausal) const noexcept {
   const bool flash_table = !m_dev.flash_fwd_efficiency.steps.empty();
   if (kind == AttentionKernel::flash && !flash_table)
     kind = AttentionKernel::fused;
@@ -141,6 +141,11 @@ double ComputePricer::attention_s(double flops, double seq, bool backward,
       : kind == AttentionKernel::flash
           ? (backward ? m_dev.flash_bwd_efficiency : m_dev.flash_fwd_efficiency)
           : (backward ? m_dev.attention_bwd_efficiency : m_dev.attention_fwd_efficiency);
+  const EfficiencyTable &unmasked = kind == AttentionKernel::flash
+                                        ? m_dev.flash_fwd_noncausal_efficiency
+                                        : m_dev.attention_fwd_noncausal_efficiency;
+  if (noncausal && !backward && kind != AttentionKernel::sdpa && !unmasked.steps.empty())
+    return kernel_s(flops / (m_peak * unmasked.at(seq) * m_dev.sustained_efficiency));
   // The constant is a direct measurement inside a PyTorch step (constants.hpp): the sustained
   // factor, derived for the spec tables, does not apply to it.
   if (t.steps.empty())

@@ -172,3 +172,29 @@ TEST(ComputePricing, FlashBackendIsPricedByTheFlashAttentionTable) {
             B.attention_s(flops, 4096, false, AttentionKernel::fused));
   EXPECT_EQ(B.fused_source(AttentionKernel::flash), B.fused_source(AttentionKernel::fused));
 }
+
+// The unmasked forward (ring attention's steps on other ranks' K,V) is priced by the table's
+// forward_noncausal row (FlashAttention-3 paper Fig. 5, non-causal head dim 128: FA2 368,
+// cuDNN 609 TFLOP/s at 4k); backward and a system without the row keep the causal pricing.
+TEST(ComputePricing, UnmaskedForwardIsPricedByTheNoncausalRow) {
+  const SystemConfig h100 = load_system(test_paths::system_path("dgx-h100"));
+  ASSERT_FALSE(h100.device.flash_fwd_noncausal_efficiency.steps.empty());
+  ASSERT_FALSE(h100.device.attention_fwd_noncausal_efficiency.steps.empty());
+  const ComputePricer H(h100, DType::bfloat16);
+  const double flops = 1e12, launch = h100.device.kernel_launch_us * 1e-6;
+  const double sus = h100.device.sustained_efficiency;
+  EXPECT_NEAR(H.attention_s(flops, 4096, false, AttentionKernel::flash, true),
+              flops / (989e12 * 0.372 * sus) + launch, 1e-12);
+  EXPECT_NEAR(H.attention_s(flops, 4096, false, AttentionKernel::fused, true),
+              flops / (989e12 * 0.616 * sus) + launch, 1e-12);
+  EXPECT_LT(H.attention_s(flops, 16384, false, AttentionKernel::fused, true),
+            H.attention_s(flops, 16384, false, AttentionKernel::fused));
+  EXPECT_EQ(H.attention_s(flops, 4096, true, AttentionKernel::flash, true),
+            H.attention_s(flops, 4096, true, AttentionKernel::flash));
+  // B200's file has no unmasked row: the causal forward prices it
+  const SystemConfig b200 = load_system(test_paths::system_path("dgx-b200"));
+  ASSERT_TRUE(b200.device.attention_fwd_noncausal_efficiency.steps.empty());
+  const ComputePricer B(b200, DType::bfloat16);
+  EXPECT_EQ(B.attention_s(flops, 4096, false, AttentionKernel::fused, true),
+            B.attention_s(flops, 4096, false, AttentionKernel::fused));
+}

@@ -526,6 +526,34 @@ TEST(Parallelism, FlashAttentionBackendPricesOnlyTheAttentionCore) {
   EXPECT_DOUBLE_EQ(run(est, fused)->terms[1].seconds, a->terms[1].seconds);
 }
 
+// Ring attention's forward: the step on the rank's own K,V runs the causal kernel over 1/cp of
+// the rank's work, the cp - 1 others unmasked kernels (the forward_noncausal row); without that
+// row every step is priced as causal. The backward row is the same either way.
+TEST(Parallelism, RingStepsOnOtherRanksKeysRunUnmaskedKernels) {
+  const SystemConfig h100 = load_system(test_paths::system_path("dgx-h100"));
+  SystemConfig causal_only = h100;
+  causal_only.device.attention_fwd_noncausal_efficiency = {};
+  const Estimator est(load_model(test_paths::model_path("llama3-8b")), h100);
+  const Estimator ref(load_model(test_paths::model_path("llama3-8b")), causal_only);
+  for (int cp : {1, 2, 4}) {
+    const auto a = run(est, llama8b(8 / cp, cp)), b = run(ref, llama8b(8 / cp, cp));
+    ASSERT_STREQ(a->terms[1].what, "attention (fused)");
+    if (cp == 1) {
+      EXPECT_DOUBLE_EQ(a->terms[1].seconds, b->terms[1].seconds);
+      continue;
+    }
+    // the forward is 1/3.5 of the attention time (backward 2.5x); cp - 1 of cp of it runs at
+    // the unmasked rate: 0.616 / 0.524 at s / cp = 4096 (cp 2), 0.624 / 0.489 at 2048 (cp 4)
+    EXPECT_LT(a->terms[1].seconds, b->terms[1].seconds);
+    const double gain = cp == 2 ? 1 - 0.524 / 0.616 : 1 - 0.489 / 0.624;
+    // (to 10%: each of the cp calls per pass also pays the kernel launch, the same in both)
+    const double fwd_share = 1 / 3.5, unmasked = (cp - 1.0) / cp;
+    const double expected = fwd_share * unmasked * gain;
+    EXPECT_NEAR(1 - a->terms[1].seconds / b->terms[1].seconds, expected, 0.1 * expected)
+        << "cp " << cp;
+  }
+}
+
 // Pipeline stage boundaries: while the pp stages fit in one node together (pp x tp cp dp <= GPUs
 // per node) every boundary is NVLink; once they do not, some boundary crosses nodes, and the
 // stage that sends over the NICs paces every micro-batch, so the boundary is priced inter-node

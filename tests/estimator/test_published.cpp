@@ -45,7 +45,7 @@ TEST(PublishedRuns, EverySourceWithinItsRecordedError) {
       {"megatron-bridge-25.09-25.11-moe.jsonl", 0.24, 0.66, 0, 30},
       {"megatron-bridge-26.02-moe.jsonl", 0.18, 0.65, 0, 15},
       {"megatron-bridge-26.x-dense.jsonl", 0.06, 0.13, 0, 42},
-      {"megatron-bridge-skills-moe-h100.jsonl", 0.16, 0.20, 0, 4},
+      {"megatron-bridge-skills-moe-h100.jsonl", 0.16, 0.21, 0, 4},
       {"dgxc-benchmarking-v25.05.05-h100-gb200.jsonl", 0.12, 0.18, 0, 24},
       {"dgxc-benchmarking-v25.04.02-h100.jsonl", 0.06, 0.17, 0, 68},
   };

@@ -63,9 +63,12 @@ public:
   /// - sdpa (PyTorch's scaled_dot_product_attention): the attention fit, else
   ///   sdpa_attention_efficiency at `seq`;
   /// a table missing everywhere: constants::kFusedAttentionEfficiency of the 16-bit peak. Table
-  /// prices are scaled by sustained_efficiency.
+  /// prices are scaled by sustained_efficiency. `noncausal`: a forward call without a causal mask
+  /// (`flops` all executed), priced by the table's `forward_noncausal` row where it has one
+  /// (FlashAttention-3 paper Fig. 5: the unmasked kernels run 5-10% more FLOP/s at 4k-16k).
   double attention_s(double flops, double seq, bool backward,
-                     AttentionKernel kind = AttentionKernel::fused) const noexcept;
+                     AttentionKernel kind = AttentionKernel::fused,
+                     bool noncausal = false) const noexcept;
   /// Label of what prices attention of `kind`.
   const std::string &fused_source(AttentionKernel kind) const {
     return kind == AttentionKernel::sdpa ? src_sdpa
