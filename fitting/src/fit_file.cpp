@@ -98,7 +98,18 @@ FitFile fit_records(const std::vector<RecordSet> &sets, const std::vector<std::s
   for (const std::string &key : order) {
     const Group &g = groups.at(key);
     const MeasurementRecord &m = *g.first;
-    const CurveFit cf = fit_curve(g.points, options);
+    // The other placement of the same curve (nccl-tests times both in one run): a bump only one
+    // of them shows at a size is transient (paired_spikes).
+    std::vector<ExcludedPoint> transient;
+    {
+      MeasurementRecord other = m;
+      other.placement =
+          m.placement == Placement::in_place ? Placement::out_of_place : Placement::in_place;
+      if (const auto it = groups.find(g.system + "\x1f" + other.key(false)); it != groups.end())
+        transient = paired_spikes(g.points, it->second.points, options,
+                                  std::string(placement_name(other.placement)));
+    }
+    const CurveFit cf = fit_curve(g.points, options, transient);
     if (!cf.ok) {
       fit.unfitted.push_back({entry_id(m) + (g.system.empty() ? "" : "@" + g.system),
                               static_cast<int>(g.points.size()), cf.diagnostic});

@@ -13,7 +13,8 @@ namespace scalefit::fitting {
 namespace {
 
 /// Preference among entries of equal shape: the measuring method (CommQuery::method), then dtype
-/// match, then out-of-place, then world groups.
+/// match, then the placement asked for (out-of-place unless CommQuery::placement), then world
+/// groups.
 int score(const CommQuery &q, DType dtype, Placement placement, const std::string &kind,
           const std::string &method = "") {
   int s = 0;
@@ -25,7 +26,7 @@ int score(const CommQuery &q, DType dtype, Placement placement, const std::strin
                                               : 0;
   if (q.dtype && *q.dtype == dtype)
     s += 4;
-  if (placement == Placement::out_of_place)
+  if (placement == q.placement.value_or(Placement::out_of_place))
     s += 2;
   if (kind == "world")
     s += 1;

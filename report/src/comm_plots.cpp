@@ -414,8 +414,8 @@ std::vector<Plot> scaling_plots(const Inputs &in) {
             {{"nnodes", ef.to_nnodes}, {"size_weighted", ef.size_weighted}, {"bands", bands}});
       }
       // Fitted trend: size-weighted eff(g→n) = t(g)/t(n) with both times from predict() (the
-      // curves the estimator prices with) at n = g, 2g, ... 4·max (the trend's validity range),
-      // over the base curve's power-of-two sizes.
+      // curves the estimator prices with, of the series' placement) at n = g, 2g, ... 4·max (the
+      // trend's validity range), over the base curve's power-of-two sizes.
       nlohmann::json trend = nlohmann::json::array();
       const int g = s.nnodes.front(), nmax = 4 * s.nnodes.back();
       for (int n = g; n <= nmax; n *= 2) {
@@ -424,6 +424,7 @@ std::vector<Plot> scaling_plots(const Inputs &in) {
         q.nnodes = n;
         q.nranks = n * s.ranks_per_node;
         q.dtype = s.dtype;
+        q.placement = s.placement; // the series' own curves
         double num = 0, den = 0;
         bool extrapolated = false, ok = true;
         for (double b = std::exp2(std::ceil(std::log2(base->min_bytes))); b <= base->max_bytes;

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -296,6 +297,45 @@ TEST(Fit, AnIsolatedDeviationOfFortyPercentIsAnOutlierAPairIsNot) {
   FitOptions keep;
   keep.reject_outliers = false; // --keep-outliers turns it off
   EXPECT_TRUE(fit_curve(spiked, keep).excluded.empty());
+}
+
+// Paired placements (nccl-tests times out-of-place and in-place in one run): two sizes one apart
+// 1.38x slow out of place only (the GB300 log's 8 KiB and 32 KiB) are transient, and the size
+// between them is not a dip; a bump both placements show (a protocol switch) is the curve's own.
+TEST(Fit, TransientsAreToldByTheOtherPlacementOfTheSameRun) {
+  const CurveModel m = sigmoid_model();
+  std::vector<CurvePoint> ip, oop;
+  int i = 0;
+  for (double s = 8; s <= 1073741824.0; s *= 2, ++i) {
+    const double t = m.time_us(s) * (i % 2 ? 1.01 : 1 / 1.01);
+    ip.push_back({s, t});
+    oop.push_back({s, 1.02 * t});
+  }
+  const std::size_t a = 10, b = 12; // 8 KiB and 32 KiB
+  oop[a].time_us *= 1.38;
+  oop[b].time_us *= 1.38;
+  for (auto *c : {&ip, &oop}) // a step both placements take at 1 MiB
+    (*c)[17].time_us *= 1.3;
+  const auto found = paired_spikes(oop, ip, FitOptions{}, "in-place");
+  ASSERT_EQ(found.size(), 2u);
+  std::vector<double> sizes{found[0].bytes, found[1].bytes};
+  std::sort(sizes.begin(), sizes.end());
+  EXPECT_EQ(sizes, (std::vector<double>{oop[a].bytes, oop[b].bytes}));
+  EXPECT_EQ(found[0].reason.find("outlier: transient"), 0u) << found[0].reason;
+  EXPECT_NE(found[0].reason.find("in-place"), std::string::npos);
+  EXPECT_TRUE(paired_spikes(ip, oop, FitOptions{}, "out-of-place").empty());
+  const CurveFit f = fit_curve(oop, FitOptions{}, found);
+  ASSERT_TRUE(f.ok);
+  EXPECT_EQ(f.quality.outliers, 2);
+  EXPECT_GT(f.quality.mape_all_pct, f.quality.mape_pct);
+  // the pairing is lost when a size repeats (runs merged), and off with --keep-outliers
+  auto repeated = ip;
+  repeated.push_back(ip[3]);
+  EXPECT_TRUE(paired_spikes(oop, repeated, FitOptions{}, "in-place").empty());
+  FitOptions keep;
+  keep.reject_outliers = false;
+  EXPECT_TRUE(paired_spikes(oop, ip, keep, "in-place").empty());
+  EXPECT_EQ(fit_curve(oop, keep, found).quality.outliers, 0);
 }
 
 TEST(Fit, ModelsOptionRestrictsCandidates) {

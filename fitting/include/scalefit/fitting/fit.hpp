@@ -169,13 +169,38 @@ std::vector<std::string> parameter_names(const CurveModel &model);
 /// reject_outliers, points whose residual exceeds max(ln outlier_min_ratio, 5 × 1.4826 MAD) are
 /// dropped (largest first, at most outlier_max_share of the points, at least one from 6 points on)
 /// and the selection is redone
-/// (up to 3 rounds; a dropped point within half the threshold of the final rising fit is put back), all against the rising models. Then, when the best rising model misses a
-/// point by more than drops_min_ratio, falls (LogisticDrop, LatencyStep; up to max_drops, at most
-/// max_lifts lifts, n >= 1.5 p) are added one at a time to each rising model and the selection
-/// is redone with them. R + 1 regimes (R >= 2) are skipped once R beat R − 1 by the margin and
-/// its residual signs pass a runs test. Never throws for bad data: returns ok = false with a
-/// diagnostic instead.
-CurveFit fit_curve(std::span<const CurvePoint> points, const FitOptions &options = {});
+/// (up to 3 rounds; a dropped point within half the threshold of the final rising fit is put back),
+/// all against the rising models. Then, when the best rising model misses a point by more than
+/// drops_min_ratio, falls (LogisticDrop, LatencyStep; up to max_drops, at most max_lifts lifts, n
+/// >= 1.5 p) are added one at a time to each rising model and the selection is redone with them. R
+/// + 1 regimes (R >= 2) are skipped once R beat R − 1 by the margin and its residual signs pass a
+/// runs test. Never throws for bad data: returns ok = false with a diagnostic instead. `transient`:
+/// points the paired-placement screen (paired_spikes) judged transient; with reject_outliers they
+/// are left out first, listed in `excluded` with their reason and counted as outliers (matched by
+/// size and time; ignored when fewer than 6 points would remain).
+CurveFit fit_curve(std::span<const CurvePoint> points, const FitOptions &options = {},
+                   std::span<const ExcludedPoint> transient = {});
+
+/// Paired-placement screen (issue 19's single-size spikes): nccl-tests times every size
+/// out-of-place and then in-place in the same run, with the algorithm and protocol NCCL picks
+/// for that size either way (its tuner does not look at the placement), so a bump the algorithm
+/// makes (a protocol switch, a slow size) shows in both curves, and a bump one curve alone shows
+/// is transient. An interior point of `curve` is returned, with the reason "outlier: transient,
+/// ..." naming `sibling_name`, when its time over `sibling`'s at the same size moves more than
+/// options.outlier_min_ratio (1.25x) from that ratio's median over the 7 shared sizes around it,
+/// and the point itself lies more than that factor off the log-log line through its neighbours,
+/// the same way, while `sibling` lies within a third of that (in log), and within
+/// sqrt(outlier_min_ratio), of its own line there (a bump it shares even in part is the
+/// algorithm's), and the ratio's move exceeds 5 robust sigmas of such moves over the curve (where
+/// the placements jitter against each other, 1.25x is noise). The ratio, not the point's own
+/// line, decides: two spikes one size apart do not make the size between them a dip. Largest first,
+/// at most options.spike_max_share of the points (at least 1). Sizes [B] and times [us] as
+/// CurvePoint, any order. Empty when either curve repeats a size (several runs merged: the
+/// pairing is lost), when they share fewer than 5 sizes, or without reject_outliers. No errors.
+std::vector<ExcludedPoint> paired_spikes(std::span<const CurvePoint> curve,
+                                         std::span<const CurvePoint> sibling,
+                                         const FitOptions &options,
+                                         const std::string &sibling_name);
 
 /// Fits one family with R regimes (R ignored for alpha_beta/logistic) to the given points from the
 /// default starts; no outlier screening, no selection. Used by tests and the benchmark.

@@ -18,6 +18,9 @@ struct CommQuery {
   int nranks = 1;                   ///< ranks in the communicator
   int nnodes = 1;                   ///< distinct nodes among them
   std::optional<DType> dtype;       ///< prefer entries of this dtype; any dtype when unset
+  /// Prefer entries of this placement; out-of-place when unset (what a training step's
+  /// collectives are: separate send and receive buffers).
+  std::optional<Placement> placement;
   /// Only entries measured by this method ("osu_latency", ...; FitEntry::method). Empty: any,
   /// preferring a timed loop of the op (no method), then osu_latency (one message's time), then
   /// osu_bw, then osu_bibw and others.
