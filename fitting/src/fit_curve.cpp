@@ -36,7 +36,7 @@
 namespace scalefit::fitting {
 namespace {
 
-constexpr std::size_t kFullModelPoints = 4; // below this only alpha-beta is determined
+using detail::kFullModelPoints;
 
 /// Indices (into `pts`, sorted by size, sizes distinct) of neighbour spikes (rule 1 above).
 std::vector<std::size_t> neighbour_spikes(std::span<const CurvePoint> pts, const FitOptions &opt,
@@ -225,111 +225,6 @@ CurveFit few_points(std::vector<CurvePoint> kept, CurveFit out, const FitOptions
 }
 
 } // namespace
-
-std::vector<ExcludedPoint> paired_spikes(std::span<const CurvePoint> curve,
-                                         std::span<const CurvePoint> sibling, const FitOptions &opt,
-                                         const std::string &sibling_name) {
-  std::vector<ExcludedPoint> out;
-  if (!opt.reject_outliers)
-    return out;
-  const auto sorted_unique = [](std::span<const CurvePoint> pts, std::vector<CurvePoint> &v) {
-    for (const CurvePoint &p : pts)
-      if (std::isfinite(p.bytes) && std::isfinite(p.time_us) && p.bytes > 0 && p.time_us > 0)
-        v.push_back(p);
-    std::sort(v.begin(), v.end(),
-              [](const CurvePoint &a, const CurvePoint &b) { return a.bytes < b.bytes; });
-    return std::adjacent_find(v.begin(), v.end(), [](const CurvePoint &a, const CurvePoint &b) {
-             return a.bytes == b.bytes;
-           }) == v.end();
-  };
-  std::vector<CurvePoint> c, s;
-  if (!sorted_unique(curve, c) || !sorted_unique(sibling, s))
-    return out;
-  // The sibling's time at each of the curve's sizes (NaN where it did not measure it).
-  std::vector<double> t2(c.size(), std::numeric_limits<double>::quiet_NaN());
-  std::size_t shared = 0;
-  for (std::size_t i = 0, j = 0; i < c.size(); ++i) {
-    while (j < s.size() && s[j].bytes < c[i].bytes)
-      ++j;
-    if (j < s.size() && s[j].bytes == c[i].bytes) {
-      t2[i] = s[j].time_us;
-      ++shared;
-    }
-  }
-  if (shared < 5)
-    return out;
-  // q: log ratio of the two placements at each shared size, smooth across sizes in a sound run;
-  // its median over the 7 shared sizes around a size (fewer at the ends) is that size's reference.
-  std::vector<std::size_t> at; // indices of the shared sizes in c
-  for (std::size_t i = 0; i < c.size(); ++i)
-    if (!std::isnan(t2[i]))
-      at.push_back(i);
-  std::vector<double> q(at.size());
-  for (std::size_t k = 0; k < at.size(); ++k)
-    q[k] = std::log(c[at[k]].time_us) - std::log(t2[at[k]]);
-  // Log deviation of the middle of three points from the log-log line through the outer two.
-  const auto off_line = [&](std::size_t i, double t0, double t, double t1) {
-    const double u0 = std::log(c[i - 1].bytes), u = std::log(c[i].bytes),
-                 u1 = std::log(c[i + 1].bytes);
-    return std::log(t) - (std::log(t0) + (std::log(t1) - std::log(t0)) * (u - u0) / (u1 - u0));
-  };
-  const double ratio = std::log(opt.outlier_min_ratio);
-  struct Cand {
-    std::size_t i;
-    double dq, d, d2;
-  };
-  std::vector<Cand> cands, all;
-  for (std::size_t k = 0; k < at.size(); ++k) {
-    const std::size_t i = at[k];
-    if (i == 0 || i + 1 == c.size() || std::isnan(t2[i - 1]) || std::isnan(t2[i + 1]))
-      continue; // the ends: no line through neighbours to tell which placement moved
-    const std::size_t lo = k >= 3 ? k - 3 : 0, hi = std::min(at.size(), k + 4);
-    std::vector<double> win(q.begin() + static_cast<std::ptrdiff_t>(lo),
-                            q.begin() + static_cast<std::ptrdiff_t>(hi));
-    if (win.size() < 5)
-      continue;
-    std::nth_element(win.begin(), win.begin() + static_cast<std::ptrdiff_t>(win.size() / 2),
-                     win.end());
-    const double dq = q[k] - win[win.size() / 2];
-    const double d = off_line(i, c[i - 1].time_us, c[i].time_us, c[i + 1].time_us);
-    const double d2 = off_line(i, t2[i - 1], t2[i], t2[i + 1]);
-    if (std::isfinite(dq) && std::isfinite(d) && std::isfinite(d2))
-      all.push_back({i, dq, d, d2});
-  }
-  if (all.size() < 5)
-    return out;
-  // Above the ratio's own scatter too (5 robust sigmas of dq, as screen 1 of fit_curve): where the
-  // placements jitter against each other (a 1-rank collective: in place does nothing, out of
-  // place copies), a 1.25x move is noise, not a transient.
-  std::vector<double> adq;
-  for (const Cand &x : all)
-    adq.push_back(std::abs(x.dq));
-  std::nth_element(adq.begin(), adq.begin() + static_cast<std::ptrdiff_t>(adq.size() / 2),
-                   adq.end());
-  const double thresh = std::max(ratio, 5.0 * 1.4826 * adq[adq.size() / 2]);
-  // this curve (not the sibling) left its line, the way the ratio moved, by > the threshold,
-  // while the sibling stayed on its own (within a third of that, and within half the minimum
-  // ratio: a bump the sibling shares even in part is the algorithm's)
-  for (const Cand &x : all)
-    if (std::abs(x.dq) > thresh && x.dq * x.d > 0 && std::abs(x.d) > ratio &&
-        std::abs(x.d2) < std::min(std::abs(x.d) / 3, ratio / 2))
-      cands.push_back(x);
-  std::sort(cands.begin(), cands.end(),
-            [](const Cand &a, const Cand &b) { return std::abs(a.dq) > std::abs(b.dq); });
-  const std::size_t cap = std::max<std::size_t>(
-      1, static_cast<std::size_t>(opt.spike_max_share * static_cast<double>(c.size())));
-  for (const Cand &x : cands) {
-    if (out.size() >= cap)
-      break;
-    out.push_back({c[x.i].bytes, c[x.i].time_us,
-                   fmt::format("outlier: transient, {:.3g}x its neighbours' line and {:.3g}x "
-                               "its usual ratio to {} at the same size (same run), which is "
-                               "{:.3g}x its own line (threshold {:.3g}x)",
-                               std::exp(x.d), std::exp(x.dq), sibling_name, std::exp(x.d2),
-                               std::exp(thresh))});
-  }
-  return out;
-}
 
 CurveFit fit_curve(std::span<const CurvePoint> points, const FitOptions &opt,
                    std::span<const ExcludedPoint> transient) {

@@ -4,11 +4,15 @@
 
 #include "scalefit/fitting/fit.hpp"
 
+#include <cstddef>
 #include <span>
 #include <string>
 #include <vector>
 
 namespace scalefit::fitting::detail {
+
+/// Below this many points only alpha-beta is determined (the few-points path of fit_curve).
+inline constexpr std::size_t kFullModelPoints = 4;
 
 /// Fits every family of opt.models that the n points can support (n > p + 1) and ranks them by
 /// BIC with opt.bic_margin (simplest first); with `falls`, drops and lifts are added. Sets

@@ -95,21 +95,37 @@ FitFile fit_records(const std::vector<RecordSet> &sets, const std::vector<std::s
       it->second.peak_busbw = std::max(it->second.peak_busbw, m.busbw_gbps);
     }
   }
+  // The other placement of each curve (nccl-tests times both in one run, with the same
+  // algorithm): a bump only one of them shows at a size is transient (paired_spikes), and each
+  // one's model is a start for the other's fit (adopt_sibling_model).
+  const auto sibling_of = [&](const Group &g) -> std::string {
+    MeasurementRecord other = *g.first;
+    other.placement =
+        other.placement == Placement::in_place ? Placement::out_of_place : Placement::in_place;
+    const std::string k = g.system + "\x1f" + other.key(false);
+    return groups.count(k) ? k : std::string();
+  };
+  std::map<std::string, CurveFit> fitted;
+  for (const std::string &key : order) {
+    const Group &g = groups.at(key);
+    std::vector<ExcludedPoint> transient;
+    if (const std::string sib = sibling_of(g); !sib.empty())
+      transient = paired_spikes(g.points, groups.at(sib).points, options,
+                                std::string(placement_name(groups.at(sib).first->placement)));
+    fitted[key] = fit_curve(g.points, options, transient);
+  }
+  std::map<std::string, CurveModel> first_models; // each pair's own fits, before any adoption
+  for (const auto &[key, cf] : fitted)
+    if (cf.ok)
+      first_models[key] = cf.model;
+  for (const std::string &key : order)
+    if (const std::string sib = sibling_of(groups.at(key)); !sib.empty() && first_models.count(sib))
+      adopt_sibling_model(fitted[key], first_models.at(sib), options,
+                          std::string(placement_name(groups.at(sib).first->placement)));
   for (const std::string &key : order) {
     const Group &g = groups.at(key);
     const MeasurementRecord &m = *g.first;
-    // The other placement of the same curve (nccl-tests times both in one run): a bump only one
-    // of them shows at a size is transient (paired_spikes).
-    std::vector<ExcludedPoint> transient;
-    {
-      MeasurementRecord other = m;
-      other.placement =
-          m.placement == Placement::in_place ? Placement::out_of_place : Placement::in_place;
-      if (const auto it = groups.find(g.system + "\x1f" + other.key(false)); it != groups.end())
-        transient = paired_spikes(g.points, it->second.points, options,
-                                  std::string(placement_name(other.placement)));
-    }
-    const CurveFit cf = fit_curve(g.points, options, transient);
+    const CurveFit &cf = fitted.at(key);
     if (!cf.ok) {
       fit.unfitted.push_back({entry_id(m) + (g.system.empty() ? "" : "@" + g.system),
                               static_cast<int>(g.points.size()), cf.diagnostic});

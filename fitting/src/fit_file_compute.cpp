@@ -17,7 +17,7 @@ constexpr Bounds kSms{1, 100000};              ///< SMs of the device (a whole n
 constexpr Bounds kK0{0, 1e9};                  ///< per-tile overhead in k-steps [elements]
 constexpr Bounds kMemoryEfficiency{0, 2, true, false};
 constexpr Bounds kOverheadGib{0, 1e6};         ///< memory added to the peak [GiB]
-constexpr Bounds kLooPct{-1, 1e9};             ///< leave-one-out error [%]; -1: not computed
+constexpr Bounds kComputeLooPct{-1, 1e9};      ///< leave-one-out error [%]; -1: not computed
 
 /// The number at parent[key] inside `b` (finite); `fallback` when absent and not required.
 /// \throws InputError naming `file`, the line and `field` + key.
@@ -78,8 +78,8 @@ void check_before_writing(const ComputeSection &c) {
     check(f.quality.points, bounds::point_count, "quality.points");
     check(f.quality.mape_pct, bounds::error_pct, "quality.mape_pct");
     check(f.quality.max_err_pct, bounds::error_pct, "quality.max_err_pct");
-    check(f.quality.loo_mape_pct, kLooPct, "quality.loo_mape_pct");
-    check(f.quality.loo_max_err_pct, kLooPct, "quality.loo_max_err_pct");
+    check(f.quality.loo_mape_pct, kComputeLooPct, "quality.loo_mape_pct");
+    check(f.quality.loo_max_err_pct, kComputeLooPct, "quality.loo_max_err_pct");
   }
   const FrameworkConstants &k = c.framework;
   if (!k.present)
@@ -235,8 +235,9 @@ ComputeSection parse_compute_yaml(const YAML::Node &root, const std::string &fil
         cf.quality.points = whole(q, "points", qf, file, false, bounds::point_count);
         cf.quality.mape_pct = number(q, "mape_pct", qf, file, false, 0, bounds::error_pct);
         cf.quality.max_err_pct = number(q, "max_err_pct", qf, file, false, 0, bounds::error_pct);
-        cf.quality.loo_mape_pct = number(q, "loo_mape_pct", qf, file, false, -1, kLooPct);
-        cf.quality.loo_max_err_pct = number(q, "loo_max_err_pct", qf, file, false, -1, kLooPct);
+        cf.quality.loo_mape_pct = number(q, "loo_mape_pct", qf, file, false, -1, kComputeLooPct);
+        cf.quality.loo_max_err_pct =
+            number(q, "loo_max_err_pct", qf, file, false, -1, kComputeLooPct);
       }
       cf.repeats = parse_repeats(m, f, file);
       if (m["source"] && m["source"].IsScalar())

@@ -63,10 +63,14 @@ TEST(RealLogs, FourteenLogsMeetTheQualityBounds) {
               "model", "MAPE%", "LOO%", "maxAPE%", "in-place", "MAPE%", "LOO%");
   for (const char *name : kLogs) {
     const ingest::IngestResult r = read_log(name);
-    // as `scalefit fit` fits them: each placement screened by the other (paired_spikes)
+    // as `scalefit fit` fits them: each placement screened by the other (paired_spikes), then
+    // each one's model tried as a start for the other (adopt_sibling_model)
     const auto oop = curve(r, Placement::out_of_place), ip = curve(r, Placement::in_place);
-    const CurveFit out = fit_curve(oop, {}, paired_spikes(oop, ip, {}, "in-place"));
-    const CurveFit in = fit_curve(ip, {}, paired_spikes(ip, oop, {}, "out-of-place"));
+    CurveFit out = fit_curve(oop, {}, paired_spikes(oop, ip, {}, "in-place"));
+    CurveFit in = fit_curve(ip, {}, paired_spikes(ip, oop, {}, "out-of-place"));
+    const CurveModel out_model = out.model, in_model = in.model;
+    adopt_sibling_model(out, in_model, {}, "in-place");
+    adopt_sibling_model(in, out_model, {}, "out-of-place");
     ASSERT_TRUE(out.ok) << name << ": " << out.diagnostic;
     ASSERT_TRUE(in.ok) << name << ": " << in.diagnostic;
     const std::string model = model_label(out.model);
@@ -207,10 +211,10 @@ const Collected kCollected[] = {
     {"osu_bibw+latency_v7.1_eessi_two-tables.txt", true, Op::sendrecv, 2, 0},
     {"h100_nccl-tests_issue294_2node_rows-only.txt", false, Op::allreduce, 16, 2},
     {"radeon-r9700_rccl-tests_2node_allreduce_dmabuf.txt", false, Op::allreduce, 2, 2},
-    // Fits below the goals, printed and not asserted (closing note of 2026-11-23): the in-place
-    // curve falls from 22.9 to 13.1 us between 512 B and 1 KiB, and no drop/lift start the fitter
-    // tries finds it (alpha-beta 16%; the out-of-place twin fits at 1.2%).
-    {"mi300x_rccl-tests_rocm-blog_8rank_17G-row.txt", false, Op::allreduce, 8, 1, false},
+    // The in-place curve falls from 22.9 to 13.1 us between 512 B and 1 KiB, and no drop/lift
+    // start of its own finds it (alpha-beta 16%); the out-of-place twin's model (1.2%), tried as
+    // a start, does: 1.4%.
+    {"mi300x_rccl-tests_rocm-blog_8rank_17G-row.txt", false, Op::allreduce, 8, 1},
     // NUM_NODES=2 is in the job spec, not the log. Out of place, 8 KiB and 32 KiB run 1.38x
     // slower than the sizes around them while in place they do not: alone, those two made BIC keep
     // logistic at 11.6%; the paired-placement screen leaves them out as transient (1.35%).
@@ -264,11 +268,18 @@ TEST(RealLogs, CollectedLogsIngestFitAndPredictWithinTheGoals) {
       const std::vector<CurvePoint> pts = curve(r, p, &method);
       if (pts.empty())
         continue;
-      // as `scalefit fit` does: the other placement of the same run tells transient sizes
+      // as `scalefit fit` does: the other placement of the same run tells transient sizes, and
+      // its model is one more start
       const Placement q = p == Placement::in_place ? Placement::out_of_place : Placement::in_place;
-      const std::vector<ExcludedPoint> transient =
-          paired_spikes(pts, curve(r, q, &method), FitOptions{}, std::string(placement_name(q)));
-      const CurveFit f = fit_curve(pts, FitOptions{}, transient);
+      const std::vector<CurvePoint> twin = curve(r, q, &method);
+      const std::string qn(placement_name(q));
+      CurveFit f = fit_curve(pts, FitOptions{}, paired_spikes(pts, twin, FitOptions{}, qn));
+      if (!twin.empty())
+        if (const CurveFit t =
+                fit_curve(twin, FitOptions{},
+                          paired_spikes(twin, pts, FitOptions{}, std::string(placement_name(p))));
+            t.ok)
+          adopt_sibling_model(f, t.model, FitOptions{}, qn);
       ASSERT_TRUE(f.ok) << c.file << ": " << f.diagnostic;
       // Predicted back at every measured size, outliers included in MAPE+o.
       for (const CurvePoint &pt : pts)
@@ -294,6 +305,36 @@ TEST(RealLogs, CollectedLogsIngestFitAndPredictWithinTheGoals) {
               std::size(kCollected), fits, sum / fits, worst);
   EXPECT_GE(std::size(kCollected), 20u);
   EXPECT_LE(sum / fits, 3.0);
+}
+
+// The MI300X in-place curve (ROCm blog) falls from 22.9 to 13.1 us between 512 B and 1 KiB; its
+// own starts miss that (alpha-beta, 16%), its out-of-place twin of the same run finds it: that
+// model, tried as a start, is adopted (BIC lower by more than the margin). A start no better
+// than the fit's own choice (its own alpha-beta) changes nothing.
+TEST(RealLogs, TheOtherPlacementsModelIsAStartTheFitMayAdopt) {
+  const std::string path = std::string(SCALEFIT_TEST_DATA_DIR) +
+                           "/real-logs/mi300x_rccl-tests_rocm-blog_8rank_17G-row.txt";
+  const ingest::IngestResult r = ingest::read_nccl_tests(path);
+  const auto oop = curve(r, Placement::out_of_place), ip = curve(r, Placement::in_place);
+  const CurveFit twin = fit_curve(oop, {}, paired_spikes(oop, ip, {}, "in-place"));
+  ASSERT_TRUE(twin.ok);
+  EXPECT_LT(twin.quality.mape_pct, 2.0);
+  CurveFit f = fit_curve(ip, {}, paired_spikes(ip, oop, {}, "out-of-place"));
+  ASSERT_TRUE(f.ok);
+  EXPECT_GT(f.quality.mape_pct, 10.0); // its own starts miss the fall
+  const CurveFit before = f;
+  EXPECT_FALSE(adopt_sibling_model(f, before.model, {}, "itself"));
+  EXPECT_EQ(f.selection, before.selection);
+  ASSERT_TRUE(adopt_sibling_model(f, twin.model, {}, "out-of-place"));
+  EXPECT_LT(f.quality.mape_pct, 2.0);
+  EXPECT_LT(f.quality.loo_mape_pct, 4.0);
+  EXPECT_EQ(model_label(f.model), model_label(twin.model));
+  EXPECT_EQ(f.selection.rfind("from out-of-place's model", 0), 0u) << f.selection;
+  EXPECT_EQ(f.quality.outliers, before.quality.outliers); // the screens' verdicts stand
+  FitOptions no_falls;
+  no_falls.max_drops = 0; // a structure the options forbid is not adopted
+  CurveFit g = fit_curve(ip, no_falls);
+  EXPECT_FALSE(adopt_sibling_model(g, twin.model, no_falls, "out-of-place"));
 }
 
 #else

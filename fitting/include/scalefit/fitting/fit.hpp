@@ -181,6 +181,17 @@ std::vector<std::string> parameter_names(const CurveModel &model);
 CurveFit fit_curve(std::span<const CurvePoint> points, const FitOptions &options = {},
                    std::span<const ExcludedPoint> transient = {});
 
+/// The other placement's model as one more start (the two curves of one run share their
+/// algorithm and protocol steps, so the sibling's fitted regimes and falls are a start the
+/// deterministic ones may miss): a Levenberg-Marquardt run from `start` on `fit`'s kept points
+/// replaces the chosen model when its BIC is lower by more than options.bic_margin, its
+/// parameters lie in their physical ranges and its structure is one options allows; quality,
+/// stderrs and `selection` (which names `from`) are recomputed. Returns whether it replaced.
+/// `fit` must be a result of fit_curve with the same options; a fit that is not ok, has fewer
+/// than 4 kept points or was not cross-validated (the few-points path) is left alone. No errors.
+bool adopt_sibling_model(CurveFit &fit, const CurveModel &start, const FitOptions &options,
+                         const std::string &from);
+
 /// Paired-placement screen (issue 19's single-size spikes): nccl-tests times every size
 /// out-of-place and then in-place in the same run, with the algorithm and protocol NCCL picks
 /// for that size either way (its tuner does not look at the placement), so a bump the algorithm
