@@ -30,7 +30,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <numeric>
 
 namespace scalefit::fitting {
@@ -451,26 +450,29 @@ CurveFit fit_curve(std::span<const CurvePoint> points, const FitOptions &opt,
   if (best.info != 0 || best.status <= 0 || best.status == 5)
     out.diagnostic = fmt::format("LM ended with status {} ({}), info {}", best.status,
                                  lm_status_name(best.status), best.info);
-  out.quality.mape_pct = mape_pct(kept, out.model);
-  out.quality.max_ape_pct = max_ape_pct(kept, out.model);
-  out.quality.r2_log_time = r2_log_time(kept, out.model);
-  out.quality.rmse_log = std::sqrt(best.rss_log / static_cast<double>(kept.size()));
-  out.quality.outliers = static_cast<int>(outliers.size());
-  {
-    std::vector<CurvePoint> all = kept;
-    for (const ExcludedPoint &e : outliers)
-      all.push_back({e.bytes, e.time_us});
-    out.quality.mape_all_pct = mape_pct(all, out.model);
-  }
-  if (opt.leave_one_out)
-    out.quality.loo_mape_pct = leave_one_out_mape_pct(kept, out.model);
-  out.quality.cross_validated = opt.leave_one_out;
-  out.stderrs = parameter_stderrs(kept, out.model);
   out.kept = std::move(kept);
+  detail::set_quality(out, best.rss_log, outliers, opt);
   return out;
 }
 
 namespace detail {
+
+void set_quality(CurveFit &f, double rss_log, std::span<const ExcludedPoint> outliers,
+                 const FitOptions &opt) {
+  f.quality.mape_pct = mape_pct(f.kept, f.model);
+  f.quality.max_ape_pct = max_ape_pct(f.kept, f.model);
+  f.quality.r2_log_time = r2_log_time(f.kept, f.model);
+  f.quality.rmse_log = std::sqrt(rss_log / static_cast<double>(f.kept.size()));
+  f.quality.outliers = static_cast<int>(outliers.size());
+  std::vector<CurvePoint> all = f.kept;
+  for (const ExcludedPoint &e : outliers)
+    all.push_back({e.bytes, e.time_us});
+  f.quality.mape_all_pct = mape_pct(all, f.model);
+  if (opt.leave_one_out)
+    f.quality.loo_mape_pct = leave_one_out_mape_pct(f.kept, f.model);
+  f.quality.cross_validated = opt.leave_one_out;
+  f.stderrs = parameter_stderrs(f.kept, f.model);
+}
 
 std::string out_of_bounds(const CurveModel &m) {
   std::string why;

@@ -22,6 +22,13 @@ std::vector<CandidateFit> select(std::span<const CurvePoint> pts, const FitOptio
                                  std::vector<CandidateFit> &regime_trials, bool falls,
                                  bool *falls_gate = nullptr);
 
+/// Fills f.quality and f.stderrs for f.model on f.kept (sizes [B], times [us]): MAPE, max APE,
+/// R^2 and RMSE of ln t (from `rss_log`, the chosen candidate's sum of squared log residuals), the
+/// outlier count and the MAPE with `outliers` included, the leave-one-out MAPE when
+/// opt.leave_one_out. f.kept must not be empty. No errors.
+void set_quality(CurveFit &f, double rss_log, std::span<const ExcludedPoint> outliers,
+                 const FitOptions &opt);
+
 /// Label of a candidate as printed in `selection` ("alpha_beta", "regimes(R=3)", ...).
 std::string candidate_label(const CandidateFit &c);
 

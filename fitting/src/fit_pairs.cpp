@@ -42,18 +42,11 @@ bool adopt_sibling_model(CurveFit &f, const CurveModel &start, const FitOptions 
                             from, detail::candidate_label(c), c.bic, f.selection);
   f.candidates.insert(f.candidates.begin(), c);
   f.diagnostic.clear();
-  f.quality.mape_pct = mape_pct(f.kept, f.model);
-  f.quality.max_ape_pct = max_ape_pct(f.kept, f.model);
-  f.quality.r2_log_time = r2_log_time(f.kept, f.model);
-  f.quality.rmse_log = std::sqrt(c.rss_log / static_cast<double>(f.kept.size()));
-  std::vector<CurvePoint> all = f.kept;
+  std::vector<ExcludedPoint> outliers; // the screens' verdicts stand
   for (const ExcludedPoint &e : f.excluded)
     if (e.reason.rfind("outlier", 0) == 0)
-      all.push_back({e.bytes, e.time_us});
-  f.quality.mape_all_pct = mape_pct(all, f.model);
-  if (opt.leave_one_out)
-    f.quality.loo_mape_pct = leave_one_out_mape_pct(f.kept, f.model);
-  f.stderrs = parameter_stderrs(f.kept, f.model);
+      outliers.push_back(e);
+  detail::set_quality(f, c.rss_log, outliers, opt);
   return true;
 }
 

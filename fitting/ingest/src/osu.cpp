@@ -519,12 +519,11 @@ IngestResult read_osu(const std::string &path, const IngestOptions &opt) {
     }
     res.measurements.push_back(std::move(m));
   }
-  if (!tests.empty())
-    untabled_title();
   if (tests.empty())
     diag.fail(0, "",
               "no OSU result table found (expected '# OSU MPI ... Test' and a '# Size ...' "
               "header)");
+  untabled_title();
 
   // Context: one per file.
   bool any_collective = false;

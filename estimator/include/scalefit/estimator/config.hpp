@@ -71,9 +71,10 @@ struct DeviceConfig {
   /// 16-bit peak by sequence length of one attention call (the `min_size` column holds tokens),
   /// forward (causal FLOPs) and backward; empty: constants::kFusedAttentionEfficiency.
   EfficiencyTable attention_fwd_efficiency, attention_bwd_efficiency;
-  /// The same kernels' forward without a causal mask (optional `forward_noncausal` row), which
-  /// prices the cp - 1 unmasked steps of ring attention (see ComputePricer::attention_s); empty:
-  /// the causal forward row.
+  /// The same kernels' forward without a causal mask (optional `forward_noncausal` row; fraction
+  /// of the 16-bit peak by sequence length of one call, all FLOPs executed; dgx-h100: the
+  /// FlashAttention-3 paper's Fig. 5 non-causal cuDNN bars), which prices the cp - 1 unmasked
+  /// steps of ring attention (ComputePricer::attention_s); empty: the causal forward row.
   EfficiencyTable attention_fwd_noncausal_efficiency;
   /// Fused attention as PyTorch's scaled_dot_product_attention runs it (its flash backend:
   /// FlashAttention-2 kernels), same units; the tables Framework::pytorch prices with. Empty:
@@ -84,7 +85,8 @@ struct DeviceConfig {
   /// length of one call, forward (causal FLOPs) and backward, as the fused tables (dgx-h100: the
   /// FlashAttention-3 paper's FA2 rates, Shah et al. 2024 Fig. 5(d)). Empty: the fused tables.
   EfficiencyTable flash_fwd_efficiency, flash_bwd_efficiency;
-  /// FlashAttention-2's forward without a causal mask (`forward_noncausal`); empty: the causal row.
+  /// FlashAttention-2's forward without a causal mask (`forward_noncausal`; same units; dgx-h100:
+  /// Fig. 5's non-causal FA2 bars); empty: the causal row.
   EfficiencyTable flash_fwd_noncausal_efficiency;
   double kernel_launch_us = 0; ///< fixed cost per kernel (Cheng et al.'s k1 dispatch share)
   /// Fraction of the isolated-kernel rates a device sustains inside a training step (clocks under

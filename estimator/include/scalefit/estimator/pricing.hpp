@@ -65,7 +65,7 @@ public:
   /// a table missing everywhere: constants::kFusedAttentionEfficiency of the 16-bit peak. Table
   /// prices are scaled by sustained_efficiency. `noncausal`: a forward call without a causal mask
   /// (`flops` all executed), priced by the table's `forward_noncausal` row where it has one
-  /// (FlashAttention-3 paper Fig. 5: the unmasked kernels run 5-10% more FLOP/s at 4k-16k).
+  /// (FlashAttention-3 paper Fig. 5: the unmasked kernels run 10-28% more FLOP/s at 2k-16k).
   double attention_s(double flops, double seq, bool backward,
                      AttentionKernel kind = AttentionKernel::fused,
                      bool noncausal = false) const noexcept;
