@@ -145,12 +145,13 @@ double ComputePricer::attention_s(double flops, double seq, bool backward, Atten
                                         ? m_dev.flash_fwd_noncausal_efficiency
                                         : m_dev.attention_fwd_noncausal_efficiency;
   if (noncausal && !backward && kind != AttentionKernel::sdpa && !unmasked.steps.empty())
-    return kernel_s(flops / (m_peak * unmasked.at(seq) * m_dev.sustained_efficiency));
-  // The constant is a direct measurement inside a PyTorch step (constants.hpp): the sustained
-  // factor, derived for the spec tables, does not apply to it.
+    return kernel_s(flops / (m_peak * unmasked.at(seq)));
+  // Attention runs at its tables' isolated rates: sustained_efficiency is the GEMMs' and the
+  // memory-bound kernels' derate (config.hpp says why). The constant is a direct measurement
+  // inside a PyTorch step (constants.hpp).
   if (t.steps.empty())
     return kernel_s(flops / (m_peak * constants::kFusedAttentionEfficiency));
-  return kernel_s(flops / (m_peak * t.at(seq) * m_dev.sustained_efficiency));
+  return kernel_s(flops / (m_peak * t.at(seq)));
 }
 
 } // namespace scalefit::estimator

@@ -36,7 +36,9 @@ StageComm::StageComm(MessageSink &sink_, const Strategy &st_, const LayoutSizes 
   cp_b = sink.one(Op::sendrecv, g_cp, 2 * kv_bytes);
   cp_hidden_f = std::min(cp_f, lc.attn_fwd / cp);
   // Fraction of an overlapped collective that compute really hides (the system's
-  // communication.overlap_efficiency; collectives running beside GEMMs share SMs and HBM).
+  // communication.overlap_efficiency; collectives running beside GEMMs share SMs and HBM). Not
+  // applied to the ring's send/recv, hidden whole up to the attention step beside it
+  // (config.hpp, SystemConfig::overlap_efficiency).
   ov = sys.overlap_efficiency;
   // One block collective of TP (AllGather or ReduceScatter with SP; AllReduce without).
   const double tp_unit =
@@ -240,7 +242,7 @@ void StageComm::price(StageCost &c, bool record) {
   sink.e.comm_ep_s = epc * m;
   sink.e.comm_offload_s = offc * m;
   const double tp_hidden = std::min(tp, c.layers * tp_hide_block + rec * tp_hide_rec);
-  c.comm_hidden = ov * (cph + tp_hidden + ep_hidden) + off_hidden;
+  c.comm_hidden = ov * (tp_hidden + ep_hidden) + cph + off_hidden;
   sink.e.comm_tp_s = tp * m;
   sink.e.comm_cp_s = cpc * m;
   sink.e.comm_pp_s = ppc * m;

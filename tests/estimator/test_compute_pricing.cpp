@@ -145,19 +145,18 @@ TEST(ComputePricing, PyTorchAttentionIsPricedBySdpasTable) {
 
 // Megatron-Core's --attention-backend flash (Transformer Engine with NVTE_FUSED_ATTN=0): the
 // flash-attn package's FlashAttention-2 kernels, priced by flash_attention_efficiency (dgx-h100:
-// FlashAttention-3 paper Fig. 5(d), FA2 forward 319 TFLOP/s at 4k), scaled by the sustained
-// efficiency as every table; a system without that table prices it as fused, a fit of measured
-// (cuDNN) attention does not price it.
+// FlashAttention-3 paper Fig. 5(d), FA2 forward 319 TFLOP/s at 4k) at the table's isolated rate
+// (the sustained efficiency derates GEMMs and memory-bound kernels, not attention); a system
+// without that table prices it as fused, a fit of measured (cuDNN) attention does not price it.
 TEST(ComputePricing, FlashBackendIsPricedByTheFlashAttentionTable) {
   const SystemConfig h100 = load_system(test_paths::system_path("dgx-h100"));
   ASSERT_FALSE(h100.device.flash_fwd_efficiency.steps.empty());
   const ComputePricer H(h100, DType::bfloat16);
   const double flops = 1e12, launch = h100.device.kernel_launch_us * 1e-6;
-  const double sus = h100.device.sustained_efficiency;
   EXPECT_NEAR(H.attention_s(flops, 4096, false, AttentionKernel::flash),
-              flops / (989e12 * 0.323 * sus) + launch, 1e-12);
+              flops / (989e12 * 0.323) + launch, 1e-12);
   EXPECT_NEAR(H.attention_s(flops, 4096, true, AttentionKernel::flash),
-              flops / (989e12 * 0.313 * sus) + launch, 1e-12);
+              flops / (989e12 * 0.313) + launch, 1e-12);
   // cuDNN's fused attention is 0.524 / 0.323 = 1.6x faster at 4k on H100
   EXPECT_NEAR(H.attention_s(flops, 4096, false, AttentionKernel::flash) - launch,
               (0.524 / 0.323) *
@@ -182,11 +181,10 @@ TEST(ComputePricing, UnmaskedForwardIsPricedByTheNoncausalRow) {
   ASSERT_FALSE(h100.device.attention_fwd_noncausal_efficiency.steps.empty());
   const ComputePricer H(h100, DType::bfloat16);
   const double flops = 1e12, launch = h100.device.kernel_launch_us * 1e-6;
-  const double sus = h100.device.sustained_efficiency;
   EXPECT_NEAR(H.attention_s(flops, 4096, false, AttentionKernel::flash, true),
-              flops / (989e12 * 0.372 * sus) + launch, 1e-12);
+              flops / (989e12 * 0.372) + launch, 1e-12);
   EXPECT_NEAR(H.attention_s(flops, 4096, false, AttentionKernel::fused, true),
-              flops / (989e12 * 0.616 * sus) + launch, 1e-12);
+              flops / (989e12 * 0.616) + launch, 1e-12);
   EXPECT_LT(H.attention_s(flops, 16384, false, AttentionKernel::fused, true),
             H.attention_s(flops, 16384, false, AttentionKernel::fused));
   EXPECT_EQ(H.attention_s(flops, 4096, true, AttentionKernel::flash, true),
@@ -197,4 +195,25 @@ TEST(ComputePricing, UnmaskedForwardIsPricedByTheNoncausalRow) {
   const ComputePricer B(b200, DType::bfloat16);
   EXPECT_EQ(B.attention_s(flops, 4096, false, AttentionKernel::fused, true),
             B.attention_s(flops, 4096, false, AttentionKernel::fused));
+}
+
+// The sustained efficiency (one published step's derate of the isolated-kernel tables) scales the
+// GEMMs and the memory-bound kernels, not attention: a flash or cuDNN attention kernel runs its
+// tensor cores at 30-60% of peak, below the power at which a GEMM-bound step clocks down
+// (DeviceConfig::sustained_efficiency).
+TEST(ComputePricing, SustainedEfficiencyDeratesGemmsAndMemoryNotAttention) {
+  SystemConfig h100 = load_system(test_paths::system_path("dgx-h100"));
+  h100.device.sustained_efficiency = 1.0;
+  SystemConfig slow = h100;
+  slow.device.sustained_efficiency = 0.5;
+  const ComputePricer A(h100, DType::bfloat16), B(slow, DType::bfloat16);
+  const double launch = h100.device.kernel_launch_us * 1e-6;
+  EXPECT_NEAR(B.gemm_s(8192, 8192, 8192, 1) - launch, 2 * (A.gemm_s(8192, 8192, 8192, 1) - launch),
+              1e-12);
+  EXPECT_NEAR(B.mem_s(1e9) - launch, 2 * (A.mem_s(1e9) - launch), 1e-12);
+  for (const AttentionKernel k : {AttentionKernel::fused, AttentionKernel::flash}) {
+    EXPECT_EQ(B.attention_s(1e12, 8192, false, k), A.attention_s(1e12, 8192, false, k));
+    EXPECT_EQ(B.attention_s(1e12, 8192, true, k), A.attention_s(1e12, 8192, true, k));
+    EXPECT_EQ(B.attention_s(1e12, 8192, false, k, true), A.attention_s(1e12, 8192, false, k, true));
+  }
 }

@@ -554,6 +554,27 @@ TEST(Parallelism, RingStepsOnOtherRanksKeysRunUnmaskedKernels) {
   }
 }
 
+// Ring attention's send/recv moves one peer's K,V chunk on a channel or two, not the many SMs
+// and the HBM traffic of a collective: it hides whole up to the attention step beside it,
+// whatever fraction the system lets collectives hide (communication.overlap_efficiency).
+TEST(Parallelism, RingExchangesHideWholeBehindTheirAttentionStep) {
+  const SystemConfig h100 = load_system(test_paths::system_path("dgx-h100"));
+  SystemConfig low = h100, high = h100;
+  low.overlap_efficiency = 0.2, high.overlap_efficiency = 1.0;
+  const ModelConfig md = load_model(test_paths::model_path("llama3-8b"));
+  Strategy s = llama8b(2, 4);
+  s.overlap_dp = false; // no TP, no PP, DP not overlapped: the ring is all that hides
+  const auto a = run(Estimator(md, low), s), b = run(Estimator(md, high), s);
+  ASSERT_GT(a->comm_cp_s, 0);
+  EXPECT_GT(a->time_s.overlap, 0);
+  EXPECT_LE(a->time_s.overlap, a->comm_cp_s * (1 + 1e-12));
+  EXPECT_DOUBLE_EQ(a->time_s.overlap, b->time_s.overlap);
+  // while a DP-overlapped layout's hidden part does follow the efficiency
+  s.overlap_dp = true;
+  EXPECT_LT(run(Estimator(md, low), s)->time_s.overlap,
+            run(Estimator(md, high), s)->time_s.overlap);
+}
+
 // Pipeline stage boundaries: while the pp stages fit in one node together (pp x tp cp dp <= GPUs
 // per node) every boundary is NVLink; once they do not, some boundary crosses nodes, and the
 // stage that sends over the NICs paces every micro-batch, so the boundary is priced inter-node

@@ -90,9 +90,14 @@ struct DeviceConfig {
   EfficiencyTable flash_fwd_noncausal_efficiency;
   double kernel_launch_us = 0; ///< fixed cost per kernel (Cheng et al.'s k1 dispatch share)
   /// Fraction of the isolated-kernel rates a device sustains inside a training step (clocks under
-  /// sustained power, kernels sharing the GPU with communication): multiplies every spec-table
-  /// compute rate; 1 when not derived. Derived from ONE published step per system
-  /// (scripts/derive_sustained_efficiency.py), as the A100 tables are.
+  /// sustained power, kernels sharing the GPU with communication): multiplies the spec-table
+  /// rates of GEMMs and memory-bound kernels; 1 when not derived. Derived from ONE published step
+  /// per system (scripts/derive_sustained_efficiency.py), as the A100 tables are. Attention
+  /// kernels keep their tables' isolated rates: a flash or cuDNN attention kernel runs its tensor
+  /// cores at 30-60% of peak (the FlashAttention-3 paper's Fig. 5), below the board power at
+  /// which a GEMM-bound step clocks down, and its long calls have no launch gaps to lose. (With
+  /// the derate on attention, the NeMo long-sequence runs, 4k-1M tokens, were 3-28% slow, worse
+  /// the longer the sequence; without it, within 5%.)
   double sustained_efficiency = 1;
 };
 
@@ -107,9 +112,12 @@ struct SystemConfig {
   /// activation CPU offloading moves over. bandwidth_gbps 0 = not given (offloading refused).
   CommTier host;
   /// Fraction of a collective's time that the compute it overlaps with really hides (TP
-  /// userbuffer overlap, ring-attention exchanges, DP buckets): collectives beside GEMMs share
-  /// SMs and HBM. 1 when not derived; derived from ONE published step with TP
-  /// (scripts/derive_sustained_efficiency.py --key overlap_efficiency).
+  /// userbuffer overlap, DP buckets, MoE all-to-alls): collectives beside GEMMs share SMs and
+  /// HBM. 1 when not derived; derived from ONE published step with TP
+  /// (scripts/derive_sustained_efficiency.py --key overlap_efficiency). Ring attention's
+  /// point-to-point K,V exchanges are hidden whole up to the attention step beside them: a
+  /// send/recv pair moves one peer's chunk on one or two NCCL channels, not the many SMs and
+  /// the HBM traffic of a collective.
   double overlap_efficiency = 1;
   /// Bytes of HBM per GPU.
   double memory_bytes() const;

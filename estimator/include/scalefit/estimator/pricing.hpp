@@ -63,7 +63,9 @@ public:
   /// - sdpa (PyTorch's scaled_dot_product_attention): the attention fit, else
   ///   sdpa_attention_efficiency at `seq`;
   /// a table missing everywhere: constants::kFusedAttentionEfficiency of the 16-bit peak. Table
-  /// prices are scaled by sustained_efficiency. `noncausal`: a forward call without a causal mask
+  /// prices are the kernels' isolated rates, NOT scaled by sustained_efficiency (config.hpp:
+  /// attention kernels run far below the power limit that derates GEMMs). `noncausal`: a forward
+  /// call without a causal mask
   /// (`flops` all executed), priced by the table's `forward_noncausal` row where it has one
   /// (FlashAttention-3 paper Fig. 5: the unmasked kernels run 10-28% more FLOP/s at 2k-16k).
   double attention_s(double flops, double seq, bool backward,
