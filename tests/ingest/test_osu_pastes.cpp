@@ -4,7 +4,8 @@
 // - the rank count only in the launch line (srun -N2 over a backslash continuation, a wrapped
 //   mpirun_rsh command, the command in its own block before the output);
 // - two tests in one paste without their title lines, told apart by their column headers;
-// - a vendor's docs page: each command in its own code fence, the results as Markdown tables.
+// - a vendor's docs page: each command in its own code fence, the results as Markdown tables;
+// - a Flux job (`flux run -N4 --tasks-per-node=96`) whose page also times osu_barrier.
 // Expected values are read off the files by eye.
 #include "scalefit/ingest/ingest.hpp"
 
@@ -234,4 +235,31 @@ TEST(OsuPastes, MarkdownRowsReadAsTheirLogLines) {
   EXPECT_EQ(source(r, "nnodes_from"), "unknown (assumed 1)");
   EXPECT_DOUBLE_EQ(osu_size(r, 2048)->time_us, 21.50);
   EXPECT_TRUE(any_contains(r.warnings, f + ":9: field 'avglatency(us)'", "'oops'"));
+}
+
+// A collective run under Flux: the ranks and nodes are only in `flux run -N4
+// --tasks-per-node=96` (384 ranks on 4 nodes; Flux's -N is nodes, as Slurm's), and the page also
+// times osu_barrier, one figure with no message size: skipped with a warning, not a refusal of the
+// paste. Before: "unsupported OSU test 'Barrier Latency'", exit 2.
+TEST(OsuPastes, FluxRunGivesRanksAndNodesAndBarrierIsSkipped) {
+  const std::string f =
+      real("osu_barrier+allreduce_v5.8_usernetes-azure_flux-run-N4-tasks-per-node96.md");
+  const auto r = read_osu(f);
+  ASSERT_EQ(r.measurements.size(), 19u); // osu_allreduce, 4 B .. 1 MiB
+  for (const auto &m : r.measurements)
+    EXPECT_EQ(m.op, Op::allreduce);
+  EXPECT_EQ(r.context.nranks, 384);
+  EXPECT_EQ(r.context.nnodes, 4);
+  EXPECT_EQ(source(r, "nranks_from"), "launcher command line");
+  EXPECT_EQ(source(r, "nnodes_from"), "launcher command line");
+  EXPECT_DOUBLE_EQ(osu_size(r, 1048576)->time_us, 2159.77);
+  EXPECT_TRUE(any_contains(r.warnings, f + ":11: field 'test'", "no message sizes"));
+  // `flux run -N2` alone: one task per node, as `srun -N2`
+  const std::string g = write_tmp("osu_flux_n2.txt", "$ flux run -N2 ./osu_allreduce\n"
+                                                     "# OSU MPI Allreduce Latency Test v7.3\n"
+                                                     "# Size       Avg Latency(us)\n"
+                                                     "1024                   20.00\n");
+  const auto two = read_osu(g);
+  EXPECT_EQ(two.context.nranks, 2);
+  EXPECT_EQ(two.context.nnodes, 2);
 }

@@ -250,7 +250,10 @@ std::string_view launcher_name(std::string_view tok) {
     if (tok == base || (tok.size() > base.size() + 1 && tok.substr(0, base.size()) == base &&
                         tok[base.size()] == '.'))
       return base;
-  for (std::string_view base : {"srun", "aprun", "jsrun", "orterun", "prterun", "mpirun_rsh"})
+  // flux: Flux's `flux run` / `flux submit` (`flux mini run` before Flux 0.48); its subcommand
+  // is not an option, so the options are read from the token after `flux` on.
+  for (std::string_view base :
+       {"srun", "aprun", "jsrun", "orterun", "prterun", "mpirun_rsh", "flux"})
     if (tok == base)
       return base;
   return {};
@@ -409,8 +412,11 @@ LaunchShape launch_shape(const std::vector<std::string> &toks, std::size_t binar
     const auto name = launcher_name(toks[j]);
     if (name.empty())
       continue;
-    LaunchShape s = read_options(toks, j + 1, binary_index, name == "srun");
-    if (name == "srun" && !s.nranks && s.nnodes && !s.per_node)
+    // Flux's -N is nodes as Slurm's, and `flux run -N4` without -n or --tasks-per-node starts
+    // one task per node (flux-run(1): the task count defaults to the node count).
+    const bool slurm_like = name == "srun" || name == "flux";
+    LaunchShape s = read_options(toks, j + 1, binary_index, slurm_like);
+    if (slurm_like && !s.nranks && s.nnodes && !s.per_node)
       s.default_nranks = s.nnodes;
     if (name == "mpirun_rsh" && !s.nnodes)
       if (const auto hosts = rsh_hosts(toks, j + 1, binary_index))

@@ -58,7 +58,8 @@ struct LaunchShape {
 
 /// Reads a launcher command line's shape; tokens after the launched binary are not read.
 /// `binary_index`: index of the launched binary's token (tokens after it are its own options).
-/// `-N` is nodes for srun and processes per node for mpirun/mpiexec (Open MPI) and aprun.
+/// `-N` is nodes for srun and Flux (`flux run -N4 --tasks-per-node=96`) and processes per node
+/// for mpirun/mpiexec (Open MPI) and aprun.
 /// Without -np, a host list with slots (`-H a:4,b:4`, Open MPI and Hydra) gives the ranks.
 /// MVAPICH's `mpirun_rsh -np 2 host1 host2 [VAR=value...] ./binary`: the bare host names before
 /// the binary (not a -hostfile's) are the nodes.
@@ -82,7 +83,7 @@ std::optional<std::pair<int, std::string>> nodes_from_launch(const LaunchShape &
                                                              const LaunchShape &alloc, int nranks);
 
 /// Whether `tok` names a launcher (mpirun, mpiexec, srun, aprun, jsrun, mpiexec.hydra,
-/// mpirun_rsh).
+/// mpirun_rsh, flux: Flux's `flux run`).
 bool is_launcher(std::string_view tok);
 
 /// Joins a shell command continued over lines with a trailing backslash (`srun --nodes=4 ... \`

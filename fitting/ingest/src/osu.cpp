@@ -94,6 +94,14 @@ struct Launch {
   std::vector<std::pair<std::size_t, OsuTest>> binaries;
 };
 
+/// OMB tests that print one figure per run and no message size (osu_barrier's and osu_ibarrier's
+/// latency, osu_init's start-up time, osu_hello): `title` as parse_title returns it.
+bool sizeless_test(const std::string &title) {
+  const std::string t = to_lower(title);
+  return t.rfind("barrier", 0) == 0 || t.rfind("non-blocking barrier", 0) == 0 ||
+         t.rfind("init", 0) == 0 || t.rfind("hello", 0) == 0;
+}
+
 /// A token of a command pasted in prose or Markdown, without the backticks, quotes or emphasis
 /// asterisks around it (`*srun -p part` ... `./osu_bibw*` in a mail client's bold).
 std::string unquote(std::string t) {
@@ -289,6 +297,13 @@ IngestResult read_osu(const std::string &path, const IngestOptions &opt) {
       pending_dtype.reset();
       datatype_text.clear();
       cur.reset();
+      if (!pending_test && sizeless_test(title->first)) {
+        // osu_barrier, osu_init, osu_hello: one number, no message size; nothing to fit
+        diag.warn(ln, "test",
+                  "'" + title->first + "' has no message sizes (one figure per run): skipped");
+        title_ln = 0;
+        continue;
+      }
       if (!pending_test) {
         if (!opt.op)
           diag.fail(ln, "test",
