@@ -413,7 +413,8 @@ LaunchShape launch_shape(const std::vector<std::string> &toks, std::size_t binar
     if (name.empty())
       continue;
     // Flux's -N is nodes as Slurm's, and `flux run -N4` without -n or --tasks-per-node starts
-    // one task per node (flux-run(1): the task count defaults to the node count).
+    // one task per node (flux-core doc/man1/common/job-param-common.rst: --nodes without
+    // --ntasks sets the number of tasks to the number of nodes).
     const bool slurm_like = name == "srun" || name == "flux";
     LaunchShape s = read_options(toks, j + 1, binary_index, slurm_like);
     if (slurm_like && !s.nranks && s.nnodes && !s.per_node)
