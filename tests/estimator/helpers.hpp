@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string>
 
 namespace scalefit::estimator::test_paths {
@@ -40,3 +41,25 @@ inline void expect_refused(const Estimator &est, const Strategy &s, Reject why,
   }
 }
 } // namespace scalefit::estimator::test_checks
+
+namespace scalefit::estimator::test_run {
+/// The estimator of configs/models/`model`.yaml on configs/systems/`system`.yaml.
+inline Estimator make(const char *model, const char *system = "dgx-h100") {
+  return Estimator(load_model(test_paths::model_path(model)),
+                   load_system(test_paths::system_path(system)));
+}
+/// `s` validated (an InputError if refused) and evaluated with its messages recorded.
+inline std::unique_ptr<Estimate> run(const Estimator &est, const Strategy &s) {
+  est.validate(s, 0);
+  auto e = std::make_unique<Estimate>();
+  est.evaluate(s, *e);
+  return e;
+}
+/// The first recorded message of parallelism `by` and collective `op`; nullptr when none.
+inline const Message *find(const Estimate &e, Parallelism by, Op op) {
+  for (int i = 0; i < e.n_messages; ++i)
+    if (e.messages[i].by == by && e.messages[i].op == op)
+      return &e.messages[i];
+  return nullptr;
+}
+} // namespace scalefit::estimator::test_run

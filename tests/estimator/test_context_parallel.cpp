@@ -10,24 +10,11 @@
 
 using namespace scalefit;
 using namespace scalefit::estimator;
+using test_run::find;
+using test_run::make;
+using test_run::run;
 
 namespace {
-Estimator make(const char *model, const char *system = "dgx-h100") {
-  return Estimator(load_model(test_paths::model_path(model)),
-                   load_system(test_paths::system_path(system)));
-}
-std::unique_ptr<Estimate> run(const Estimator &est, const Strategy &s) {
-  est.validate(s, 0);
-  auto e = std::make_unique<Estimate>();
-  est.evaluate(s, *e);
-  return e;
-}
-const Message *find(const Estimate &e, Parallelism by, Op op) {
-  for (int i = 0; i < e.n_messages; ++i)
-    if (e.messages[i].by == by && e.messages[i].op == op)
-      return &e.messages[i];
-  return nullptr;
-}
 /// Llama 3 8B at s = 8192 over dp x cp ranks, ZeRO-1, global batch 64.
 Strategy llama8b(int dp, int cp) {
   Strategy s;

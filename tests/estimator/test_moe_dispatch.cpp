@@ -11,17 +11,7 @@
 
 using namespace scalefit;
 using namespace scalefit::estimator;
-
-namespace {
-
-std::unique_ptr<Estimate> run(const Estimator &est, const Strategy &s) {
-  est.validate(s, 0);
-  auto e = std::make_unique<Estimate>();
-  est.evaluate(s, *e);
-  return e;
-}
-
-} // namespace
+using test_run::run;
 
 // Megatron-Core's --moe-shared-expert-overlap (Strategy::moe_shared_expert_overlap, off by
 // default): per MoE block and direction the dispatch and combine all-to-alls hide behind the

@@ -17,6 +17,8 @@
 
 using namespace scalefit;
 using namespace scalefit::estimator;
+using test_run::find;
+using test_run::run;
 
 namespace {
 
@@ -72,20 +74,6 @@ double mla_attention_flops(double h, double a, double qr, double kvr, double nop
   const double gemm = qr > 0 ? h * qr + qr * a * (nope + rope) : h * a * (nope + rope);
   return 2 * (gemm + h * (kvr + rope) + kvr * a * (nope + dv) + a * dv * h) +
          2 * s * a * (nope + rope) + 2 * s * a * dv;
-}
-
-std::unique_ptr<Estimate> run(const Estimator &est, const Strategy &s) {
-  est.validate(s, 0);
-  auto e = std::make_unique<Estimate>();
-  est.evaluate(s, *e);
-  return e;
-}
-
-const Message *find(const Estimate &e, Parallelism by, Op op) {
-  for (int i = 0; i < e.n_messages; ++i)
-    if (e.messages[i].by == by && e.messages[i].op == op)
-      return &e.messages[i];
-  return nullptr;
 }
 
 std::string write_model(const std::string &name, const std::string &extra) {
