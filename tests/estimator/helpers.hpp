@@ -62,4 +62,10 @@ inline const Message *find(const Estimate &e, Parallelism by, Op op) {
       return &e.messages[i];
   return nullptr;
 }
+/// Llama 3 8B's layout over dp x cp ranks (s = 8192): ZeRO-1, global batch 64.
+inline Strategy llama8b(int dp, int cp) {
+  Strategy s;
+  s.dp = dp, s.cp = cp, s.zero = 1, s.global_batch = 64;
+  return s;
+}
 } // namespace scalefit::estimator::test_run

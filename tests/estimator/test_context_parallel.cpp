@@ -11,21 +11,13 @@
 using namespace scalefit;
 using namespace scalefit::estimator;
 using test_run::find;
+using test_run::llama8b;
 using test_run::make;
 using test_run::run;
 
-namespace {
-/// Llama 3 8B at s = 8192 over dp x cp ranks, ZeRO-1, global batch 64.
-Strategy llama8b(int dp, int cp) {
-  Strategy s;
-  s.dp = dp, s.cp = cp, s.zero = 1, s.global_batch = 64;
-  return s;
-}
-} // namespace
-
 // Ring attention (Megatron-Core p2p CP): per block and micro-batch cp - 1 exchanges of the local
 // K,V forward and of K,V and their gradients backward, in a ring of cp ranks stride tp.
-TEST(ContextParallel, ContextParallelRingMessagesAndActivations) {
+TEST(ContextParallel, RingMessagesAndActivations) {
   const Estimator est = make("llama3-8b");
   const auto one = run(est, llama8b(8, 1));
   const auto cp2 = run(est, llama8b(4, 2));
@@ -51,7 +43,7 @@ TEST(ContextParallel, ContextParallelRingMessagesAndActivations) {
   test_checks::expect_refused(est, bad, Reject::context, "--cp");
 }
 
-TEST(ContextParallel, SearchEnumeratesContextParallelism) {
+TEST(ContextParallel, SearchEnumeratesCp) {
   const Estimator est = make("llama3-8b");
   SearchSpace space;
   space.gpus = 16;

@@ -16,6 +16,7 @@
 using namespace scalefit;
 using namespace scalefit::estimator;
 using test_run::find;
+using test_run::llama8b;
 using test_run::make;
 using test_run::run;
 
@@ -30,11 +31,6 @@ Bf16Fp8 llama70b_bf16_fp8() {
   Estimator bf16(m, h100);
   m.fp8 = true;
   return {std::move(bf16), Estimator(m, h100)};
-}
-Strategy llama8b(int dp, int cp) {
-  Strategy s;
-  s.dp = dp, s.cp = cp, s.zero = 1, s.global_batch = 64;
-  return s;
 }
 } // namespace
 
