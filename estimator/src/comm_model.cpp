@@ -9,7 +9,9 @@ namespace scalefit::estimator {
 
 CommGroup group_shape(int nranks, int stride, int gpus_per_node) {
   CommGroup g;
-  g.nranks = std::max(1, nranks);
+  if (nranks <= 1) // no communicator: one rank on one node (most layouts' CP, EP, PP groups)
+    return g;
+  g.nranks = nranks;
   stride = std::max(1, stride);
   if (stride >= gpus_per_node) {
     g.ranks_per_node = 1;
