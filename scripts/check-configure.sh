@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Configures (does not build) every documented option combination of scalefit:
-#   SCALEFIT_BUILD_BENCHMARKS ON/OFF x SCALEFIT_BUILD_TESTS ON/OFF x SCALEFIT_ENABLE_CUDA ON/OFF
-# each into its own throw-away build directory, and fails if any combination does not configure.
+#   SCALEFIT_BUILD_BENCHMARKS ON/OFF x SCALEFIT_BUILD_TESTS ON/OFF x SCALEFIT_ENABLE_CUDA ON/OFF,
+# and the main job's first build (SCALEFIT_QUICK_BUILD=ON, the rest OFF), each into its own throw-away build directory, and fails if any combination does not configure.
 # CUDA=ON combinations are skipped (with a message) when no nvcc is found. Cheap: about 5-20 s
 # per combination, no compilation. Part of CI (scripts/test.sh).
 #
@@ -38,6 +38,17 @@ for cuda in OFF ON; do
     done
   done
 done
+# The main job's first build (scripts/setup.sh without --all on a fresh machine).
+name="quick-build.cuda-OFF.benchmarks-OFF.tests-OFF"
+if cmake -S . -B "$root/$name" -DSCALEFIT_QUICK_BUILD=ON -DSCALEFIT_ENABLE_CUDA=OFF \
+     -DSCALEFIT_BUILD_BENCHMARKS=OFF -DSCALEFIT_BUILD_TESTS=OFF >"$root/$name.log" 2>&1; then
+  echo "check-configure: ok     $name"
+else
+  echo "check-configure: FAILED $name (log below)"
+  tail -n 30 "$root/$name.log"
+  failed+=("$name")
+fi
+rm -rf "${root:?}/$name"
 [ -z "${CHECK_DIR:-}" ] && rm -rf "$root"
 if ((${#failed[@]})); then
   echo "check-configure: ${#failed[@]} combination(s) failed: ${failed[*]}" >&2
