@@ -254,6 +254,10 @@ TEST(OsuPastes, FluxRunGivesRanksAndNodesAndBarrierIsSkipped) {
   EXPECT_EQ(source(r, "nnodes_from"), "launcher command line");
   EXPECT_DOUBLE_EQ(osu_size(r, 1048576)->time_us, 2159.77);
   EXPECT_TRUE(any_contains(r.warnings, f + ":11: field 'test'", "no message sizes"));
+  // the record's title and command are the allreduce's, not the skipped barrier's
+  EXPECT_NE(r.context.command_line.find("mpi/collective/osu_allreduce"), std::string::npos)
+      << r.context.command_line;
+  EXPECT_EQ(r.context.command_line.find("flux run -N4 --tasks-per-node=96"), 0u);
   // `flux run -N2` alone: one task per node, as `srun -N2`
   const std::string g = write_tmp("osu_flux_n2.txt", "$ flux run -N2 ./osu_allreduce\n"
                                                      "# OSU MPI Allreduce Latency Test v7.3\n"

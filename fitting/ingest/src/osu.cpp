@@ -102,6 +102,12 @@ bool sizeless_test(const std::string &title) {
          t.rfind("init", 0) == 0 || t.rfind("hello", 0) == 0;
 }
 
+/// Whether `tok` (a path or a name) is one of those tests' binaries.
+bool sizeless_binary(const std::string &tok) {
+  const std::string b = detail::base_name(tok);
+  return b == "osu_barrier" || b == "osu_ibarrier" || b == "osu_init" || b == "osu_hello";
+}
+
 /// A token of a command pasted in prose or Markdown, without the backticks, quotes or emphasis
 /// asterisks around it (`*srun -p part` ... `./osu_bibw*` in a mail client's bold).
 std::string unquote(std::string t) {
@@ -196,6 +202,8 @@ Launch scan_launch(const std::vector<detail::SourceLine> &lines) {
     held.clear();
     if (const auto test = detail::test_from_binary(toks[k]))
       out.binaries.emplace_back(i, *test);
+    if (sizeless_binary(toks[k]))
+      continue; // nothing of it is read (below): its command is not the file's
     std::size_t from = k;
     for (std::size_t j = 0; j < k; ++j)
       if (detail::is_launcher(toks[j])) {
@@ -288,7 +296,7 @@ IngestResult read_osu(const std::string &path, const IngestOptions &opt) {
     if (const auto title = parse_title(btoks)) {
       if (version.empty())
         version = title->second;
-      if (title_line.empty())
+      if (title_line.empty() && !sizeless_test(title->first))
         title_line = body;
       untabled_title();
       title_ln = ln;
