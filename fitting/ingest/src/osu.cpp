@@ -49,8 +49,11 @@
 #include "scalefit/core/units.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <set>
+#include <string>
+#include <string_view>
 
 namespace scalefit::ingest {
 namespace {
@@ -94,18 +97,29 @@ struct Launch {
   std::vector<std::pair<std::size_t, OsuTest>> binaries;
 };
 
-/// OMB tests that print one figure per run and no message size (osu_barrier's and osu_ibarrier's
-/// latency, osu_init's start-up time, osu_hello): `title` as parse_title returns it.
+/// OMB tests that print one figure per run and no message size: osu_barrier's and osu_ibarrier's
+/// latency, osu_init's start-up time, osu_hello. Each: its binary, and its title as parse_title
+/// returns it (lower case, without "OSU MPI" and "Test vX").
+struct SizelessTest {
+  std::string_view binary, title;
+};
+constexpr SizelessTest kSizelessTests[] = {{"osu_barrier", "barrier"},
+                                           {"osu_ibarrier", "non-blocking barrier"},
+                                           {"osu_init", "init"},
+                                           {"osu_hello", "hello"}};
+
+/// Whether `title` (as parse_title returns it) starts with one of those tests' titles.
 bool sizeless_test(const std::string &title) {
   const std::string t = to_lower(title);
-  return t.rfind("barrier", 0) == 0 || t.rfind("non-blocking barrier", 0) == 0 ||
-         t.rfind("init", 0) == 0 || t.rfind("hello", 0) == 0;
+  return std::any_of(std::begin(kSizelessTests), std::end(kSizelessTests),
+                     [&](const SizelessTest &x) { return t.rfind(x.title, 0) == 0; });
 }
 
 /// Whether `tok` (a path or a name) is one of those tests' binaries.
 bool sizeless_binary(const std::string &tok) {
   const std::string b = detail::base_name(tok);
-  return b == "osu_barrier" || b == "osu_ibarrier" || b == "osu_init" || b == "osu_hello";
+  return std::any_of(std::begin(kSizelessTests), std::end(kSizelessTests),
+                     [&](const SizelessTest &x) { return b == x.binary; });
 }
 
 /// A token of a command pasted in prose or Markdown, without the backticks, quotes or emphasis
