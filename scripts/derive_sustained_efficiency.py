@@ -9,8 +9,10 @@ Usage:
       --runs tests/data/published-runs/dgxc-benchmarking-v24.11.1-h100.jsonl \
       --id dgxc-v24.11.1-llama3.1-8b-bf16-8g --key sustained_efficiency
 
-key: sustained_efficiency (every compute rate), fp8_relative_efficiency (FP8 GEMMs) or
-overlap_efficiency (the hidden fraction of overlapped collectives). The system
+key: sustained_efficiency (every compute rate), fp8_relative_efficiency (FP8 GEMMs),
+mxfp8_relative_efficiency (an MXFP8 step's FP8 GEMMs relative to per-tensor FP8's: derive it from
+an FP8-MX run whose FP8-CS twin the sustained efficiency came from) or overlap_efficiency (the
+hidden fraction of overlapped collectives). The system
 file is the run's own `system`; the value found is printed, not written: put it in the YAML with
 this command as its source.
 """
@@ -41,7 +43,8 @@ def main():
     ap.add_argument("--runs", required=True)
     ap.add_argument("--id", required=True)
     ap.add_argument("--key", required=True,
-                    choices=["sustained_efficiency", "fp8_relative_efficiency", "overlap_efficiency"])
+                    choices=["sustained_efficiency", "fp8_relative_efficiency", "mxfp8_relative_efficiency",
+                             "overlap_efficiency"])
     ap.add_argument("--root", default=".")
     a = ap.parse_args()
     run = next((json.loads(l) for l in open(a.runs) if json.loads(l)["id"] == a.id), None)

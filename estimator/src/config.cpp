@@ -288,6 +288,9 @@ SystemConfig load_system(const std::string &path) {
   s.device.fp8_relative_efficiency =
       r.in(dev, "fp8_relative_efficiency", "device.fp8_relative_efficiency", bounds::efficiency,
            &one);
+  if (dev["mxfp8_relative_efficiency"]) // optional: only devices with MXFP8 tensor cores
+    s.device.mxfp8_relative_efficiency = r.in(
+        dev, "mxfp8_relative_efficiency", "device.mxfp8_relative_efficiency", bounds::efficiency);
   const YAML::Node comm = r.map(root, "communication", "communication");
   s.intra = r.tier(comm, "intra", "communication.intra");
   s.overlap_efficiency = r.in(comm, "overlap_efficiency", "communication.overlap_efficiency",

@@ -28,6 +28,7 @@ struct LayerCostKey {
   double moe_imbalance = 0, tokens = 0;
   Framework framework = Framework::megatron;
   AttentionBackend attention_backend = AttentionBackend::fused;
+  Fp8Recipe fp8_recipe = Fp8Recipe::delayed;
   bool operator==(const LayerCostKey &) const = default;
 };
 

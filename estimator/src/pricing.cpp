@@ -30,6 +30,7 @@ ComputePricer::ComputePricer(const SystemConfig &system, DType dtype)
     src_gemm8 = "spec:gemm_efficiency_fp8";
   else
     src_gemm8 = "spec:gemm_efficiency x fp8 factor";
+  src_gemm8_mx = src_gemm8 + " x mxfp8 factor";
 }
 
 void ComputePricer::use(const fitting::ComputeSection &c) {
@@ -49,6 +50,7 @@ void ComputePricer::use(const fitting::ComputeSection &c) {
   };
   pick(KernelKind::gemm, m_fit_gemm, src_gemm, fit_dtype(m_dtype), alt_dtype(m_dtype));
   pick(KernelKind::gemm, m_fit_gemm8, src_gemm8, "fp8", nullptr);
+  src_gemm8_mx = src_gemm8 + " x mxfp8 factor";
   pick(KernelKind::batched_gemm, m_fit_bgemm, src_bgemm, fit_dtype(m_dtype), alt_dtype(m_dtype));
   pick(KernelKind::memory, m_fit_mem, src_mem, fit_dtype(m_dtype), alt_dtype(m_dtype));
   pick(KernelKind::attention_fused, m_fit_attn, src_fused, fit_dtype(m_dtype), alt_dtype(m_dtype));

@@ -115,9 +115,9 @@ void Estimator::compute_terms(const Strategy &st, const LayoutSizes &z, const St
   const double rec_sel = z.selective ? lc.attn_fwd : 0.0;
   const bool first = c.index == 0, last = c.index == z.p - 1;
   const double nL = c.layers;
-  e.terms[0] = {"layer GEMMs",
-                m * (nL * (lc.gemm_fwd + lc.gemm_bwd + lc.rec_mod_gemm) + rec * lc.gemm_fwd),
-                gemm_source().c_str()};
+  e.terms[0] = {
+      "layer GEMMs", m * (nL * (lc.gemm_fwd + lc.gemm_bwd + lc.rec_mod_gemm) + rec * lc.gemm_fwd),
+      md.fp8 && st.fp8_recipe == Fp8Recipe::mxfp8 ? P.src_gemm8_mx.c_str() : gemm_source().c_str()};
   e.terms[1] = {!z.fused                                         ? "attention (unfused)"
                 : attention_kernel(st) == AttentionKernel::flash ? "attention (flash)"
                                                                  : "attention (fused)",

@@ -217,3 +217,41 @@ TEST(ComputePricing, SustainedEfficiencyDeratesGemmsAndMemoryNotAttention) {
     EXPECT_EQ(B.attention_s(1e12, 8192, false, k, true), A.attention_s(1e12, 8192, false, k, true));
   }
 }
+
+// MXFP8 (--fp8-recipe mxfp8): the FP8 GEMMs of the step take 1 / device.mxfp8_relative_efficiency
+// as long as under per-tensor FP8, nothing else moves; a device without the key (no MXFP8 tensor
+// cores: H100) refuses the recipe, naming --fp8-recipe.
+TEST(ComputePricing, Mxfp8GemmsTakeTheDevicesMxfp8Factor) {
+  ModelConfig m = load_model(test_paths::model_path("llama3-8b"));
+  m.fp8 = true;
+  const SystemConfig b200 = load_system(test_paths::system_path("dgx-b200"));
+  const double f = b200.device.mxfp8_relative_efficiency;
+  ASSERT_GT(f, 0.5);
+  ASSERT_LT(f, 1.0);
+  const Estimator est(m, b200);
+  Strategy s;
+  s.dp = 8, s.micro_batch = 2, s.global_batch = 128;
+  s.fp8_recipe = Fp8Recipe::tensorwise;
+  const auto cs = test_run::run(est, s);
+  s.fp8_recipe = Fp8Recipe::mxfp8;
+  const auto mx = test_run::run(est, s);
+  EXPECT_STREQ(mx->terms[0].what, "layer GEMMs");
+  EXPECT_NEAR(mx->terms[0].seconds, cs->terms[0].seconds / f, 1e-9 * cs->terms[0].seconds);
+  EXPECT_NE(std::string(mx->terms[0].priced_by).find("x mxfp8 factor"), std::string::npos);
+  EXPECT_EQ(std::string(cs->terms[0].priced_by).find("mxfp8"), std::string::npos);
+  for (std::size_t i = 1; i < mx->terms.size(); ++i)
+    EXPECT_DOUBLE_EQ(mx->terms[i].seconds, cs->terms[i].seconds) << mx->terms[i].what;
+  EXPECT_NEAR(mx->time_s.compute - cs->time_s.compute, cs->terms[0].seconds * (1 / f - 1), 1e-9);
+
+  const Estimator hopper(m, load_system(test_paths::system_path("dgx-h100")));
+  EXPECT_EQ(load_system(test_paths::system_path("dgx-h100")).device.mxfp8_relative_efficiency, 0);
+  try {
+    hopper.validate(s, 0);
+    ADD_FAILURE() << "MXFP8 on H100 accepted";
+  } catch (const InputError &e) {
+    EXPECT_EQ(e.field(), "--fp8-recipe");
+    EXPECT_NE(std::string(e.what()).find("H100"), std::string::npos) << e.what();
+  }
+  s.fp8_recipe = Fp8Recipe::tensorwise;
+  EXPECT_NO_THROW(hopper.validate(s, 0));
+}

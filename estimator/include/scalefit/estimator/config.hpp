@@ -67,6 +67,14 @@ struct DeviceConfig {
   /// Without gemm_efficiency_fp8: FP8 GEMMs reach this fraction of the 16-bit table's efficiency
   /// at the FP8 peak (1: none derived). Derived from ONE published FP8 step per system.
   double fp8_relative_efficiency = 1;
+  /// MXFP8 (Fp8Recipe::mxfp8: E4M3 with one E8M0 scale per 32 elements, Blackwell block-scaled
+  /// tensor cores) GEMM time relative to per-tensor FP8: an mxfp8 step's FP8 GEMMs (measured or
+  /// spec-priced) take 1 / this as long. It lumps what MXFP8 adds per GEMM (scale-factor
+  /// loads, Transformer Engine's scale swizzles, the row- and column-wise block quantization of
+  /// the inputs). 0 (absent from the system YAML): the device has no MXFP8 tensor cores and an
+  /// mxfp8 estimate is refused (MXFP8 needs sm_100 or newer; Transformer Engine refuses it on
+  /// Hopper). Derived from ONE published MXFP8 step per system (dgx-b200.yaml says which).
+  double mxfp8_relative_efficiency = 0;
   /// Fused attention (cuDNN / FlashAttention kernels Transformer Engine runs), fraction of the
   /// 16-bit peak by sequence length of one attention call (the `min_size` column holds tokens),
   /// forward (causal FLOPs) and backward; empty: constants::kFusedAttentionEfficiency.

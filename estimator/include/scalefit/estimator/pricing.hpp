@@ -99,6 +99,8 @@ public:
               src_fused = "spec:fused_attention_efficiency",
               src_sdpa = "spec:fused_attention_efficiency",
               src_flash = "spec:flash_attention_table";
+  /// src_gemm8 with the MXFP8 factor (device.mxfp8_relative_efficiency) an mxfp8 step applies.
+  std::string src_gemm8_mx = "spec:gemm_efficiency_fp8 x mxfp8 factor";
 
 private:
   std::optional<fitting::ComputeFit> m_fit_gemm, m_fit_gemm8, m_fit_bgemm, m_fit_mem, m_fit_attn;
