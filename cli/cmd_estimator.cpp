@@ -14,9 +14,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
-#include <cstdlib>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -146,6 +149,8 @@ struct ValidateCmd {
   std::string root = ".";
   std::string fit_path, fit_system;
   std::string explain; ///< --explain ID: print that run's full estimate
+  /// --calibrate-on: run ids, or "smallest" (per file and system, the run with the fewest GPUs)
+  std::vector<std::string> calibrate_on;
   bool json = false;
   bool verbose = false;
   void run() {
@@ -162,9 +167,43 @@ struct ValidateCmd {
     nlohmann::json j = nlohmann::json::array();
     std::string o, explained_report;
     bool explained = false;
+    const bool smallest =
+        std::find(calibrate_on.begin(), calibrate_on.end(), "smallest") != calibrate_on.end();
+    std::set<std::string> ids_found;
+    const fitting::ComputeSection *compute = fit ? &fit->compute : nullptr;
     for (const auto &runs : all) {
-      const std::vector<est::RunComparison> rows =
-          est::compare_published(runs, root, fit ? &fit->compute : nullptr, fit_system, explain);
+      // --calibrate-on: one step per system of this source sets its sustained efficiency
+      std::map<std::string, const est::PublishedRun *> picks;
+      if (smallest)
+        picks = est::smallest_run_per_system(runs);
+      for (const est::PublishedRun &r : runs) {
+        if (std::find(calibrate_on.begin(), calibrate_on.end(), r.id) == calibrate_on.end())
+          continue;
+        ids_found.insert(r.id);
+        auto [it, added] = picks.emplace(r.system, &r);
+        if (!added && it->second != &r) {
+          if (!smallest)
+            throw InputError("runs '" + it->second->id + "' and '" + r.id + "' both run on " +
+                                 r.system + ": calibrate on one step per system",
+                             "", 0, "--calibrate-on");
+          it->second = &r; // a named run replaces the smallest one
+        }
+      }
+      std::map<std::string, double> sustained;
+      std::set<std::string> in_sample;
+      for (const auto &[system, run] : picks) {
+        const double shipped = est::load_system((std::filesystem::path(root) / system).string())
+                                   .device.sustained_efficiency;
+        sustained[system] = est::calibrate_sustained(*run, root, compute, fit_system);
+        in_sample.insert(run->id);
+        if (!json)
+          o += fmt::format("  calibrated {}: sustained_efficiency {:.4f} (shipped {:.4f}) from "
+                           "{} alone; the source's other runs on it are out of sample\n",
+                           system, sustained[system], shipped, run->id);
+      }
+      const std::vector<est::RunComparison> rows = est::compare_published(
+          runs, root, compute, fit_system, explain, picks.empty() ? nullptr : &sustained,
+          picks.empty() ? nullptr : &in_sample);
       for (const est::RunComparison &c : rows) {
         if (!explain.empty() && c.run->id == explain) {
           explained = true;
@@ -189,7 +228,9 @@ struct ValidateCmd {
           r["time_error"] = c.time_error;
           r["estimated_gib"] = c.estimated_gib;
           r["fits_memory"] = c.fits;
-          r["calibration"] = c.run->held_for_calibration;
+          r["calibration"] = c.calibration;
+          if (auto s = sustained.find(c.run->system); s != sustained.end())
+            r["calibrated_sustained_efficiency"] = s->second;
           if (c.run->memory_gib > 0) {
             r["published_gib"] = c.run->memory_gib;
             r["memory_error"] = c.memory_error;
@@ -209,7 +250,7 @@ struct ValidateCmd {
           o += fmt::format(" (published {:.1f}, {:+.1f}%)", c.run->memory_gib,
                            100 * c.memory_error);
         o += fmt::format("{}{}{}\n", c.fits ? "" : " DOES NOT FIT",
-                         c.run->held_for_calibration ? " (calibration run: in sample)" : "",
+                         c.calibration ? " (calibration run: in sample)" : "",
                          c.run->no_time ? " (memory only)" : "");
       }
       const est::SourceSummary sm = est::summarize_published(rows);
@@ -232,6 +273,9 @@ struct ValidateCmd {
     }
     if (!explain.empty() && !explained)
       throw InputError("no run with id '" + explain + "' in the given files", "", 0, "--explain");
+    for (const std::string &id : calibrate_on)
+      if (id != "smallest" && !ids_found.count(id))
+        throw InputError("no run with id '" + id + "' in the given files", "", 0, "--calibrate-on");
     if (json && !explained_report.empty()) // the table goes to stderr beside the JSON
       std::fprintf(stderr, "%s\n", explained_report.c_str());
     print(json ? dump_json(j, 2) + "\n" : o);
@@ -261,6 +305,12 @@ void add_estimator_commands(CLI::App &app) {
                  "also print this run's whole estimate (time and memory terms, every message and "
                  "what priced it) under its published time, to see where an error comes from "
                  "(with --json: on stderr)");
+  cv->add_option("--calibrate-on", val->calibrate_on,
+                 "derive the sustained_efficiency of a run's system from that one run (the "
+                 "published step as a user's own measured step) and estimate the source's other "
+                 "runs on that system with it; run ids, or 'smallest' (per file and system, the "
+                 "run with the fewest GPUs); the calibration runs are in sample")
+      ->delimiter(',');
   cv->callback([val] { val->run(); });
 
   auto estimate = std::make_shared<EstimateCmd>();

@@ -6,6 +6,7 @@
 #include "scalefit/core/jsonl.hpp"
 #include "scalefit/core/units.hpp"
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -256,54 +257,133 @@ std::vector<PublishedRun> load_published_runs(const std::string &path, const std
   return runs;
 }
 
-std::vector<RunComparison> compare_published(const std::vector<PublishedRun> &runs,
-                                             const std::string &root,
-                                             const fitting::ComputeSection *compute,
-                                             const std::string &compute_system,
-                                             const std::string &explain_id) {
+namespace {
+/// The system `r` ran on (its NVLink domain applied), or the reason it cannot be built.
+SystemConfig run_system(const PublishedRun &r, const SystemConfig &base, std::string &why) {
+  if (r.nvlink_domain <= 0)
+    return base;
+  try {
+    return with_nvlink_domain(base, r.nvlink_domain);
+  } catch (const InputError &e) {
+    why = std::string("system: ") + e.what() + " (nvlink_domain)";
+    return base;
+  }
+}
+
+/// `r` estimated on `system`: its Estimate, or nullptr with `why` set when the layout is refused.
+std::unique_ptr<Estimate> estimate_run(const PublishedRun &r, const SystemConfig &system,
+                                       const fitting::ComputeSection *compute,
+                                       const std::string &compute_system, std::string &why,
+                                       std::string *report = nullptr) {
+  Estimator est(r.model, system);
+  if (compute && r.system == compute_system)
+    est.use_compute(*compute);
+  try {
+    est.validate(r.strategy, r.gpus);
+  } catch (const InputError &e) {
+    why = std::string("layout: ") + e.what() + " (" + e.field() + ")";
+    return nullptr;
+  }
+  auto e = std::make_unique<Estimate>();
+  est.evaluate(r.strategy, *e);
+  if (report)
+    *report = estimate_table(est, r.strategy, *e);
+  return e;
+}
+} // namespace
+
+double calibrate_sustained(const PublishedRun &r, const std::string &root,
+                           const fitting::ComputeSection *compute,
+                           const std::string &compute_system) {
+  auto refuse = [&](const std::string &why) {
+    return InputError("cannot calibrate on run '" + r.id + "': " + why, "", 0, "--calibrate-on");
+  };
+  if (!r.not_expressible.empty())
+    throw refuse(r.not_expressible);
+  if (r.no_time)
+    throw refuse("it publishes memory only, no iteration time");
+  SystemConfig base = load_system((std::filesystem::path(root) / r.system).string());
+  std::string why;
+  auto time_at = [&](double eff) {
+    base.device.sustained_efficiency = eff;
+    const SystemConfig sys = run_system(r, base, why);
+    if (!why.empty())
+      throw refuse(why);
+    const auto e = estimate_run(r, sys, compute, compute_system, why);
+    if (!e)
+      throw refuse(why);
+    return e->time_s.iteration;
+  };
+  double lo = 0.05, hi = 1.0;
+  if (time_at(hi) > r.iteration_s)
+    throw refuse(fmt::format("estimated {:.4g} s at sustained_efficiency 1 (the tables' full "
+                             "rates), slower than the published {:.4g} s",
+                             time_at(hi), r.iteration_s));
+  if (time_at(lo) < r.iteration_s)
+    throw refuse(fmt::format("estimated {:.4g} s at sustained_efficiency 0.05, still faster than "
+                             "the published {:.4g} s: compute is not what bounds it",
+                             time_at(lo), r.iteration_s));
+  for (int i = 0; i < 48; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (time_at(mid) > r.iteration_s ? lo : hi) = mid;
+  }
+  return 0.5 * (lo + hi);
+}
+
+std::map<std::string, const PublishedRun *>
+smallest_run_per_system(const std::vector<PublishedRun> &runs) {
+  std::map<std::string, const PublishedRun *> pick;
+  for (const PublishedRun &r : runs) {
+    if (!r.not_expressible.empty() || r.no_time)
+      continue;
+    auto [it, added] = pick.emplace(r.system, &r);
+    if (!added && r.gpus < it->second->gpus)
+      it->second = &r;
+  }
+  return pick;
+}
+
+std::vector<RunComparison>
+compare_published(const std::vector<PublishedRun> &runs, const std::string &root,
+                  const fitting::ComputeSection *compute, const std::string &compute_system,
+                  const std::string &explain_id, const std::map<std::string, double> *sustained,
+                  const std::set<std::string> *calibration_ids) {
   std::vector<RunComparison> out;
   std::map<std::string, SystemConfig> systems;
   for (const PublishedRun &r : runs) {
     RunComparison c;
     c.run = &r;
+    c.calibration = r.held_for_calibration || (calibration_ids && calibration_ids->count(r.id));
     if (!r.not_expressible.empty()) {
       c.skipped = r.not_expressible;
       out.push_back(c);
       continue;
     }
     auto it = systems.find(r.system);
-    if (it == systems.end())
-      it = systems.emplace(r.system, load_system((std::filesystem::path(root) / r.system).string()))
-               .first;
-    SystemConfig system = it->second;
-    if (r.nvlink_domain > 0) {
-      try {
-        system = with_nvlink_domain(system, r.nvlink_domain);
-      } catch (const InputError &e) {
-        c.skipped = std::string("system: ") + e.what() + " (nvlink_domain)";
-        out.push_back(c);
-        continue;
+    if (it == systems.end()) {
+      SystemConfig sys = load_system((std::filesystem::path(root) / r.system).string());
+      if (sustained) {
+        if (auto s = sustained->find(r.system); s != sustained->end())
+          sys.device.sustained_efficiency = s->second;
       }
+      it = systems.emplace(r.system, std::move(sys)).first;
     }
-    Estimator est(r.model, system);
-    if (compute && r.system == compute_system)
-      est.use_compute(*compute);
-    try {
-      est.validate(r.strategy, r.gpus);
-    } catch (const InputError &e) {
-      c.skipped = std::string("layout: ") + e.what() + " (" + e.field() + ")";
+    std::string why;
+    const SystemConfig system = run_system(r, it->second, why);
+    std::unique_ptr<Estimate> e;
+    if (why.empty())
+      e = estimate_run(r, system, compute, compute_system, why,
+                       !explain_id.empty() && r.id == explain_id ? &c.report : nullptr);
+    if (!e) {
+      c.skipped = why;
       out.push_back(c);
       continue;
     }
-    auto e = std::make_unique<Estimate>();
-    est.evaluate(r.strategy, *e);
     c.estimated_s = e->time_s.iteration;
     c.time_error = r.no_time ? 0.0 : (c.estimated_s - r.iteration_s) / r.iteration_s;
     c.estimated_gib = e->memory_bytes.total / kGiB;
     c.memory_error = r.memory_gib > 0 ? (c.estimated_gib - r.memory_gib) / r.memory_gib : 0.0;
     c.fits = e->fits_memory;
-    if (!explain_id.empty() && r.id == explain_id)
-      c.report = estimate_table(est, r.strategy, *e);
     out.push_back(c);
   }
   return out;
@@ -319,7 +399,7 @@ SourceSummary summarize_published(const std::vector<RunComparison> &rows) {
       ++r.skipped;
       continue;
     }
-    if (c.run->held_for_calibration) {
+    if (c.calibration) {
       ++r.calibration;
       continue;
     }

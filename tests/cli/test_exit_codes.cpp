@@ -86,6 +86,19 @@ TEST_F(ExitCodes, BadInputIs2ForEveryCommand) {
   expect_exit(2, kBin + " search --system " + kSystem + " --model " + out("bad.yaml") + " --gpus 8", dir);
   expect_exit(2, kBin + " compare " + kSystem + " " + out("missing.yaml") + " --model " + kModel + " --gpus 8",
               dir);
+  // MXFP8 on a device without block-scaled FP8 tensor cores; calibrating on a run not given
+  const Result mx =
+      expect_exit(2,
+                  kBin + " estimate --system " + kConfigs + "/systems/dgx-h100.yaml --model " +
+                      kModel + " --dp 8 --dtype fp8 --fp8-recipe mxfp8",
+                  dir);
+  EXPECT_NE(mx.err.find("--fp8-recipe"), std::string::npos) << mx.err;
+  const std::string runs =
+      kData + "/published-runs/nemotron4-340b-report.jsonl --root " + kConfigs + "/..";
+  expect_exit(0, kBin + " validate " + runs + " --calibrate-on smallest", dir);
+  const Result cal =
+      expect_exit(2, kBin + " validate " + runs + " --calibrate-on no-such-run", dir);
+  EXPECT_NE(cal.err.find("--calibrate-on"), std::string::npos) << cal.err;
   expect_exit(2, kBench + " comm --backend mpi -b abc", dir);
   expect_exit(2, kBench + " comm --backend nosuch", dir);
   expect_exit(2, kBench + " kernels --model " + out("missing.yaml"), dir);

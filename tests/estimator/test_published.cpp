@@ -15,7 +15,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
+#include <map>
+#include <set>
 #include <string>
 
 using namespace scalefit;
@@ -125,6 +128,66 @@ TEST(PublishedRuns, DenseRunsAreExpressible) {
     estimated += c.skipped.empty();
   }
   EXPECT_GE(estimated, 30);
+}
+
+// `scalefit validate --calibrate-on`: one published step as a user's own measured step. The
+// sustained efficiency found reproduces that step's time; the step counts in sample, the source's
+// other runs on that system are estimated with it, runs on other systems keep their files'.
+TEST(PublishedRuns, CalibratingOnOneStepReproducesItAndPricesTheRest) {
+  const auto runs = load_published_runs(runs_path("dgxc-benchmarking-v25.05.05-h100-gb200.jsonl"),
+                                        SCALEFIT_SOURCE_ROOT);
+  const auto picks = smallest_run_per_system(runs);
+  ASSERT_EQ(picks.size(), 2u); // dgx-h100 and gb200-nvl72
+  const PublishedRun &gb = *picks.at("configs/systems/gb200-nvl72.yaml");
+  for (const PublishedRun &r : runs)
+    if (r.system == gb.system)
+      EXPECT_GE(r.gpus, gb.gpus) << r.id;
+  const double eff = calibrate_sustained(gb, SCALEFIT_SOURCE_ROOT);
+  const double shipped =
+      load_system(std::string(SCALEFIT_SOURCE_ROOT) + "/" + gb.system).device.sustained_efficiency;
+  EXPECT_GT(eff, 0.05);
+  EXPECT_LT(eff, 1.0);
+  EXPECT_GT(std::fabs(eff - shipped), 1e-3); // this source's GB200 steps are slower than shipped
+  const std::map<std::string, double> sustained{{gb.system, eff}};
+  const std::set<std::string> ids{gb.id};
+  const auto plain = compare_published(runs, SCALEFIT_SOURCE_ROOT);
+  const auto cal = compare_published(runs, SCALEFIT_SOURCE_ROOT, nullptr, "", "", &sustained, &ids);
+  ASSERT_EQ(plain.size(), cal.size());
+  int moved = 0;
+  for (std::size_t i = 0; i < cal.size(); ++i) {
+    const PublishedRun &r = *cal[i].run;
+    ASSERT_TRUE(cal[i].skipped.empty()) << r.id;
+    EXPECT_EQ(cal[i].calibration, r.id == gb.id) << r.id;
+    if (r.id == gb.id)
+      EXPECT_NEAR(cal[i].estimated_s, r.iteration_s, 1e-6 * r.iteration_s);
+    if (r.system != gb.system)
+      EXPECT_DOUBLE_EQ(cal[i].estimated_s, plain[i].estimated_s) << r.id;
+    else
+      moved += cal[i].estimated_s > plain[i].estimated_s; // a lower efficiency: slower
+  }
+  EXPECT_EQ(moved, 18);
+  const SourceSummary s = summarize_published(cal);
+  EXPECT_EQ(s.calibration, 1);
+  EXPECT_EQ(s.estimated, 23);
+  // refused, naming the option: a memory-only run, and a step no efficiency in range reproduces
+  const auto mem = load_published_runs(runs_path("fsdp-memory.jsonl"), SCALEFIT_SOURCE_ROOT);
+  ASSERT_FALSE(mem.empty());
+  EXPECT_TRUE(smallest_run_per_system(mem).empty());
+  try {
+    calibrate_sustained(mem.front(), SCALEFIT_SOURCE_ROOT);
+    ADD_FAILURE() << "memory-only run calibrated";
+  } catch (const InputError &e) {
+    EXPECT_EQ(e.field(), "--calibrate-on");
+  }
+  PublishedRun fast = gb;
+  fast.iteration_s = 1e-3; // faster than any rate the tables allow
+  try {
+    calibrate_sustained(fast, SCALEFIT_SOURCE_ROOT);
+    ADD_FAILURE() << "impossible step calibrated";
+  } catch (const InputError &e) {
+    EXPECT_EQ(e.field(), "--calibrate-on");
+    EXPECT_NE(std::string(e.what()).find("sustained_efficiency 1"), std::string::npos) << e.what();
+  }
 }
 
 TEST(PublishedRuns, MalformedRecordsNameFileLineAndField) {

@@ -7,6 +7,8 @@
 
 #include "scalefit/estimator/estimator.hpp"
 
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -44,6 +46,9 @@ struct RunComparison {
   double estimated_gib = 0; ///< estimated peak memory per GPU [GiB]
   double memory_error = 0;  ///< relative, 0 when no memory is published
   bool fits = true;         ///< the estimate fits in device memory
+  /// In sample: the run a shipped constant was derived from (PublishedRun::held_for_calibration)
+  /// or one of the runs compare_published's `calibration_ids` names.
+  bool calibration = false;
   std::string skipped;      ///< why it was not estimated (not expressible, bad layout)
   /// The estimate's full table (estimate_table: time and memory terms, messages, what priced
   /// each), for the run compare_published was asked to explain; else empty.
@@ -53,12 +58,34 @@ struct RunComparison {
 /// Estimates `runs` (systems loaded from `root`, spec-priced). \param compute when given, the
 /// compute fits (a fit file's compute section) price the runs whose system path is
 /// `compute_system`. \param explain_id the id of a run whose RunComparison::report is filled
-/// (`scalefit validate --explain`); "" for none.
-std::vector<RunComparison> compare_published(const std::vector<PublishedRun> &runs,
-                                             const std::string &root,
-                                             const fitting::ComputeSection *compute = nullptr,
-                                             const std::string &compute_system = "",
-                                             const std::string &explain_id = "");
+/// (`scalefit validate --explain`); "" for none. \param sustained when given, device
+/// sustained_efficiency values (fraction, 0.05..1) by system path, replacing the system files'
+/// (calibrate_sustained). \param calibration_ids runs counted in sample
+/// (RunComparison::calibration).
+std::vector<RunComparison>
+compare_published(const std::vector<PublishedRun> &runs, const std::string &root,
+                  const fitting::ComputeSection *compute = nullptr,
+                  const std::string &compute_system = "", const std::string &explain_id = "",
+                  const std::map<std::string, double> *sustained = nullptr,
+                  const std::set<std::string> *calibration_ids = nullptr);
+
+/// The device sustained_efficiency (fraction of the spec tables' GEMM and memory-bound rates,
+/// config.hpp) at which `run`'s estimate equals its published iteration time: what one measured
+/// step of the user's own stack gives (`scalefit validate --calibrate-on`), found by bisection
+/// as scripts/derive_sustained_efficiency.py derives the shipped constants (the estimate falls
+/// as the efficiency rises; 48 halvings of [0.05, 1]). \param root, compute, compute_system as
+/// compare_published. \throws InputError (field --calibrate-on) when the run is not expressible,
+/// publishes no time, is refused by the estimator, or no efficiency in [0.05, 1] reproduces it
+/// (slower than the estimate at 0.05, or faster than at 1).
+double calibrate_sustained(const PublishedRun &run, const std::string &root,
+                           const fitting::ComputeSection *compute = nullptr,
+                           const std::string &compute_system = "");
+
+/// Per system path of `runs` (one source), the run `--calibrate-on smallest` picks: the
+/// expressible run with a published time and the fewest GPUs (the first in the file on a tie).
+/// A system with no such run is left out.
+std::map<std::string, const PublishedRun *>
+smallest_run_per_system(const std::vector<PublishedRun> &runs);
 
 /// Out-of-sample error of one source (one file): runs used to derive a constant are excluded.
 struct SourceSummary {
