@@ -1,5 +1,6 @@
 // PyTorch eager (Framework::pytorch): the memory-bound kernels of pytorch_gpt_step.py's step, by
-// the byte and kernel counts of constants.hpp, priced by the memory-bound model in use.
+// the byte and kernel counts of constants.hpp, priced by the memory-bound model in use; RMSNorm,
+// RoPE and gated MLPs as plain PyTorch model code composes them (constants.hpp, fms).
 #include "scalefit/estimator/constants.hpp"
 #include "scalefit/estimator/estimator.hpp"
 
@@ -10,18 +11,38 @@ Estimator::EagerCosts Estimator::eager_costs(double micro_batch) const noexcept 
   const ModelConfig &md = m_model;
   const double h = md.hidden, f = md.ffn_size(), V = md.vocabulary;
   const double T = micro_batch * md.sequence; // tokens
-  // A gated MLP's element-wise kernel moves 6 B per inner element where GeLU moves 4
-  // (architecture.cpp): the same byte counts at 1.5x the elements.
-  const double th = T * h, tf = T * f * (mlp_gated(md.mlp) ? 1.5 : 1.0);
+  const double th = T * h, tf = T * f;
   // matrix parameters of one block
   const double w_block = m_ops.block_matrix_params + m_ops.block_matrix_params_replicated;
+  // pytorch_gpt_step.py's block: pre-LN with fused LayerNorms (8 B per element each way in its
+  // forward, 12 in backward, inside the kEagerFwd/Bwd counts) and a fused GELU
+  double fwd_th = c::kEagerFwdBytesPerTh, bwd_th = c::kEagerBwdBytesPerTh;
+  double fwd_n = c::kEagerFwdKernels - 1, bwd_n = c::kEagerBwdKernels - 1;
+  double act_fwd = m_price.mem_s(c::kEagerGeluBytes * tf),
+         act_bwd = m_price.mem_s(c::kEagerGeluBwdBytes * tf);
+  if (md.norm == Norm::rmsnorm) { // two composite RMSNorms replace the two fused LayerNorms
+    fwd_th += 2 * (c::kEagerRmsNormFwdBytes - 8);
+    bwd_th += 2 * (c::kEagerRmsNormBwdBytes - 12);
+    fwd_n += 2 * (c::kEagerRmsNormFwdKernels - 1);
+    bwd_n += 2 * (c::kEagerRmsNormBwdKernels - 2);
+  }
+  double rope_fwd = 0, rope_bwd = 0;
+  if (md.position == Position::rope) { // on q (a d) and k (g d) of every token
+    const double qk = T * double(md.head_dim()) * (md.heads + md.kv_heads_count());
+    rope_fwd = m_price.mem_n_s(c::kEagerRopeFwdKernels, c::kEagerRopeFwdBytes * qk);
+    rope_bwd = m_price.mem_n_s(c::kEagerRopeBwdKernels, c::kEagerRopeBwdBytes * qk);
+  }
+  if (mlp_gated(md.mlp)) { // a(x W_g) * (x W_1): two kernels forward, three backward
+    act_fwd = m_price.mem_n_s(c::kEagerGluFwdKernels, c::kEagerGluFwdBytes * tf);
+    act_bwd = m_price.mem_n_s(c::kEagerGluBwdKernels, c::kEagerGluBwdBytes * tf);
+  }
   EagerCosts e;
-  // forward: the elementwise kernels, GELU, four weight casts
-  e.layer_fwd = m_price.mem_n_s(c::kEagerFwdKernels - 1, c::kEagerFwdBytesPerTh * th) +
-                m_price.mem_s(c::kEagerGeluBytes * tf) + m_price.mem_n_s(4, c::kEagerCastBytesPerParam * w_block);
-  // backward: the elementwise kernels, GELU backward, four gradient casts to the fp32 .grad
-  e.layer_bwd = m_price.mem_n_s(c::kEagerBwdKernels - 1, c::kEagerBwdBytesPerTh * th) +
-                m_price.mem_s(c::kEagerGeluBwdBytes * tf) +
+  // forward: the elementwise kernels, the MLP activation, RoPE, four weight casts
+  e.layer_fwd = m_price.mem_n_s(fwd_n, fwd_th * th) + act_fwd + rope_fwd +
+                m_price.mem_n_s(4, c::kEagerCastBytesPerParam * w_block);
+  // backward: the elementwise kernels, the activation's backward, RoPE's, four gradient casts to
+  // the fp32 .grad
+  e.layer_bwd = m_price.mem_n_s(bwd_n, bwd_th * th) + act_bwd + rope_bwd +
                 m_price.mem_n_s(4, c::kEagerCastBytesPerParam * w_block);
   // head: fp32 cross-entropy over T x V logits, embeddings and final LN, LM head casts
   const double head_params = md.tied_embeddings ? 0.0 : V * h;

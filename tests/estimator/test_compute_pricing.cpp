@@ -255,3 +255,41 @@ TEST(ComputePricing, Mxfp8GemmsTakeTheDevicesMxfp8Factor) {
   s.fp8_recipe = Fp8Recipe::tensorwise;
   EXPECT_NO_THROW(hopper.validate(s, 0));
 }
+
+// PyTorch eager Llama-style blocks: RMSNorm, RoPE and a gated MLP as plain PyTorch composes them
+// (constants.hpp, fms) add memory-bound work to pytorch_gpt_step.py's fused LayerNorm and GELU.
+// RoPE adds exactly its ten kernels forward and ten backward over q and k of every token, in
+// every block of every micro-batch; the composite RMSNorm and the gated product only add.
+TEST(ComputePricing, EagerLlamaBlocksPriceTheirCompositeKernels) {
+  const SystemConfig h100 = load_system(test_paths::system_path("dgx-h100"));
+  ModelConfig base = gpt125m(Attention::fused);
+  base.kv_heads = 4; // GQA: k is 4 of 12 heads wide
+  Strategy s = single(4);
+  s.framework = Framework::pytorch;
+  s.global_batch = 8; // two micro-batches
+  auto layers_term = [&](const ModelConfig &m) {
+    Estimate e;
+    Estimator(m, h100).evaluate(s, e);
+    EXPECT_STREQ(e.terms[2].what, "memory-bound (layers)");
+    return e.terms[2].seconds;
+  };
+  const double t0 = layers_term(base);
+  ModelConfig rope = base;
+  rope.position = Position::rope;
+  const Estimator rope_est(rope, h100);
+  const ComputePricer &P = rope_est.pricer();
+  const double qk = 4.0 * base.sequence * base.head_dim() * (base.heads + 4);
+  const double per_block =
+      P.mem_n_s(constants::kEagerRopeFwdKernels, constants::kEagerRopeFwdBytes * qk) +
+      P.mem_n_s(constants::kEagerRopeBwdKernels, constants::kEagerRopeBwdBytes * qk);
+  EXPECT_NEAR(layers_term(rope) - t0, 2 * base.layers * per_block, 1e-9 * t0);
+  ModelConfig rms = base;
+  rms.norm = Norm::rmsnorm;
+  EXPECT_GT(layers_term(rms), t0 + 0.1 * t0); // 2 x (36 + 76) B against 2 x (8 + 12) B per th
+  ModelConfig glu = base;
+  glu.mlp = Mlp::swiglu;
+  glu.ffn = 2048; // the GeLU model's 4h = 3072 at 2/3, as Llama sizes it
+  ModelConfig gelu2048 = base;
+  gelu2048.ffn = 2048;
+  EXPECT_GT(layers_term(glu), layers_term(gelu2048)); // 10 + 18 B against 4 + 6 B per element
+}

@@ -74,4 +74,39 @@ inline constexpr double kAdamWElementsPerLaunch = 320.0 * 65536;
 inline constexpr double kEagerEmbedBytesPerTh = 8 + 8 + 12 + 8 + 14 + 30;
 inline constexpr int kEagerEmbedKernels = 3 + 4 + 2 + 4; ///< gathers, add, scatters, zero fills, LN
 
+// ---- PyTorch eager Llama-style blocks (Framework::pytorch with rmsnorm, rope or a gated MLP):
+// what the composite modules of plain PyTorch model code move instead of pytorch_gpt_step.py's
+// fused LayerNorm and GELU. Read off foundation-model-stack (fms) at e3eaae3d (2024-02-21, the
+// model code of the fms-fsdp runs in tests/data/published-runs): LayerNormParameterized with
+// use_high_precision_pow (fms/modules/layernorm.py; Hugging Face's LlamaRMSNorm runs the same
+// kernels), RotaryEmbedding.adjusted_qk (fms/modules/positions.py), GatedLinearUnit
+// (fms/modules/feedforward.py). Bytes per element of the tensor each acts on; not fitted.
+
+/// RMSNorm forward per hidden element (bf16 in and out): x.float() (read 2, write 4), pow(2)
+/// (4 + 4), mean (4), xf * rsqrt (4 + 4), type_as (4 + 2), weight * x (2 + 2).
+inline constexpr double kEagerRmsNormFwdBytes = 6 + 8 + 4 + 8 + 6 + 4;
+inline constexpr int kEagerRmsNormFwdKernels = 6; ///< the six above (the per-token rsqrt aside)
+/// RMSNorm backward per hidden element, autograd of the forward above: weight * x (grad * w:
+/// 2 + 2; the weight gradient's grad * x and its token sum: 2 + 2 + 2 + 2), type_as (2 + 4),
+/// xf * rsqrt (grad * r: 4 + 4; grad * xf and its row sum: 4 + 4 + 4 + 4), pow (2 x: 4 + 4, times
+/// the expanded row gradient: 4 + 4), the two paths into xf added (4 + 4 + 4), x.float() (4 + 2).
+inline constexpr double kEagerRmsNormBwdBytes = 4 + 8 + 6 + 8 + 16 + 16 + 12 + 6;
+inline constexpr int kEagerRmsNormBwdKernels = 10;
+/// fms's rotary embedding per element of q and of k (fp32 2x2 rotation): q.float() (2 + 4),
+/// the broadcast product with the 2x2 frequency matrices (4 + 8), its sum over the pair (8 + 4),
+/// type_as (4 + 2), contiguous (2 + 2). Meta's reference apply_rotary_emb (complex multiply)
+/// moves about half of it.
+inline constexpr double kEagerRopeFwdBytes = 6 + 12 + 12 + 6 + 4;
+inline constexpr int kEagerRopeFwdKernels = 2 * 5; ///< for q and for k
+/// Its backward per element: type_as (2 + 4), the product's gradient (4 + 8) summed over the
+/// broadcast pair (8 + 4), the cast back (4 + 2), the copy into the projection's layout (2 + 2).
+inline constexpr double kEagerRopeBwdBytes = 6 + 12 + 12 + 6 + 4;
+inline constexpr int kEagerRopeBwdKernels = 2 * 5;
+/// Gated MLP a(x W_g) * (x W_1) per inner element f: the activation (2 + 2) and the product
+/// (2 + 2 + 2) forward; backward the product's two gradients (2 + 2 + 2 each) and the
+/// activation's (2 + 2 + 2).
+inline constexpr double kEagerGluFwdBytes = 4 + 6;
+inline constexpr double kEagerGluBwdBytes = 6 + 6 + 6;
+inline constexpr int kEagerGluFwdKernels = 2, kEagerGluBwdKernels = 3;
+
 } // namespace scalefit::estimator::constants
