@@ -3,14 +3,21 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 
 using namespace scalefit;
 
 namespace {
+// Per process and test: ctest runs each test as its own process, in parallel (-j), and two
+// tests writing one fixed /tmp name failed each other (CI flake, 2026-11-28).
 std::string temp_path(const std::string &name) {
-  auto p = std::filesystem::temp_directory_path() / ("scalefit_test_" + name);
+  const auto *test = ::testing::UnitTest::GetInstance()->current_test_info();
+  auto p = std::filesystem::temp_directory_path() /
+           ("scalefit_test_" + std::to_string(::getpid()) + "_" +
+            (test ? std::string(test->name()) + "_" : std::string()) + name);
   std::filesystem::remove(p);
   return p.string();
 }

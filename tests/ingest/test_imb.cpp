@@ -11,6 +11,8 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -31,7 +33,9 @@ const MeasurementRecord *at(const IngestResult &r, Op op, std::uint64_t bytes, i
 }
 
 std::string write_temp(const std::string &name, const std::string &text) {
-  const auto p = std::filesystem::temp_directory_path() / ("scalefit_imb_" + name);
+  // per process: ctest runs the tests of this file as parallel processes
+  const auto p = std::filesystem::temp_directory_path() /
+                 ("scalefit_imb_" + std::to_string(::getpid()) + "_" + name);
   std::ofstream(p) << text;
   return p.string();
 }
