@@ -192,6 +192,11 @@ struct ValidateCmd {
       std::map<std::string, double> sustained;
       std::set<std::string> in_sample;
       for (const auto &[system, run] : picks) {
+        if (fit && system == fit_system)
+          throw InputError("run '" + run->id + "' runs on " + system +
+                               ", whose compute the --fit prices: the sustained efficiency "
+                               "--calibrate-on derives scales the spec tables only",
+                           "", 0, "--calibrate-on");
         const double shipped = est::load_system((std::filesystem::path(root) / system).string())
                                    .device.sustained_efficiency;
         sustained[system] = est::calibrate_sustained(*run, root, compute, fit_system);

@@ -99,6 +99,11 @@ TEST_F(ExitCodes, BadInputIs2ForEveryCommand) {
   const Result cal =
       expect_exit(2, kBin + " validate " + runs + " --calibrate-on no-such-run", dir);
   EXPECT_NE(cal.err.find("--calibrate-on"), std::string::npos) << cal.err;
+  // the system a --fit prices: its sustained efficiency scales nothing the fit prices
+  expect_exit(2,
+              kBin + " validate " + runs + " --calibrate-on smallest --fit " + kFit +
+                  " --fit-system configs/systems/dgx-h100.yaml",
+              dir);
   expect_exit(2, kBench + " comm --backend mpi -b abc", dir);
   expect_exit(2, kBench + " comm --backend nosuch", dir);
   expect_exit(2, kBench + " kernels --model " + out("missing.yaml"), dir);
