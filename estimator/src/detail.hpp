@@ -29,8 +29,17 @@ struct LayerCostKey {
   Framework framework = Framework::megatron;
   AttentionBackend attention_backend = AttentionBackend::fused;
   Fp8Recipe fp8_recipe = Fp8Recipe::delayed;
+  bool eager_bf16 = false; // eager_bf16_model(st)
   bool operator==(const LayerCostKey &) const = default;
 };
+
+/// PyTorch eager runs the whole model in bf16 (no autocast, a bf16 residual stream) under pure
+/// bf16 and under FSDP / ZeRO with MixedPrecision(param_dtype=bf16) (torch.distributed.fsdp
+/// MixedPrecision); else bf16 autocast over fp32 weights (pytorch_gpt_step.py). Time
+/// (eager_costs) and memory (memory.cpp) follow the same rule.
+inline bool eager_bf16_model(const Strategy &st) {
+  return st.pure_bf16 || st.zero >= 1;
+}
 
 /// The attention kernels `st` runs: PyTorch's SDPA under Framework::pytorch, else Transformer
 /// Engine's backend as --attention-backend selects it.

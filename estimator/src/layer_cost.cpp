@@ -10,7 +10,7 @@ namespace scalefit::estimator {
 
 // Reads of the layout only what LayerCostKey (detail.hpp) holds: tp, sp, micro_batch, cp (and T),
 // the active recompute modules, ep, the expert TP degree, moe_imbalance, framework, the
-// attention backend and the FP8 recipe. A new
+// attention backend, the FP8 recipe and eager_bf16_model. A new
 // read must join the key, or search's cache prices layouts with a stale block.
 LayerCost Estimator::layer_cost(const Strategy &st, double T) const noexcept {
   const ModelOps &o = m_ops;
@@ -125,7 +125,7 @@ LayerCost Estimator::layer_cost(const Strategy &st, double T) const noexcept {
     c.attn_bwd = 2 * g_attn + P.mem_s(k * 6 * S) + drop * P.mem_s(k * 5 * S);
   }
   if (st.framework == Framework::pytorch) {
-    const EagerCosts ec = eager_costs(T / s);
+    const EagerCosts ec = eager_costs(T / s, eager_bf16_model(st));
     c.mem_fwd = ec.layer_fwd;
     c.mem_bwd = ec.layer_bwd;
     return c;

@@ -53,7 +53,7 @@ void Estimator::memory(const Strategy &st, const StageCost *stages, int n_stages
           // each block's input: fp32 under DDP's autocast (the residual stream stays fp32);
           // bf16 when pure, and under FSDP's MixedPrecision(param_dtype=bf16), which runs the
           // whole model in bf16 (no autocast: torch.distributed.fsdp MixedPrecision(Policy))
-          full ? (st.pure_bf16 || st.zero >= 1 ? 2.0 : 4.0) * T * h * c.layers / (sp ? t : 1.0) +
+          full ? (eager_bf16_model(st) ? 2.0 : 4.0) * T * h * c.layers / (sp ? t : 1.0) +
                      activation_bytes_per_layer(m_ops, md, st.micro_batch, st.tp, sp,
                                                 Recompute::none, st.cp, st.moe_imbalance)
                : act;

@@ -85,7 +85,7 @@ int Estimator::shape_stages(const Strategy &st, const LayoutSizes &z, StageCost 
 EndsCost Estimator::ends_cost(const Strategy &st, const LayoutSizes &z) const noexcept {
   const ComputePricer &P = m_price;
   const double T = z.T, h = z.h, t = z.t, Vp = z.Vp, k = z.k, T_h = z.T_h;
-  const EagerCosts ec = z.eager ? eager_costs(T / z.s) : EagerCosts{};
+  const EagerCosts ec = z.eager ? eager_costs(T / z.s, eager_bf16_model(st)) : EagerCosts{};
   EndsCost r;
   // Logits (the output layer stays in 16-bit under FP8, as Megatron-Core's output_layer) and the
   // loss: unfused vocab-parallel cross-entropy passes over fp32 logits (12 B per logit forward

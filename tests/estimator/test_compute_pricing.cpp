@@ -293,3 +293,28 @@ TEST(ComputePricing, EagerLlamaBlocksPriceTheirCompositeKernels) {
   gelu2048.ffn = 2048;
   EXPECT_GT(layers_term(glu), layers_term(gelu2048)); // 10 + 18 B against 4 + 6 B per element
 }
+
+// PyTorch eager under FSDP / ZeRO MixedPrecision(param_dtype=bf16) or pure bf16 runs the whole
+// model in bf16 (no autocast): its block moves bf16 LayerNorms and residual adds, no casts at an
+// autocast boundary and no per-forward weight casts, so its memory-bound time is smaller than
+// the autocast step's by at least those weight casts; the megatron pricing does not change.
+TEST(ComputePricing, EagerBf16ModelHasNoAutocastCasts) {
+  const SystemConfig h100 = load_system(test_paths::system_path("dgx-h100"));
+  const Estimator est(gpt125m(Attention::fused), h100);
+  Strategy s = single(4);
+  s.framework = Framework::pytorch;
+  Estimate autocast, bf16;
+  est.evaluate(s, autocast);
+  s.pure_bf16 = true;
+  est.evaluate(s, bf16);
+  const double w_block = est.ops().block_matrix_params;
+  const double casts = 2 * est.pricer().mem_n_s(4, constants::kEagerCastBytesPerParam * w_block);
+  EXPECT_LT(bf16.terms[2].seconds, autocast.terms[2].seconds - 12 * casts);
+  EXPECT_GT(bf16.terms[2].seconds, 0);
+  s.framework = Framework::megatron;
+  Estimate m1, m2;
+  est.evaluate(s, m1);
+  s.pure_bf16 = false;
+  est.evaluate(s, m2);
+  EXPECT_DOUBLE_EQ(m1.terms[2].seconds, m2.terms[2].seconds);
+}

@@ -211,6 +211,9 @@ TEST(Search, BlockCacheMatchesTheUncachedEstimate) {
             vary([](Strategy &v) { v.etp = 1; });
             vary([](Strategy &v) { v.moe_imbalance = 1.25; });
             vary([](Strategy &v) { v.framework = Framework::pytorch; });
+            // eager's bf16 model (FSDP / ZeRO MixedPrecision, pure bf16) prices its own block
+            vary([](Strategy &v) { v.framework = Framework::pytorch, v.zero = 1 - v.zero; });
+            vary([](Strategy &v) { v.framework = Framework::pytorch, v.pure_bf16 = true; });
             vary([](Strategy &v) { v.tp = v.tp == 8 ? 4 : 2 * v.tp; });
             vary([](Strategy &v) { v.zero = 1 - v.zero, v.pp = v.pp == 1 ? 2 : 1; });
           }

@@ -41,6 +41,15 @@ inline constexpr double kFlashStatsBytes = 4;
 /// (10); GELU moves 4 per element of the 4h MLP (kEagerGeluBytes).
 inline constexpr double kEagerFwdBytesPerTh = 8 + 6 + 4 + 10 + 8 + 6 + 10;
 inline constexpr int kEagerFwdKernels = 8; ///< the 7 above and GELU
+/// The same block run wholly in bf16, no autocast (FSDP MixedPrecision(param_dtype=bf16),
+/// pure bf16): forward per s b h element LN1 (2 + 2), the SDPA output transpose copy (4), a bf16
+/// residual add (2 + 2 + 2), LN2 (4), the second residual add (6); no casts.
+inline constexpr double kEagerBf16FwdBytesPerTh = 4 + 4 + 6 + 4 + 6;
+inline constexpr int kEagerBf16FwdKernels = 6; ///< the 5 above and GELU
+/// Its backward: two residual-gradient adds (6 each), two LayerNorm backward (6 each), the
+/// transpose copy (4), the bias-gradient reductions (18); no casts.
+inline constexpr double kEagerBf16BwdBytesPerTh = 12 + 12 + 4 + 18;
+inline constexpr int kEagerBf16BwdKernels = 2 + 4 + 1 + 4 + 1; ///< + GELU backward
 /// GELU forward, per MLP inner element: read and write bf16.
 inline constexpr double kEagerGeluBytes = 4;
 /// Backward of one block per s b h element: two residual-gradient adds (12 each), two casts to

@@ -217,12 +217,14 @@ public:
   const ComputePricer &pricer() const { return m_price; }
 
 private:
-  /// PyTorch eager (Framework::pytorch) memory-bound work, per micro-batch on one GPU [s].
+  /// PyTorch eager (Framework::pytorch) memory-bound work, per micro-batch on one GPU [s];
+  /// `bf16_model`: the model runs wholly in bf16 (eager_bf16_model), else under bf16 autocast
+  /// with an fp32 residual stream and per-forward weight casts (pytorch_gpt_step.py).
   struct EagerCosts {
     double layer_fwd = 0, layer_bwd = 0; ///< one block's elementwise kernels and weight casts
     double head = 0;                     ///< cross-entropy, embeddings, final LN, head casts
   };
-  EagerCosts eager_costs(double micro_batch) const noexcept; // eager.cpp
+  EagerCosts eager_costs(double micro_batch, bool bf16_model) const noexcept; // eager.cpp
   void evaluate_impl(const Strategy &s, Estimate &out, bool messages, bool memory_first,
                      LayerCostCache *cache) const noexcept;              // schedule.cpp
   // The steps evaluate_impl runs (stages.cpp): the layout's sizes; its first, middle and last
