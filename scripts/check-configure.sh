@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Configures (does not build) every documented option combination of scalefit:
 #   SCALEFIT_BUILD_BENCHMARKS ON/OFF x SCALEFIT_BUILD_TESTS ON/OFF x SCALEFIT_ENABLE_CUDA ON/OFF,
-# and the main job's first build (SCALEFIT_QUICK_BUILD=ON, the rest OFF), each into its own throw-away build directory, and fails if any combination does not configure.
+# and the main job's first build (SCALEFIT_QUICK_BUILD=ON, the rest OFF), each into its own
+# throw-away build directory, and fails if any combination does not configure.
 # CUDA=ON combinations are skipped (with a message) when no nvcc is found. Cheap: about 5-20 s
 # per combination, no compilation. Part of CI (scripts/test.sh).
 #
@@ -17,6 +18,19 @@ have_nvcc=false
 
 root=${CHECK_DIR:-$(mktemp -d /tmp/scalefit-configure.XXXXXX)}
 failed=()
+# configure NAME CMAKE_ARGS...: configures one combination into $root/NAME, reports, removes it.
+configure() {
+  local name=$1 dir="$root/$1"
+  shift
+  if cmake -S . -B "$dir" "$@" >"$dir.log" 2>&1; then
+    echo "check-configure: ok     $name"
+  else
+    echo "check-configure: FAILED $name (log below)"
+    tail -n 30 "$dir.log"
+    failed+=("$name")
+  fi
+  rm -rf "${dir:?}"
+}
 for cuda in OFF ON; do
   if [ "$cuda" = ON ] && ! $have_nvcc; then
     echo "check-configure: no nvcc: skipping SCALEFIT_ENABLE_CUDA=ON"
@@ -24,31 +38,14 @@ for cuda in OFF ON; do
   fi
   for bm in ON OFF; do
     for tests in ON OFF; do
-      name="cuda-$cuda.benchmarks-$bm.tests-$tests"
-      dir="$root/$name"
-      if cmake -S . -B "$dir" -DSCALEFIT_ENABLE_CUDA="$cuda" -DSCALEFIT_BUILD_BENCHMARKS="$bm" \
-           -DSCALEFIT_BUILD_TESTS="$tests" >"$dir.log" 2>&1; then
-        echo "check-configure: ok     $name"
-      else
-        echo "check-configure: FAILED $name (log below)"
-        tail -n 30 "$dir.log"
-        failed+=("$name")
-      fi
-      rm -rf "$dir"
+      configure "cuda-$cuda.benchmarks-$bm.tests-$tests" -DSCALEFIT_ENABLE_CUDA="$cuda" \
+        -DSCALEFIT_BUILD_BENCHMARKS="$bm" -DSCALEFIT_BUILD_TESTS="$tests"
     done
   done
 done
 # The main job's first build (scripts/setup.sh without --all on a fresh machine).
-name="quick-build.cuda-OFF.benchmarks-OFF.tests-OFF"
-if cmake -S . -B "$root/$name" -DSCALEFIT_QUICK_BUILD=ON -DSCALEFIT_ENABLE_CUDA=OFF \
-     -DSCALEFIT_BUILD_BENCHMARKS=OFF -DSCALEFIT_BUILD_TESTS=OFF >"$root/$name.log" 2>&1; then
-  echo "check-configure: ok     $name"
-else
-  echo "check-configure: FAILED $name (log below)"
-  tail -n 30 "$root/$name.log"
-  failed+=("$name")
-fi
-rm -rf "${root:?}/$name"
+configure quick-build.cuda-OFF.benchmarks-OFF.tests-OFF -DSCALEFIT_QUICK_BUILD=ON \
+  -DSCALEFIT_ENABLE_CUDA=OFF -DSCALEFIT_BUILD_BENCHMARKS=OFF -DSCALEFIT_BUILD_TESTS=OFF
 [ -z "${CHECK_DIR:-}" ] && rm -rf "$root"
 if ((${#failed[@]})); then
   echo "check-configure: ${#failed[@]} combination(s) failed: ${failed[*]}" >&2

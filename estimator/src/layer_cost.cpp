@@ -19,11 +19,16 @@ LayerCost Estimator::layer_cost(const Strategy &st, double T) const noexcept {
   const bool sp = st.sp && st.tp > 1;
   const double k = m_el / 2.0; // byte counts are for 16-bit elements
   const bool fp8 = m_model.fp8;
-  // MXFP8's FP8 GEMMs take 1 / mxfp8_relative_efficiency as long as per-tensor FP8's (config.hpp)
+  // The model dtype's GEMMs (FP8 ones under --dtype fp8); MXFP8's take 1 /
+  // mxfp8_relative_efficiency as long as per-tensor FP8's (config.hpp)
   const double g8 =
       fp8 && st.fp8_recipe == Fp8Recipe::mxfp8 && m_system.device.mxfp8_relative_efficiency > 0
           ? 1 / m_system.device.mxfp8_relative_efficiency
           : 1.0;
+  auto gemm = [&](double m, double n, double kk) { return g8 * P.gemm_s(m, n, kk, 1, fp8); };
+  auto grouped = [&](double m, double n, double kk, double groups) {
+    return g8 * P.grouped_gemm_s(m, n, kk, groups, fp8);
+  };
   LayerCost c;
   // Linear layers: forward (T, n', k'); backward the data gradient (T, k', n') and the weight
   // gradient (k', n', T) at their own shapes (a weight gradient's k is the token count).
@@ -36,8 +41,8 @@ LayerCost Estimator::layer_cost(const Strategy &st, double T) const noexcept {
     const double kk = l.split == TpSplit::row ? l.k / t : l.k;
     const double rows = l.split == TpSplit::replicated && sp ? T / t : T;
     const double share = l.mlp ? 1 - phi : 1.0;
-    c.lin_fwd[i] = g8 * share * P.gemm_s(rows, n, kk, 1, fp8);
-    c.lin_bwd[i] = g8 * share * (P.gemm_s(rows, kk, n, 1, fp8) + P.gemm_s(kk, n, rows, 1, fp8));
+    c.lin_fwd[i] = share * gemm(rows, n, kk);
+    c.lin_bwd[i] = share * (gemm(rows, kk, n) + gemm(kk, n, rows));
     c.gemm_fwd += c.lin_fwd[i];
     c.gemm_bwd += c.lin_bwd[i];
   }
@@ -57,18 +62,14 @@ LayerCost Estimator::layer_cost(const Strategy &st, double T) const noexcept {
     double f = P.gemm_s(T_tok, e.experts, h, 1);
     double b = P.gemm_s(T_tok, h, e.experts, 1) + P.gemm_s(h, e.experts, T_tok, 1);
     // grouped GEMMs of `local` experts (the grouped_gemm fit when measured: pricing.hpp)
-    f += g8 * (P.grouped_gemm_s(rows, e.up_n / et, h, local, fp8) +
-               P.grouped_gemm_s(rows, h, e.f_e / et, local, fp8));
-    b += g8 * (P.grouped_gemm_s(rows, h, e.up_n / et, local, fp8) +
-               P.grouped_gemm_s(h, e.up_n / et, rows, local, fp8) +
-               P.grouped_gemm_s(rows, e.f_e / et, h, local, fp8) +
-               P.grouped_gemm_s(e.f_e / et, h, rows, local, fp8));
+    f += grouped(rows, e.up_n / et, h, local) + grouped(rows, h, e.f_e / et, local);
+    b += grouped(rows, h, e.up_n / et, local) + grouped(h, e.up_n / et, rows, local) +
+         grouped(rows, e.f_e / et, h, local) + grouped(e.f_e / et, h, rows, local);
     if (e.f_shared > 0) {
       const double su = (e.up_n / e.f_e) * e.f_shared / t, sd = e.f_shared / t;
-      const double shared_fwd = g8 * (P.gemm_s(T, su, h, 1, fp8) + P.gemm_s(T, h, sd, 1, fp8));
+      const double shared_fwd = gemm(T, su, h) + gemm(T, h, sd);
       f += shared_fwd;
-      b += g8 * (P.gemm_s(T, h, su, 1, fp8) + P.gemm_s(h, su, T, 1, fp8) +
-                 P.gemm_s(T, sd, h, 1, fp8) + P.gemm_s(sd, h, T, 1, fp8));
+      b += gemm(T, h, su) + gemm(h, su, T) + gemm(T, sd, h) + gemm(sd, h, T);
       if (mods & kRecomputeSharedExperts)
         c.rec_mod_gemm += phi * shared_fwd;
     }

@@ -315,14 +315,14 @@ double calibrate_sustained(const PublishedRun &r, const std::string &root,
     return e->time_s.iteration;
   };
   double lo = 0.05, hi = 1.0;
-  if (time_at(hi) > r.iteration_s)
+  if (const double fastest = time_at(hi); fastest > r.iteration_s)
     throw refuse(fmt::format("estimated {:.4g} s at sustained_efficiency 1 (the tables' full "
                              "rates), slower than the published {:.4g} s",
-                             time_at(hi), r.iteration_s));
-  if (time_at(lo) < r.iteration_s)
+                             fastest, r.iteration_s));
+  if (const double slowest = time_at(lo); slowest < r.iteration_s)
     throw refuse(fmt::format("estimated {:.4g} s at sustained_efficiency 0.05, still faster than "
                              "the published {:.4g} s: compute is not what bounds it",
-                             time_at(lo), r.iteration_s));
+                             slowest, r.iteration_s));
   for (int i = 0; i < 48; ++i) {
     const double mid = 0.5 * (lo + hi);
     (time_at(mid) > r.iteration_s ? lo : hi) = mid;
