@@ -71,8 +71,12 @@ void add_kernels_options(CLI::App &app, RawKernelsArgs &raw) {
       ->capture_default_str();
   app.add_option("--moe-imbalance", raw.moe_imbalance,
                  "MoE: the busiest local expert's tokens over the balanced count (>= 1); above 1 "
-                 "the expert GEMMs are unequal groups (cuBLAS grouped GEMM)")
+                 "the expert GEMMs are unequal groups (see --grouped-gemm)")
       ->capture_default_str();
+  app.add_option("--grouped-gemm", raw.grouped_gemm,
+                 "MoE, unequal expert groups on cublas: per-expert (one cublasGemmEx per local "
+                 "expert, as Transformer Engine's GroupedLinear runs them; the default) or "
+                 "cublas-grouped (one cublasGemmGroupedBatchedEx call)");
   app.add_option("--sweep", raw.sweep,
                  "Measure the GEMM shape grid instead of a model: small (CPU-sized) or full "
                  "(GPU-sized); see kernels/README.md");
@@ -87,11 +91,12 @@ KernelsOptions validate_kernels_args(const RawKernelsArgs &raw) {
                        "--sweep");
     if (!raw.model_path.empty() || raw.layers || raw.hidden || raw.heads || raw.sequence ||
         raw.vocabulary || raw.ffn || raw.tp != 1 || raw.micro_batch != 1 || raw.ep != 1 ||
-        raw.moe_imbalance != 1.0)
-      throw InputError("--sweep measures a fixed shape grid; drop the model flags (--model, "
-                       "--layers, --hidden, --heads, --seq, --vocab, --ffn, --tp, --micro-batch, --ep, "
-                       "--moe-imbalance)",
-                       "", 0, "--sweep");
+        raw.moe_imbalance != 1.0 || !raw.grouped_gemm.empty())
+      throw InputError(
+          "--sweep measures a fixed shape grid; drop the model flags (--model, "
+          "--layers, --hidden, --heads, --seq, --vocab, --ffn, --tp, --micro-batch, --ep, "
+          "--moe-imbalance, --grouped-gemm)",
+          "", 0, "--sweep");
     o.model.name = "sweep";
     o.model.dtype = DType::bfloat16;
   } else {
@@ -133,6 +138,20 @@ KernelsOptions validate_kernels_args(const RawKernelsArgs &raw) {
                        "", 0, raw.ep != 1 ? "--ep" : "--moe-imbalance");
     o.moe.ep = raw.ep;
     o.moe.imbalance = raw.moe_imbalance;
+    if (!raw.grouped_gemm.empty()) {
+      if (raw.grouped_gemm == "per-expert")
+        o.moe.grouped_api = GroupedGemmApi::per_expert;
+      else if (raw.grouped_gemm == "cublas-grouped")
+        o.moe.grouped_api = GroupedGemmApi::cublas_grouped;
+      else
+        throw InputError("unknown grouped GEMM '" + raw.grouped_gemm +
+                             "' (expected per-expert or cublas-grouped)",
+                         "", 0, "--grouped-gemm");
+      if (!o.model.moe())
+        throw InputError("--grouped-gemm applies to MoE models (experts > 0); " + origin +
+                             " has no experts",
+                         "", 0, "--grouped-gemm");
+    }
     // transformer_gemms checks tp, the micro-batch, ep and the imbalance; fail here, before any
     // engine exists.
     (void)transformer_gemms(o.model, raw.tp, raw.micro_batch, true, Attention::unfused, o.moe);
@@ -284,6 +303,7 @@ nlohmann::json kernels_context(const KernelsOptions &o, GemmEngine &engine, Atte
     ctx["model"]["moe_layers"] = o.model.moe_layers();
     ctx["ep"] = o.moe.ep;
     ctx["moe_imbalance"] = o.moe.imbalance;
+    ctx["grouped_gemm"] = grouped_gemm_api_name(o.moe.grouped_api);
   }
   return ctx;
 }
@@ -299,8 +319,10 @@ nlohmann::json identity_json(const KernelShape &s, const KernelsOptions &o) {
                        {"k", s.k},
                        {"batch", s.batch},
                        {"dtype", precision_name(kernel_precision(o.precision, s))}};
-  if (s.kind == KernelKind::grouped_gemm && !s.group_tokens.empty())
+  if (s.kind == KernelKind::grouped_gemm && !s.group_tokens.empty()) {
     id["group_tokens"] = s.group_tokens;
+    id["grouped_gemm"] = grouped_gemm_api_name(s.grouped_api);
+  }
   return id;
 }
 
@@ -405,11 +427,14 @@ int run_kernels(const KernelsOptions &o, const std::string &command_line) {
       std::printf("# moe: %d experts, top-%d, expert ffn %d, %d shared; ep %d: %d local experts "
                   "of %lld tokens each (balanced)%s; moe layers %d of %d; per-layer figures are "
                   "an MoE block's\n",
-                  o.model.experts, o.model.top_k, o.model.moe_ffn, o.model.shared_experts,
-                  o.moe.ep, o.model.experts / o.moe.ep,
+                  o.model.experts, o.model.top_k, o.model.moe_ffn, o.model.shared_experts, o.moe.ep,
+                  o.model.experts / o.moe.ep,
                   static_cast<long long>(expert_tokens(o.model, o.tp, o.micro_batch, o.moe.ep)),
                   o.moe.imbalance != 1.0
-                      ? (", busiest x" + std::to_string(o.moe.imbalance).substr(0, 5)).c_str()
+                      ? (", busiest x" + std::to_string(o.moe.imbalance).substr(0, 5) + " (" +
+                         std::string(grouped_gemm_api_name(o.moe.grouped_api)) +
+                         " GEMMs on cublas)")
+                            .c_str()
                       : "",
                   o.model.moe_layers(), o.model.layers);
     if (!attention_note.empty())

@@ -3,12 +3,12 @@
 // SCALEFIT_HAVE_CUDNN), CUDA-event timing on its own stream. Inputs are filled on the device on
 // that stream; every host copy is stream-ordered and synchronized before the host reads.
 // Row-major C = A B is computed as column-major C^T = B^T A^T: cuBLAS gets (n, m, k) with B first.
-// Grouped GEMMs (MoE experts): equal groups as cublasGemmStridedBatchedEx, unequal ones as
-// cublasGemmGroupedBatchedEx (cuBLAS 12.5+; one problem per group, device pointer arrays; the
-// types, check formats and the grouped call live in cublas_support.cpp).
-// Compiled here; not yet run on a GPU.
-// fp8: the dense GEMMs that kernel_precision gives fp8 run on cuBLASLt (cublaslt_fp8.hpp), every
-// other kernel of an fp8 engine in bf16.
+// Grouped GEMMs (MoE experts): equal groups as cublasGemmStridedBatchedEx, unequal ones as one
+// cublasGemmEx per expert (Transformer Engine's way; the default) or cublasGemmGroupedBatchedEx
+// (cuBLAS 12.5+; one problem per group, device pointer arrays; the types, check formats and the
+// grouped call live in cublas_support.cpp). Ran on one H200 (gpu-check, 2026-11-28); the
+// multi-stream and multi-GPU paths have not. fp8: the dense GEMMs that kernel_precision gives fp8
+// run on cuBLASLt (cublaslt_fp8.hpp), every other kernel of an fp8 engine in bf16.
 #include "scalefit/core/error.hpp"
 #include "scalefit/kernels/engine.hpp"
 #include "cuda_check.hpp"
@@ -446,15 +446,17 @@ private:
   /// The device arrays of per-group pointers cublasGemmGroupedBatchedEx reads (B^T, A^T, C^T
   /// in the column-major view), into `ptrs`; stream-ordered, synchronized by the caller.
   void upload_group_pointers(const KernelShape &s, void *a, void *b, void *c, DeviceBuffer &ptrs) {
-    if (equal_groups(s))
-      return; // the strided batch needs none
+    if (equal_groups(s) || s.grouped_api != GroupedGemmApi::cublas_grouped)
+      return; // the strided batch and the per-expert GEMMs need none
     group_pointers(s, precision_bytes(kernel_precision(m_precision, s)), a, b, c, m_host_ptrs);
     ptrs.resize(m_host_ptrs.size() * sizeof(void *));
     SCALEFIT_KCUDA_CHECK(cudaMemcpyAsync(ptrs.ptr, m_host_ptrs.data(), ptrs.bytes,
                                          cudaMemcpyHostToDevice, m_stream));
   }
 
-  /// A grouped GEMM with its pointer arrays in `ptrs` (upload_group_pointers).
+  /// A grouped GEMM: equal groups as one strided batch; unequal ones one GEMM per group
+  /// (GroupedGemmApi::per_expert) or through cuBLAS's grouped API with its pointer arrays in
+  /// `ptrs` (upload_group_pointers).
   void launch_grouped(const KernelShape &s, void *a, void *b, void *c, const DeviceBuffer &ptrs) {
     if (equal_groups(s)) {
       const std::vector<GemmDims> groups = s.groups();
@@ -466,9 +468,29 @@ private:
       launch(batched, a, b, c);
       return;
     }
-    launch_grouped_ex(m_handle, kernel_precision(m_precision, s), s,
-                      static_cast<void **>(ptrs.ptr));
-    (void)a, (void)b, (void)c;
+    if (s.grouped_api == GroupedGemmApi::cublas_grouped) {
+      launch_grouped_ex(m_handle, kernel_precision(m_precision, s), s,
+                        static_cast<void **>(ptrs.ptr));
+      return;
+    }
+    // Per expert: one GEMM per group over the groups' operands stored back to back (A: m x k,
+    // B: k x n, C: m x n each, as group_pointers lays them out).
+    const std::size_t es = precision_bytes(kernel_precision(m_precision, s));
+    auto *pa = static_cast<unsigned char *>(a), *pb = static_cast<unsigned char *>(b),
+         *pc = static_cast<unsigned char *>(c);
+    for (const GemmDims &g : s.groups()) {
+      KernelShape one = s;
+      one.kind = KernelKind::gemm;
+      one.m = g.m;
+      one.n = g.n;
+      one.k = g.k;
+      one.batch = 1;
+      one.group_tokens.clear();
+      launch(one, pa, pb, pc);
+      pa += static_cast<std::size_t>(g.m * g.k) * es;
+      pb += static_cast<std::size_t>(g.k * g.n) * es;
+      pc += static_cast<std::size_t>(g.m * g.n) * es;
+    }
   }
 
   std::vector<double> evaluate_grouped(const KernelShape &s, std::span<const double> a,

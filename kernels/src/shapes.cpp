@@ -12,6 +12,10 @@ std::string_view pass_name(Pass p) {
   return p == Pass::fwd ? "fwd" : "bwd";
 }
 
+std::string_view grouped_gemm_api_name(GroupedGemmApi a) {
+  return a == GroupedGemmApi::per_expert ? "per-expert" : "cublas-grouped";
+}
+
 std::string_view kernel_kind_name(KernelKind k) {
   switch (k) {
   case KernelKind::gemm:
@@ -298,6 +302,9 @@ std::vector<KernelShape> transformer_gemms(const ModelConfig &model, int tp,
     out.push_back(it->dgrad());
     out.push_back(it->wgrad());
   }
+  for (KernelShape &k : out)
+    if (k.kind == KernelKind::grouped_gemm)
+      k.grouped_api = moe.grouped_api;
   return out;
 }
 

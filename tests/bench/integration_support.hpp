@@ -1,10 +1,13 @@
 /// \file integration_support.hpp
-/// Helpers of the bench integration tests: scalefit-bench under the compiled mpiexec
-/// (SCALEFIT_MPIEXEC, SCALEFIT_BENCH_BIN from tests/bench/CMakeLists.txt).
+/// Helpers of the bench integration tests: scalefit-bench under mpiexec. The compiled paths
+/// (SCALEFIT_MPIEXEC, SCALEFIT_BENCH_BIN from tests/bench/CMakeLists.txt) are defaults that the
+/// environment overrides (tests/support/paths.hpp: SCALEFIT_MPIEXEC, SCALEFIT_BIN_DIR), so the
+/// binary runs from a GPU bundle whose build tree is not where it was built.
 #pragma once
 
 #include "scalefit/core/records.hpp"
 
+#include "../support/paths.hpp"
 #include "../support/subprocess.hpp"
 
 #include <gtest/gtest.h>
@@ -14,15 +17,25 @@
 
 namespace scalefit::test::bench {
 
+/// The mpiexec that launches ranks: $SCALEFIT_MPIEXEC, else the one CMake found.
+inline std::string mpiexec() {
+  return env_or("SCALEFIT_MPIEXEC", SCALEFIT_MPIEXEC);
+}
+
+/// scalefit-bench: $SCALEFIT_BIN_DIR/scalefit-bench, else the build's.
+inline std::string bench_bin() {
+  return bin_path("scalefit-bench", SCALEFIT_BENCH_BIN);
+}
+
 /// Runs `mpiexec --oversubscribe TAIL` (a raw tail: -np N binary args), capturing stdout/stderr.
 inline Result run_raw(const std::string &tail, const TempDir &d) {
   set_mpi_env();
-  return run_captured(std::string(SCALEFIT_MPIEXEC) + " --oversubscribe " + tail, d);
+  return run_captured(mpiexec() + " --oversubscribe " + tail, d);
 }
 
 /// Runs `scalefit-bench comm ARGS` on `np` ranks.
 inline Result run_bench(int np, const std::string &args, const TempDir &d) {
-  return run_raw("-np " + std::to_string(np) + " " + SCALEFIT_BENCH_BIN + " comm " + args, d);
+  return run_raw("-np " + std::to_string(np) + " " + bench_bin() + " comm " + args, d);
 }
 
 /// Runs `scalefit-bench comm ARGS --out <d>/comm.jsonl` on `np` ranks and returns the records

@@ -36,7 +36,9 @@ using test::Result;
 using test::set_mpi_env;
 using test::slurp;
 using test::TempDir;
+using test::bench::bench_bin;
 using test::bench::measure;
+using test::bench::mpiexec;
 using test::bench::run_bench;
 using test::bench::run_raw;
 
@@ -216,8 +218,8 @@ TEST(Integration, KilledSweepResumesWithoutLossOrDuplicates) {
                            out.string();
   // Start the sweep in its own process group, and SIGKILL it once a few records are on disk.
   set_mpi_env();
-  const std::string cmd = std::string("exec ") + SCALEFIT_MPIEXEC + " --oversubscribe -np 2 " +
-                          SCALEFIT_BENCH_BIN + " " + args + " >/dev/null 2>&1";
+  const std::string cmd = "exec " + mpiexec() + " --oversubscribe -np 2 " + bench_bin() + " " +
+                          args + " >/dev/null 2>&1";
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
@@ -392,7 +394,7 @@ TEST(Integration, UnwritableOutputAndForeignFile) {
 TEST(Integration, ArgumentsThatDifferBetweenRanks) {
   TempDir d;
   const fs::path out = d.path / "never.jsonl";
-  const std::string bin = SCALEFIT_BENCH_BIN;
+  const std::string bin = bench_bin();
   const Result r =
       run_raw("-np 1 " + bin + " comm --backend mpi -b 8 -e 8 --out " + out.string() + " : -np 1 " +
                   bin + " comm --backend mpi -b 8 -e 16 --out " + out.string(),
@@ -479,8 +481,7 @@ TEST(Integration, StuckRankIsAbortedByTheTimeoutNamingThePoint) {
   const fs::path out = d.path / "stuck.jsonl";
   set_mpi_env();
   const fs::path err = d.path / "err.txt";
-  const std::string cmd = std::string("exec ") + SCALEFIT_MPIEXEC + " --oversubscribe -np 2 " +
-                          SCALEFIT_BENCH_BIN +
+  const std::string cmd = "exec " + mpiexec() + " --oversubscribe -np 2 " + bench_bin() +
                           " comm --backend mpi --ops allreduce -b 8 -e 8 -n 100000000 --batch 1 "
                           "--timeout 2 --out " +
                           out.string() + " >" + (d.path / "table.txt").string() + " 2>" +
@@ -546,8 +547,7 @@ TEST(Integration, TwoJobsCannotWriteOneOutputFile) {
   TempDir d;
   const fs::path out = d.path / "comm.jsonl";
   set_mpi_env();
-  const std::string cmd = std::string("exec ") + SCALEFIT_MPIEXEC + " --oversubscribe -np 2 " +
-                          SCALEFIT_BENCH_BIN +
+  const std::string cmd = "exec " + mpiexec() + " --oversubscribe -np 2 " + bench_bin() +
                           " comm --backend mpi --ops allreduce -b 8 -e 8 -n 100000000 --batch 1 "
                           "--out " +
                           out.string() + " >/dev/null 2>&1";

@@ -19,6 +19,7 @@
 using namespace scalefit;
 using test::Result;
 using test::TempDir;
+using test::bench::bench_bin;
 using test::bench::measure;
 using test::bench::run_raw;
 namespace fs = std::filesystem;
@@ -78,8 +79,7 @@ TEST(Integration, SyncBarrierTimesEachOperationAloneAndSaysSo) {
   EXPECT_NE(r.out.find("sync barrier (each operation timed alone"), std::string::npos) << r.out;
   for (const auto &m : set.measurements)
     EXPECT_GT(m.time_us, 0) << m.key();
-  const Result bad = run_raw(
-      std::string("-np 1 ") + SCALEFIT_BENCH_BIN + " comm --backend nccl --sync barrier", d);
+  const Result bad = run_raw("-np 1 " + bench_bin() + " comm --backend nccl --sync barrier", d);
   EXPECT_EQ(bad.code, 2);
 }
 
@@ -92,7 +92,7 @@ TEST(Integration, PairsFindTheSlowNodeAndNameIt) {
   // same 2 cores (ranks yield when idle so the spinning ranks do not starve the others).
   const Result r = run_raw("--mca mpi_yield_when_idle 1 -x SCALEFIT_TEST_SLOW_RANKS=2 "
                            "-x SCALEFIT_TEST_SLOW_US=20000 -np 4 " +
-                               std::string(SCALEFIT_BENCH_BIN) +
+                               bench_bin() +
                                " comm --backend mpi --emulate-nodes 4 --groups pairs --ops "
                                "sendrecv -b 64K -e 64K -n 3 --batch 4 --out " +
                                out.string(),
@@ -129,7 +129,7 @@ TEST(Integration, TheRankThatIsConsistentlyLastIsNamed) {
   const fs::path out = d.path / "last.jsonl";
   const Result r = run_raw("--mca mpi_yield_when_idle 1 -x SCALEFIT_TEST_SLOW_RANKS=2 "
                            "-x SCALEFIT_TEST_SLOW_US=20000 -np 4 " +
-                               std::string(SCALEFIT_BENCH_BIN) +
+                               bench_bin() +
                                " comm --backend mpi --ops allreduce -b 1K -e 64K -f 4 -n 4 "
                                "--batch 2 --out " +
                                out.string(),
@@ -158,8 +158,7 @@ std::string allreduce_point(std::uint64_t bytes) {
 Result run_hung(int hang_rank, int hang_point, const TempDir &d) {
   return run_raw(
       "--mca mpi_yield_when_idle 1 -x SCALEFIT_TEST_HANG_RANK=" + std::to_string(hang_rank) +
-          " -x SCALEFIT_TEST_HANG_POINT=" + std::to_string(hang_point) + " -np 4 " +
-          std::string(SCALEFIT_BENCH_BIN) +
+          " -x SCALEFIT_TEST_HANG_POINT=" + std::to_string(hang_point) + " -np 4 " + bench_bin() +
           " comm --backend mpi --ops allreduce -b 1K -e 64K -f 4 -n 2 --batch 2 "
           "--timeout 1",
       d);

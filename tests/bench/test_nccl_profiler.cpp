@@ -3,6 +3,8 @@
 // of NCCL's TUNING log line. CPU only: the plugin needs no NCCL.
 #include "scalefit/bench/nccl_profiler.hpp"
 
+#include "../support/paths.hpp"
+
 #include <gtest/gtest.h>
 
 #include <dlfcn.h>
@@ -24,6 +26,12 @@
 using namespace scalefit::bench;
 
 namespace {
+
+/// The plugin under test: $SCALEFIT_BIN_DIR/scalefit-nccl-profiler (a GPU bundle's copy), else
+/// the one this build made.
+std::string plugin_file() {
+  return scalefit::test::bin_path("scalefit-nccl-profiler", SCALEFIT_PROFILER_PLUGIN_FILE);
+}
 
 // NCCL 2.28.9's declarations, transcribed here independently of the plugin's own
 // (src/include/plugin/nccl_profiler.h, src/include/plugin/profiler/profiler_v5.h, _v4.h).
@@ -151,8 +159,8 @@ class NcclProfiler : public ::testing::Test {
 protected:
   static void SetUpTestSuite() {
     // The reader finds the plugin through this variable; the same file as bin/'s.
-    setenv("SCALEFIT_NCCL_PROFILER", SCALEFIT_PROFILER_PLUGIN_FILE, 1);
-    s_lib = dlopen(SCALEFIT_PROFILER_PLUGIN_FILE, RTLD_NOW | RTLD_LOCAL); // as NCCL opens it
+    setenv("SCALEFIT_NCCL_PROFILER", plugin_file().c_str(), 1);
+    s_lib = dlopen(plugin_file().c_str(), RTLD_NOW | RTLD_LOCAL); // as NCCL opens it
     ASSERT_NE(s_lib, nullptr) << dlerror();
     s_v5 = static_cast<Profiler_v5 *>(dlsym(s_lib, "ncclProfiler_v5"));
     s_v4 = static_cast<Profiler_v4 *>(dlsym(s_lib, "ncclProfiler_v4"));
@@ -357,7 +365,7 @@ TEST_F(NcclProfiler, ConcurrentEventsAreAllCounted) {
 }
 
 TEST_F(NcclProfiler, ProbeFollowsTheUsersChoice) {
-  const std::string ours = SCALEFIT_PROFILER_PLUGIN_FILE;
+  const std::string ours = plugin_file();
   const ProfilerStatus loaded = detail::probe_profiler_plugin(ours, nullptr);
   EXPECT_EQ(loaded.source, ProfilerStatus::Source::scalefit) << loaded.detail;
   EXPECT_EQ(loaded.describe(), "scalefit plugin " + ours);
@@ -396,7 +404,7 @@ TEST_F(NcclProfiler, ProbeFollowsTheUsersChoice) {
 }
 
 TEST_F(NcclProfiler, InstallSetsNcclProfilerPluginOnce) {
-  const std::string ours = SCALEFIT_PROFILER_PLUGIN_FILE;
+  const std::string ours = plugin_file();
   EXPECT_EQ(profiler_plugin_path(), std::filesystem::absolute(ours).string());
   unsetenv("NCCL_PROFILER_PLUGIN");
   const ProfilerStatus st = install_profiler_plugin(ours);

@@ -2,6 +2,7 @@
 // files (numbers worked by hand below), a derived log at 60% bandwidth (failing, exit 1), an
 // NVLS-like log above the link bound (flagged, not failed), thresholds, nccl-tests'
 // NCCL_TESTS_MIN_BW rule, bad input (exit 2 naming the field), and the --json fields.
+#include "../support/paths.hpp"
 #include "../support/subprocess.hpp"
 
 #include <gtest/gtest.h>
@@ -22,9 +23,9 @@ using scalefit::test::TempDir;
 
 namespace {
 
-const std::string kBin = SCALEFIT_BIN;
-const std::string kData = SCALEFIT_TEST_DATA_DIR;
-const std::string kConfigs = SCALEFIT_CONFIG_DIR;
+const std::string kBin = scalefit::test::bin_path("scalefit", SCALEFIT_BIN);
+const std::string kData = scalefit::test::test_data_dir(SCALEFIT_TEST_DATA_DIR);
+const std::string kConfigs = scalefit::test::source_path("configs", SCALEFIT_CONFIG_DIR);
 const std::string kA100 =
     kData + "/nccl-tests/a100-sxm4-40gb_8gpu_nvswitch_singlenode_allreduce.txt";
 const std::string kA100Slow = kData + "/check/a100_allreduce_scaled60pct_derived.txt";
@@ -187,8 +188,8 @@ TEST(Check, MinBusbwFollowsNcclTestsRule) {
 
 TEST(Check, FitFileAndJsonlInputs) {
   TempDir dir("sf_check_");
-  const std::string ref =
-      std::string(SCALEFIT_SOURCE_DIR) + "/results/reference/a100-sxm4-40gb-nvswitch";
+  const std::string ref = scalefit::test::source_path("results", SCALEFIT_SOURCE_DIR "/results") +
+                          "/reference/a100-sxm4-40gb-nvswitch";
   // The fit file: 12 entries (6 ops x 2 placements) -> 6 curves.
   const json f = check_json(ref + "/fit.yaml --system dgx-a100 --no-reference", dir, 0);
   EXPECT_EQ(f["curves"].size(), 6u);
@@ -270,8 +271,8 @@ TEST(Check, JsonSchemaFields) {
 // record itself), the spread is printed and a spread above --noisy is noted (issue 17, §3).
 TEST(Check, RepeatSpreadIsPrintedAndNoisyCurvesNoted) {
   TempDir dir("sf_check_");
-  const std::string comm =
-      std::string(SCALEFIT_SOURCE_DIR) + "/results/reference/a100-sxm4-40gb-nvswitch/comm.jsonl";
+  const std::string comm = scalefit::test::source_path("results", SCALEFIT_SOURCE_DIR "/results") +
+                           "/reference/a100-sxm4-40gb-nvswitch/comm.jsonl";
   // Every allreduce point gets 3 runs: busbw -5%..+2%, and -5%..+40% at the largest size.
   std::uint64_t largest = 0;
   {

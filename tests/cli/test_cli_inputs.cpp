@@ -1,5 +1,6 @@
 // scalefit's commands on bad input, through the binary: exit 2 and a message naming the file, line,
 // field or option; outputs written whole or not at all.
+#include "../support/paths.hpp"
 #include "../support/subprocess.hpp"
 
 #include <gtest/gtest.h>
@@ -16,9 +17,9 @@ using scalefit::test::TempDir;
 
 namespace {
 
-const std::string kBin = SCALEFIT_BIN;
-const std::string kData = SCALEFIT_TEST_DATA_DIR;
-const std::string kConfigs = SCALEFIT_CONFIG_DIR;
+const std::string kBin = scalefit::test::bin_path("scalefit", SCALEFIT_BIN);
+const std::string kData = scalefit::test::test_data_dir(SCALEFIT_TEST_DATA_DIR);
+const std::string kConfigs = scalefit::test::source_path("configs", SCALEFIT_CONFIG_DIR);
 
 Result sf(const std::string &args, const TempDir &dir) {
   return run_captured(kBin + " " + args, dir);

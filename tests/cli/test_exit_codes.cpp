@@ -2,6 +2,7 @@
 // commands of both binaries: 0 ok; 2 bad input or environment (bad arguments, bad files, unknown
 // commands, an output on a full disk); never 3 (internal error) for anything a user can cause.
 // scalefit-bench runs under mpiexec -np 1.
+#include "../support/paths.hpp"
 #include "../support/subprocess.hpp"
 
 #include <gtest/gtest.h>
@@ -17,10 +18,11 @@ using scalefit::test::TempDir;
 
 namespace {
 
-const std::string kBin = SCALEFIT_BIN;
-const std::string kBench = std::string(SCALEFIT_MPIEXEC) + " -n 1 " + SCALEFIT_BENCH_BIN;
-const std::string kData = SCALEFIT_TEST_DATA_DIR;
-const std::string kConfigs = SCALEFIT_CONFIG_DIR;
+const std::string kBin = scalefit::test::bin_path("scalefit", SCALEFIT_BIN);
+const std::string kBench = scalefit::test::env_or("SCALEFIT_MPIEXEC", SCALEFIT_MPIEXEC) + " -n 1 " +
+                           scalefit::test::bin_path("scalefit-bench", SCALEFIT_BENCH_BIN);
+const std::string kData = scalefit::test::test_data_dir(SCALEFIT_TEST_DATA_DIR);
+const std::string kConfigs = scalefit::test::source_path("configs", SCALEFIT_CONFIG_DIR);
 const std::string kNccl = kData + "/nccl-tests/a100-sxm4-40gb_8gpu_nvswitch_singlenode_allreduce.txt";
 const std::string kJsonl = kData + "/fitting/local_mpi_3curves.jsonl";
 const std::string kFit = kData + "/estimator/fit_dgx_partial.yaml";
@@ -119,9 +121,11 @@ TEST_F(ExitCodes, OutputOnAFullDiskIs2) {
   expect_exit(2, kBench + " comm --backend mpi --ops allreduce -b 8 -e 8 -n 5 --out /dev/full", dir);
   // Two ranks, of which rank 0 measures the kernels and cannot write: the other rank must not wait
   // for it forever (it did: a hang, which `timeout` turns into 124).
-  expect_exit(2, "timeout 60 " + std::string(SCALEFIT_MPIEXEC) + " -n 2 " + SCALEFIT_BENCH_BIN +
-                     " kernels --engine cpu --layers 1 --hidden 64 --heads 4 --seq 64 --vocab 128"
-                     " -n 3 --out /dev/full",
+  expect_exit(2,
+              "timeout 60 " + scalefit::test::env_or("SCALEFIT_MPIEXEC", SCALEFIT_MPIEXEC) +
+                  " -n 2 " + scalefit::test::bin_path("scalefit-bench", SCALEFIT_BENCH_BIN) +
+                  " kernels --engine cpu --layers 1 --hidden 64 --heads 4 --seq 64 --vocab 128"
+                  " -n 3 --out /dev/full",
               dir);
 }
 

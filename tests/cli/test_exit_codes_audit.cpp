@@ -2,6 +2,7 @@
 // never in exit 3 or a hang. Durations past int64 nanoseconds, a missing Python, names with
 // mathtext or that slug alike, a full disk under 2 ranks, groups that do not exist, symbolic
 // links planted at outputs, --resume across methods and a crash-padded tail.
+#include "../support/paths.hpp"
 #include "../support/subprocess.hpp"
 
 #include <gtest/gtest.h>
@@ -22,10 +23,14 @@ using scalefit::test::TempDir;
 
 namespace {
 
-const std::string kBin = SCALEFIT_BIN;
-const std::string kBench = std::string(SCALEFIT_MPIEXEC) + " -n 1 " + SCALEFIT_BENCH_BIN;
-const std::string kBench2 = std::string(SCALEFIT_MPIEXEC) + " -n 2 " + SCALEFIT_BENCH_BIN;
-const std::string kJsonl = std::string(SCALEFIT_TEST_DATA_DIR) + "/fitting/local_mpi_3curves.jsonl";
+const std::string kBin = scalefit::test::bin_path("scalefit", SCALEFIT_BIN);
+const std::string kBench = scalefit::test::env_or("SCALEFIT_MPIEXEC", SCALEFIT_MPIEXEC) + " -n 1 " +
+                           scalefit::test::bin_path("scalefit-bench", SCALEFIT_BENCH_BIN);
+const std::string kBench2 = scalefit::test::env_or("SCALEFIT_MPIEXEC", SCALEFIT_MPIEXEC) +
+                            " -n 2 " +
+                            scalefit::test::bin_path("scalefit-bench", SCALEFIT_BENCH_BIN);
+const std::string kJsonl =
+    scalefit::test::test_data_dir(SCALEFIT_TEST_DATA_DIR) + "/fitting/local_mpi_3curves.jsonl";
 const std::string kSmall = " comm --backend mpi --ops allreduce -b 8 -e 8 -n 3 -w 1";
 
 Result expect_exit(int code, const std::string &command, const TempDir &dir) {
@@ -181,9 +186,10 @@ TEST_F(Audit, ResumeRefusesAnotherMethodAndDropsACrashPaddedTail) {
     pad << std::string(64, '\0') << "\n" << std::string(16, '\0');
   }
   const Result r = expect_exit(
-      0, std::string(SCALEFIT_MPIEXEC) + " -n 1 " + SCALEFIT_BENCH_BIN +
-             " comm --backend mpi --ops allreduce -b 8 -e 16 -n 3 -w 1 --batch 4 --resume --out " +
-             f,
+      0,
+      scalefit::test::env_or("SCALEFIT_MPIEXEC", SCALEFIT_MPIEXEC) + " -n 1 " +
+          scalefit::test::bin_path("scalefit-bench", SCALEFIT_BENCH_BIN) +
+          " comm --backend mpi --ops allreduce -b 8 -e 16 -n 3 -w 1 --batch 4 --resume --out " + f,
       dir);
   expect_names(r, "NUL");
   const std::string after = slurp(f);
@@ -200,7 +206,8 @@ TEST_F(Audit, FitsOfExtremeButValidRecordsLoadBack) {
   for (const auto &[name, op] : {std::pair{"synthetic_fuzz_mape_beyond_1e9pct", "allgather"},
                                  std::pair{"synthetic_fuzz_lift_beyond_1e9us", "alltoall"},
                                  std::pair{"synthetic_fuzz_step_bandwidth_1e-17", "alltoall"}}) {
-    const std::string in = std::string(SCALEFIT_TEST_DATA_DIR) + "/fitting/" + name + ".jsonl";
+    const std::string in =
+        scalefit::test::test_data_dir(SCALEFIT_TEST_DATA_DIR) + "/fitting/" + name + ".jsonl";
     const std::string fit = out(std::string(name) + ".yaml");
     expect_exit(0, kBin + " fit " + in + " -o " + fit + " --no-loo", dir);
     const Result r = expect_exit(

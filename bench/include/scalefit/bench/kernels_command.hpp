@@ -51,6 +51,9 @@ struct RawKernelsArgs {
   std::string sweep;           ///< --sweep small|full (empty: the model's layer)
   int ep = 1;                  ///< --ep: expert-parallel degree (MoE models; divides experts)
   double moe_imbalance = 1.0;  ///< --moe-imbalance: busiest local expert's tokens / balanced
+  /// --grouped-gemm per-expert|cublas-grouped: how unequal expert groups run on cublas (empty:
+  /// per-expert).
+  std::string grouped_gemm;
 };
 
 /// Registers the kernels options on `app` (a subcommand), writing into `raw`.

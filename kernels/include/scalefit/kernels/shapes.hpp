@@ -34,9 +34,25 @@ enum class KernelKind {
   attention,    ///< fused causal attention of `batch` heads: m = n = s, k = d (attention.hpp)
   /// `batch` GEMMs (groups) sharing n (and k, or m) whose token dimension may differ per group:
   /// an MoE layer's experts, each over the tokens routed to it (Megatron-Core's GroupedMLP).
-  /// Equal groups run as a strided batch; unequal ones (group_tokens) as cuBLAS's grouped GEMM.
+  /// Equal groups run as a strided batch; unequal ones (group_tokens) as GroupedGemmApi says.
   grouped_gemm,
 };
+
+/// How the cublas engine runs a grouped_gemm whose groups differ (an imbalanced MoE layer).
+enum class GroupedGemmApi {
+  /// One cublasGemmEx per group, in order on one stream: as Transformer Engine's GroupedLinear
+  /// (Megatron-Core's TEGroupedMLP) runs its experts, one cuBLAS GEMM per local expert
+  /// (TE spreads them over up to 4 streams; one stream is its upper bound for a few large
+  /// experts). The default.
+  per_expert,
+  /// One cublasGemmGroupedBatchedEx call (cuBLAS 12.5+). On one H200 (cuBLAS 13.1, bf16,
+  /// Mixtral 8x7B at EP 4, groups of 6144 and 4096 tokens) it ran 3.7x the balanced strided
+  /// batch of 2 x 4096 where per-expert GEMMs run about 1.25x: it measures that API, not what
+  /// the frameworks run.
+  cublas_grouped,
+};
+/// "per-expert", "cublas-grouped".
+std::string_view grouped_gemm_api_name(GroupedGemmApi a);
 /// "gemm", "batched_gemm", "softmax", "attention", "grouped_gemm".
 std::string_view kernel_kind_name(KernelKind k);
 
@@ -70,6 +86,9 @@ struct KernelShape {
   /// count, the mean over groups rounded down.
   std::vector<std::int64_t> group_tokens;
   bool tokens_in_k = false; ///< grouped_gemm: the tokens are the inner dimension (wgrad)
+  /// grouped_gemm with unequal groups: how the cublas engine runs them (the cpu engine computes
+  /// each group in turn whatever this says).
+  GroupedGemmApi grouped_api = GroupedGemmApi::per_expert;
   /// The GEMMs of a grouped_gemm (one per group, group_tokens applied); of any other GEMM kind,
   /// `batch` copies of (m, n, k).
   std::vector<GemmDims> groups() const;
@@ -97,6 +116,8 @@ struct MoeLayout {
   /// tokens) and the others the balanced count, so the groups differ (a grouped GEMM). With E / ep
   /// = 1 this is the estimator's MoeOps::load (the busiest rank's experts scaled).
   double imbalance = 1.0;
+  /// How unequal expert groups run on the cublas engine (--grouped-gemm).
+  GroupedGemmApi grouped_api = GroupedGemmApi::per_expert;
 };
 
 /// Tokens each expert receives when balanced, for a GPU of TP rank t (its b s / t tokens, as
