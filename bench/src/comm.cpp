@@ -27,6 +27,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -167,18 +168,32 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
   {
     // Memory the sweep needs on this rank, before anything is allocated.
     std::uint64_t need = 0, staging = 0;
+    std::size_t largest_count = 0;
+    DType largest_dtype = dtypes.front();
     for (Op op : o.ops)
       for (const GroupShape &s : shapes)
         for (DType t : dtypes) {
           const std::vector<SizePoint> pts = op_size_points(op, sizes, t, s.nranks);
           if (pts.empty())
             continue;
+          if (pts.back().count > largest_count) {
+            largest_count = pts.back().count;
+            largest_dtype = t;
+          }
           const auto [sb, rb] = block_bytes(collective(op), pts.back().count, t, s.nranks,
                                             rotation_bytes);
           run_send_bytes = std::max<std::size_t>(run_send_bytes, sb);
           run_recv_bytes = std::max<std::size_t>(run_recv_bytes, rb);
           staging = std::max<std::uint64_t>(staging, std::max(sb, rb));
         }
+    // MPI-3 counts are C ints: a larger count would end the run mid-sweep (exit 3) after the
+    // smaller sizes were measured; refuse it here, before anything runs.
+    if (backend_name == "mpi" && largest_count > static_cast<std::size_t>(INT_MAX))
+      agree_or_throw("-e gives a count of " + std::to_string(largest_count) + " " +
+                         std::string(dtype_name(largest_dtype)) +
+                         " elements per call, more than the mpi backend can pass (MPI-3 counts "
+                         "are C ints: at most 2147483647); lower -e",
+                     "-e");
     need = run_send_bytes + run_recv_bytes; // one allocation for the whole run
     const bool host = backend->host_accessible();
     std::string why = memory_refusal(need, backend->ranks_sharing_memory(local_size),

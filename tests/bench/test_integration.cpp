@@ -407,7 +407,16 @@ TEST(Integration, ArgumentsThatDifferBetweenRanks) {
 
 TEST(Integration, NcclBackendWithoutNcclOrGpuIsAClearError) {
   TempDir d;
+  // No GPU visible, also on a GPU machine (an empty CUDA_VISIBLE_DEVICES hides them all): there
+  // 2 ranks on one GPU would be refused for sharing it instead.
+  const char *saved = std::getenv("CUDA_VISIBLE_DEVICES");
+  const std::string keep = saved != nullptr ? saved : "";
+  setenv("CUDA_VISIBLE_DEVICES", "", 1);
   const Result r = run_bench(2, "--backend nccl --ops allreduce -b 8 -e 8", d);
+  if (saved != nullptr)
+    setenv("CUDA_VISIBLE_DEVICES", keep.c_str(), 1);
+  else
+    unsetenv("CUDA_VISIBLE_DEVICES");
   EXPECT_EQ(r.code, 2) << r.err;
   EXPECT_EQ(occurrences(r.err, "scalefit-bench: error:"), 1u) << r.err;
 #ifdef SCALEFIT_HAVE_NCCL
@@ -470,8 +479,18 @@ TEST(Integration, DefaultsMeasureOutOfPlaceToAConfidenceTarget) {
 }
 
 TEST(Integration, SweepThatDoesNotFitInMemoryIsRefusedWithTheFigure) {
+  // The node's MemAvailable from a file (test builds read SCALEFIT_TEST_MEMINFO): 1 GiB, which
+  // 2 ranks x 1 GiB send and receive buffers exceed on any machine.
+  TempDir d;
+  const fs::path meminfo = d.path / "meminfo";
+  std::ofstream(meminfo) << "MemTotal:        2097152 kB\nMemAvailable:    1048576 kB\n";
+  setenv("SCALEFIT_TEST_MEMINFO", meminfo.c_str(), 1);
+  expect_usage_error(2, "--backend mpi --ops allreduce -b 1G -e 1G -n 1", "the sweep needs");
+  unsetenv("SCALEFIT_TEST_MEMINFO");
+  // 8 GiB of float is 2^31 elements: more than MPI-3's int counts, refused before any point
+  // (on a 128 GiB H200 box it fitted in memory and ended mid-sweep with exit 3).
   expect_usage_error(2, "--backend mpi --ops allreduce -b 8 -e 256G -f 1024 -n 1",
-                     "the sweep needs");
+                     "more than the mpi backend can pass");
   expect_usage_error(2, "--backend mpi --ops allreduce -b 1 -e 8G -i 1", "sizes (more than");
   expect_usage_error(2, "--backend mpi --ops allreduce --timer events", "--timer");
 }
@@ -530,7 +549,9 @@ TEST(Integration, StuckRankIsAbortedByTheTimeoutNamingThePoint) {
   if (done == 0) {
     kill(-pid, SIGKILL);
     waitpid(pid, &status, 0);
-    FAIL() << "the job did not end within 40 s of a rank stopping (--timeout 2)";
+    FAIL() << "the job did not end within 40 s of a rank stopping (--timeout 2); its stderr:\n"
+           << slurp(err) << "\ntable:\n"
+           << slurp(d.path / "table.txt");
   }
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) != 0) << status;
   const std::string text = slurp(err);
