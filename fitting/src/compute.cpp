@@ -86,9 +86,19 @@ std::vector<std::array<double, 3>> point_groups(const KernelPoint &p) {
   return g;
 }
 
-/// GEMM features of a point (grouped points with unequal groups through grouped_features).
+/// GEMM features of a point (grouped points with unequal groups through grouped_features, or
+/// summed over the groups when they ran one GEMM each).
 std::array<double, 2> point_features(const KernelPoint &p, int sms,
                                      const std::array<double, 2> &tile) {
+  if (!p.group_tokens.empty() && p.per_group) {
+    std::array<double, 2> x{0, 0};
+    for (const auto &g : point_groups(p)) {
+      const auto one = gemm_features(g[0], g[1], g[2], 1, sms, tile);
+      x[0] += one[0];
+      x[1] += one[1];
+    }
+    return x;
+  }
   if (!p.group_tokens.empty())
     return grouped_features(point_groups(p), sms, tile);
   return gemm_features(p.m, p.n, p.k, p.batch, sms, tile);
@@ -177,7 +187,10 @@ ComputeFit fit_once(const std::vector<KernelPoint> &pts, int sms) {
       const KernelPoint &p = pts[static_cast<std::size_t>(i)];
       const auto x = point_features(p, sms, kTiles[static_cast<std::size_t>(tile[i])]);
       const int c = odd_shape(p.dtype, p.m, p.n, p.k) ? 3 : 1;
-      A(i, 0) = 1.0 / p.time_us;
+      // Kernel launches of the point: one, or one per group when its groups ran in turn.
+      A(i, 0) = (p.per_group && !p.group_tokens.empty() ? static_cast<double>(p.group_tokens.size())
+                                                        : 1.0) /
+                p.time_us;
       A(i, c) = x[0] / p.time_us;
       A(i, c + 1) = x[1] / p.time_us;
     }
@@ -314,6 +327,13 @@ double ComputeFit::grouped_us(const std::vector<std::array<double, 3>> &groups) 
   return c0_us + best;
 }
 
+double ComputeFit::per_group_us(const std::vector<std::array<double, 3>> &groups) const noexcept {
+  double t = 0;
+  for (const auto &g : groups)
+    t += gemm_us(g[0], g[1], g[2], 1);
+  return t;
+}
+
 double ComputeFit::memory_us(double bytes) const noexcept {
   return c0_us + bytes * 1e-3 / gbps;
 }
@@ -324,7 +344,7 @@ double ComputeFit::flops_us(double flops) const noexcept {
 
 double ComputeFit::predict_us(const KernelPoint &p) const noexcept {
   if (is_gemm(kind) && !p.group_tokens.empty())
-    return grouped_us(point_groups(p));
+    return p.per_group ? per_group_us(point_groups(p)) : grouped_us(point_groups(p));
   if (is_gemm(kind))
     return gemm_us(p.m, p.n, p.k, p.batch);
   return kind == KernelKind::attention_fused ? flops_us(p.flops) : memory_us(p.bytes);
@@ -430,6 +450,14 @@ std::vector<KernelPoint> read_kernel_points(const std::string &path, std::string
         p.group_tokens.push_back(t.get<double>());
       }
       p.tokens_in_k = j.value("tokens_dim", "m") == "k";
+      if (j.contains("grouped_gemm")) {
+        const auto &api = j["grouped_gemm"];
+        if (!api.is_string() ||
+            (api.get<std::string>() != "per-expert" && api.get<std::string>() != "cublas-grouped"))
+          throw InputError("expected \"per-expert\" or \"cublas-grouped\"", path, no,
+                           "grouped_gemm");
+        p.per_group = api.get<std::string>() == "per-expert";
+      }
     }
     if (!(p.time_us > 0))
       throw InputError("expected a positive time", path, no, "time_us");

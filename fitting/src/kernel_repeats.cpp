@@ -12,13 +12,16 @@
 namespace scalefit::fitting {
 namespace {
 
-/// The identity of a kernel measurement: device, dtype, kind, name and shape.
+/// The identity of a kernel measurement: device, dtype, kind, name, shape and, for unequal
+/// groups, how they ran.
 std::string kernel_key(const KernelPoint &p, const std::string &device) {
   std::string k = fmt::format("{}|{}|{}|{}|{:.17g}|{:.17g}|{:.17g}|{:.17g}|{}", device, p.dtype,
                               kernel_kind_name(p.kind), p.name, p.m, p.n, p.k, p.batch,
                               p.tokens_in_k ? "k" : "m");
   for (double t : p.group_tokens)
     k += fmt::format("|{:.17g}", t);
+  if (!p.group_tokens.empty() && p.per_group)
+    k += "|per-expert"; // a different way to run the same groups, not a repeat
   return k;
 }
 

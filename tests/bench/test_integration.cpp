@@ -502,7 +502,7 @@ TEST(Integration, StuckRankIsAbortedByTheTimeoutNamingThePoint) {
   const fs::path err = d.path / "err.txt";
   const std::string cmd = "exec " + mpiexec() + " --oversubscribe -np 2 " + bench_bin() +
                           " comm --backend mpi --ops allreduce -b 8 -e 8 -n 100000000 --batch 1 "
-                          "--timeout 2 --out " +
+                          "--hot --timeout 2 --out " +
                           out.string() + " >" + (d.path / "table.txt").string() + " 2>" +
                           err.string();
   posix_spawnattr_t attr;
@@ -528,7 +528,9 @@ TEST(Integration, StuckRankIsAbortedByTheTimeoutNamingThePoint) {
   ASSERT_EQ(ranks.size(), 2u);
   // Into the timed samples: the table header is printed when the first point starts (under a
   // loaded CTest run start-up alone can take seconds, and a rank stopped during the warm-up
-  // meets the warm-up's longer watchdog); then half a second more.
+  // meets the warm-up's 120 s watchdog); then half a second more. --hot: no rotation buffers to
+  // fault in during the warm-up (2x the last-level cache; on an H200 box's 300 MB L3 the
+  // warm-up outlasted the half second and the test waited on the warm-up's watchdog).
   while (std::chrono::steady_clock::now() < deadline &&
          slurp(d.path / "table.txt").find("(elements)") == std::string::npos)
     std::this_thread::sleep_for(std::chrono::milliseconds(50));

@@ -1,8 +1,9 @@
-// scalefit-bench's own nccl-tests-format logs next to nccl-tests' on one H200 (tests/data/gpu-h200,
-// README there: commands, machine, date). Both go through the nccl-tests reader; the test holds
-// what the side-by-side showed: every size of both logs checked with no wrong element, and the
-// two tools' out-of-place times within 5% at every size from 16 MiB (bandwidth-bound; the smaller
-// sizes are launch-bound and vary run to run by more than the tools differ).
+// scalefit-bench's own nccl-tests-format logs next to nccl-tests' on one H200, from two GPU
+// contacts (tests/data/gpu-h200 and its contact2/, README there: commands, machine, date). Both go
+// through the nccl-tests reader; the test holds what the side-by-side showed: every size of both
+// logs checked with no wrong element, and the two tools' out-of-place times within 5% at every size
+// from 16 MiB (bandwidth-bound; the smaller sizes are launch-bound and vary run to run by more than
+// the tools differ).
 #include "scalefit/ingest/ingest.hpp"
 
 #include "helpers.hpp"
@@ -14,6 +15,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <tuple>
 
 using namespace scalefit;
 using namespace scalefit::ingest;
@@ -25,12 +27,13 @@ std::string h200(const std::string &name) {
   return std::string(SCALEFIT_TEST_DATA_DIR) + "/gpu-h200/" + name;
 }
 
-class H200SideBySide : public ::testing::TestWithParam<const char *> {};
+/// (contact folder under gpu-h200/, "" for the first; op)
+class H200SideBySide : public ::testing::TestWithParam<std::tuple<const char *, const char *>> {};
 
 TEST_P(H200SideBySide, SameSizesCheckedAndLargeMessagesWithin5Percent) {
-  const std::string op = GetParam();
-  const IngestResult sf = read_nccl_tests(h200("scalefit_" + op + ".txt"));
-  const IngestResult nt = read_nccl_tests(h200("nccl-tests_" + op + ".txt"));
+  const std::string dir = std::get<0>(GetParam()), op = std::get<1>(GetParam());
+  const IngestResult sf = read_nccl_tests(h200(dir + "scalefit_" + op + ".txt"));
+  const IngestResult nt = read_nccl_tests(h200(dir + "nccl-tests_" + op + ".txt"));
   EXPECT_EQ(sf.context.nranks, 1);
   EXPECT_EQ(nt.context.nranks, 1);
   // gpu-check runs scalefit out of place only: 8 B (16 B for alltoall) to 1 GiB, every size read
@@ -53,7 +56,9 @@ TEST_P(H200SideBySide, SameSizesCheckedAndLargeMessagesWithin5Percent) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Ops, H200SideBySide,
-                         ::testing::Values("allreduce", "allgather", "reducescatter", "broadcast",
-                                           "reduce", "alltoall", "sendrecv"));
+                         ::testing::Combine(::testing::Values("", "contact2/"),
+                                            ::testing::Values("allreduce", "allgather",
+                                                              "reducescatter", "broadcast",
+                                                              "reduce", "alltoall", "sendrecv")));
 
 } // namespace

@@ -445,3 +445,64 @@ TEST(MoeFit, GroupedTilesByHand) {
   f.k0 = 0;
   EXPECT_NEAR(f.grouped_us({{128, 128, 64}}), 4.194304, 1e-12);
 }
+
+TEST(MoeFit, PerExpertGroupsRunInTurnByHand) {
+  // The groups of GroupedTilesByHand run one GEMM each (scalefit-bench's per-expert default):
+  // 128 x 128 x 64 is one tile, one wave on two SMs with one idle (4.194304 us); 256 x 128 x 32
+  // two tiles, one full wave (2.097152 us). 6.291456 us against the grouped kernel's 4.194304,
+  // whose three tiles share 1.5 waves; each GEMM pays its own c0.
+  fitting::ComputeFit f;
+  f.kind = fitting::KernelKind::grouped_gemm;
+  f.dtype = "bf16";
+  f.sms = 2;
+  f.tflops = 1;
+  f.c0_us = 0.5;
+  EXPECT_NEAR(f.per_group_us({{128, 128, 64}, {256, 128, 32}}), 6.291456 + 2 * 0.5, 1e-12);
+  fitting::KernelPoint p;
+  p.kind = fitting::KernelKind::grouped_gemm;
+  p.dtype = "bf16";
+  p.m = 128, p.n = 128, p.k = 64, p.batch = 2;
+  // A measured point of groups 128 x 128 x 64 and 256 x 128 x 64: one kernel, 3 tiles in 1.5
+  // waves of 128 x 128 x 2 x (64 + 2 x 64) k-steps' work (6.291456 us); per expert, two GEMMs
+  // of 4.194304 us each (one wave each, the first with an idle SM), each with its c0.
+  p.group_tokens = {128, 256};
+  EXPECT_NEAR(f.predict_us(p), 6.291456 + 0.5, 1e-12) << "cuBLAS's grouped API: one kernel";
+  p.per_group = true;
+  EXPECT_NEAR(f.predict_us(p), 2 * 4.194304 + 2 * 0.5, 1e-12);
+}
+
+TEST(MoeFit, PerExpertPointsRecoverTheModelTheyWereMadeFrom) {
+  // Points timed by a known model (132 SMs, 600 TFLOP/s, k0 24, c0 8 us per GEMM launch):
+  // equal groups (one strided batch) and unequal ones run per expert, 1 to 16 local experts of
+  // 64 to 4096 tokens. The fit must give the model back; a fit that charged c0 once per point,
+  // or shared the waves across the per-expert GEMMs, would not.
+  fitting::ComputeFit truth;
+  truth.kind = fitting::KernelKind::grouped_gemm;
+  truth.dtype = "bf16";
+  truth.sms = 132;
+  truth.tflops = 600;
+  truth.k0 = 24;
+  truth.c0_us = 8;
+  std::vector<fitting::KernelPoint> pts;
+  for (double tokens : {64.0, 512.0, 4096.0})
+    for (double groups : {1.0, 4.0, 16.0})
+      for (bool unequal : {false, true}) {
+        fitting::KernelPoint p;
+        p.kind = fitting::KernelKind::grouped_gemm;
+        p.dtype = "bf16";
+        p.name = "expert_up.fwd";
+        p.m = tokens, p.n = 2048, p.k = 4096, p.batch = groups;
+        if (unequal && groups > 1) {
+          p.group_tokens.assign(static_cast<std::size_t>(groups), tokens);
+          p.group_tokens.front() = 1.5 * tokens;
+          p.per_group = true;
+        }
+        p.time_us = truth.predict_us(p);
+        pts.push_back(p);
+      }
+  const fitting::ComputeFit f = fitting::fit_compute(pts, 132, false);
+  EXPECT_NEAR(f.tflops, 600, 6);
+  EXPECT_NEAR(f.c0_us, 8, 0.5);
+  for (const auto &p : pts)
+    EXPECT_NEAR(f.predict_us(p) / p.time_us, 1.0, 0.01) << p.m << " x " << p.batch;
+}

@@ -64,6 +64,11 @@ struct KernelPoint {
   /// group's m, or its k when tokens_in_k (a weight gradient); empty: all groups are m x n x k.
   std::vector<double> group_tokens;
   bool tokens_in_k = false; ///< record field tokens_dim "k"
+  /// Unequal groups ran one GEMM per group, one after another (record field grouped_gemm
+  /// "per-expert", scalefit-bench's default since 2026-11-28): each group its own waves and
+  /// its own fixed time c0. False: one kernel over all groups' tiles (cuBLAS's grouped API,
+  /// "cublas-grouped", and records without the field).
+  bool per_group = false;
   /// A point merged from repeats in several files (merge_kernel_repeats): each repeat's time_us
   /// [us], the first file's first; time_us is their median. Empty for a point measured once.
   std::vector<double> repeat_time_us;
@@ -101,6 +106,9 @@ struct ComputeFit {
   /// Predicted time [us] of a grouped GEMM of groups (m_g, n_g, k_g) [elements]: the tiles of all
   /// groups in waves over the SMs, each tile costing its own group's k.
   double grouped_us(const std::vector<std::array<double, 3>> &groups) const noexcept;
+  /// Predicted time [us] of the same groups run one GEMM per group in turn (KernelPoint::
+  /// per_group): the sum of gemm_us over the groups, each with its own waves and c0.
+  double per_group_us(const std::vector<std::array<double, 3>> &groups) const noexcept;
   /// Predicted time [us] of a memory-bound kernel moving `bytes` [B].
   double memory_us(double bytes) const noexcept;
   /// Predicted time [us] of a kernel of `flops` FLOPs at the flat rate (attention kinds).
