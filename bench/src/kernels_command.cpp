@@ -309,7 +309,8 @@ nlohmann::json kernels_context(const KernelsOptions &o, GemmEngine &engine, Atte
 }
 
 /// The fields that identify a shape's record (kernel_record_key): name, kind, pass, m, n, k,
-/// batch, dtype (the one the kernel runs in) and group_tokens.
+/// batch, dtype (the one the kernel runs in), group_tokens and grouped_gemm (how unequal groups
+/// ran).
 nlohmann::json identity_json(const KernelShape &s, const KernelsOptions &o) {
   nlohmann::json id = {{"name", s.name},
                        {"kind", kernel_kind_name(s.kind)},
@@ -321,7 +322,8 @@ nlohmann::json identity_json(const KernelShape &s, const KernelsOptions &o) {
                        {"dtype", precision_name(kernel_precision(o.precision, s))}};
   if (s.kind == KernelKind::grouped_gemm && !s.group_tokens.empty()) {
     id["group_tokens"] = s.group_tokens;
-    id["grouped_gemm"] = grouped_gemm_api_name(s.grouped_api);
+    id["grouped_gemm"] = o.engine == "cpu" ? grouped_gemm_api_name(GroupedGemmApi::per_expert)
+                                           : grouped_gemm_api_name(s.grouped_api);
   }
   return id;
 }
@@ -544,8 +546,13 @@ int run_kernels(const KernelsOptions &o, const std::string &command_line) {
           rec["groups"] = s.batch;
           rec["tokens_per_group"] = s.tokens_in_k ? s.k : s.m;
           rec["tokens_dim"] = s.tokens_in_k ? "k" : "m";
-          if (!s.group_tokens.empty())
+          if (!s.group_tokens.empty()) {
             rec["group_tokens"] = s.group_tokens;
+            // How the unequal groups ran: the cpu engine always runs one GEMM per group.
+            rec["grouped_gemm"] = engine->name() == "cpu"
+                                      ? grouped_gemm_api_name(GroupedGemmApi::per_expert)
+                                      : grouped_gemm_api_name(s.grouped_api);
+          }
         }
         if (chk)
           rec["wrong"] = chk->wrong;

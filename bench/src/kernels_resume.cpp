@@ -18,7 +18,8 @@ namespace fs = std::filesystem;
 
 std::string kernel_record_key(const nlohmann::json &rec) {
   nlohmann::json id = nlohmann::json::array();
-  for (const char *f : {"name", "kind", "pass", "m", "n", "k", "batch", "dtype", "group_tokens"})
+  for (const char *f :
+       {"name", "kind", "pass", "m", "n", "k", "batch", "dtype", "group_tokens", "grouped_gemm"})
     id.push_back(rec.contains(f) ? rec.at(f) : nlohmann::json());
   return id.dump();
 }

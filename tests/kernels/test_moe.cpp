@@ -383,17 +383,19 @@ TEST(MoeCli, TinyMoeRecordsFitAndPricing) {
     if (p.kind == fitting::KernelKind::grouped_gemm && !p.group_tokens.empty()) {
       unequal = true;
       EXPECT_EQ(p.group_tokens.size(), 4u);
-      // unequal groups: the prediction sums the groups' tiles (one group of 48, three of 32)
+      // unequal groups: the cpu engine ran one GEMM per group (record grouped_gemm
+      // "per-expert"), so the prediction sums the groups' GEMMs (one group of 48, three of 32)
+      EXPECT_TRUE(p.per_group);
       EXPECT_DOUBLE_EQ(g->predict_us(p),
-                       g->grouped_us(p.tokens_in_k
-                                         ? std::vector<std::array<double, 3>>{{p.m, p.n, 48},
-                                                                              {p.m, p.n, 32},
-                                                                              {p.m, p.n, 32},
-                                                                              {p.m, p.n, 32}}
-                                         : std::vector<std::array<double, 3>>{{48, p.n, p.k},
-                                                                              {32, p.n, p.k},
-                                                                              {32, p.n, p.k},
-                                                                              {32, p.n, p.k}}));
+                       g->per_group_us(p.tokens_in_k
+                                           ? std::vector<std::array<double, 3>>{{p.m, p.n, 48},
+                                                                                {p.m, p.n, 32},
+                                                                                {p.m, p.n, 32},
+                                                                                {p.m, p.n, 32}}
+                                           : std::vector<std::array<double, 3>>{{48, p.n, p.k},
+                                                                                {32, p.n, p.k},
+                                                                                {32, p.n, p.k},
+                                                                                {32, p.n, p.k}}));
     }
   EXPECT_TRUE(unequal);
   // Equal groups: the grouped form is the batched form.
