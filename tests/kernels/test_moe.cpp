@@ -448,17 +448,26 @@ TEST(MoeFit, GroupedTilesByHand) {
   EXPECT_NEAR(f.grouped_us({{128, 128, 64}}), 4.194304, 1e-12);
 }
 
+namespace {
+/// A bf16 grouped_gemm fit of `sms` SMs at `tflops` [TFLOP/s], k0 `k0` [k elements], c0 `c0_us`.
+fitting::ComputeFit grouped_fit(int sms, double tflops, double k0, double c0_us) {
+  fitting::ComputeFit f;
+  f.kind = fitting::KernelKind::grouped_gemm;
+  f.dtype = "bf16";
+  f.sms = sms;
+  f.tflops = tflops;
+  f.k0 = k0;
+  f.c0_us = c0_us;
+  return f;
+}
+} // namespace
+
 TEST(MoeFit, PerExpertGroupsRunInTurnByHand) {
   // The groups of GroupedTilesByHand run one GEMM each (scalefit-bench's per-expert default):
   // 128 x 128 x 64 is one tile, one wave on two SMs with one idle (4.194304 us); 256 x 128 x 32
   // two tiles, one full wave (2.097152 us). 6.291456 us against the grouped kernel's 4.194304,
   // whose three tiles share 1.5 waves; each GEMM pays its own c0.
-  fitting::ComputeFit f;
-  f.kind = fitting::KernelKind::grouped_gemm;
-  f.dtype = "bf16";
-  f.sms = 2;
-  f.tflops = 1;
-  f.c0_us = 0.5;
+  const fitting::ComputeFit f = grouped_fit(2, 1, 0, 0.5);
   EXPECT_NEAR(f.per_group_us({{128, 128, 64}, {256, 128, 32}}), 6.291456 + 2 * 0.5, 1e-12);
   fitting::KernelPoint p;
   p.kind = fitting::KernelKind::grouped_gemm;
@@ -478,13 +487,7 @@ TEST(MoeFit, PerExpertPointsRecoverTheModelTheyWereMadeFrom) {
   // equal groups (one strided batch) and unequal ones run per expert, 1 to 16 local experts of
   // 64 to 4096 tokens. The fit must give the model back; a fit that charged c0 once per point,
   // or shared the waves across the per-expert GEMMs, would not.
-  fitting::ComputeFit truth;
-  truth.kind = fitting::KernelKind::grouped_gemm;
-  truth.dtype = "bf16";
-  truth.sms = 132;
-  truth.tflops = 600;
-  truth.k0 = 24;
-  truth.c0_us = 8;
+  const fitting::ComputeFit truth = grouped_fit(132, 600, 24, 8);
   std::vector<fitting::KernelPoint> pts;
   for (double tokens : {64.0, 512.0, 4096.0})
     for (double groups : {1.0, 4.0, 16.0})
