@@ -480,7 +480,9 @@ private:
          *pc = static_cast<unsigned char *>(c);
     for (const GemmDims &g : s.groups()) {
       KernelShape one = s;
-      one.kind = KernelKind::gemm;
+      // A batch of one: launch() runs cublasGemmEx, in the grouped shape's precision (an fp8
+      // engine runs expert GEMMs in bf16; kind gemm would ask for fp8 of bf16 operands).
+      one.kind = KernelKind::batched_gemm;
       one.m = g.m;
       one.n = g.n;
       one.k = g.k;
