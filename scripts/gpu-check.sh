@@ -5,8 +5,8 @@
 # (when all_reduce_perf is on PATH; scalefit in its --nccl-tests mode, samples of nccl-tests' 20
 # operations, and nccl-tests with -n 20 -w 1 stated) and kernels runs (GPT-2.7B fused and unfused,
 # Llama 3 8B with GQA and SwiGLU, Mixtral 8x7B at EP 4 balanced and imbalanced: the grouped
-# GEMMs; the bf16 sweep), each with -c, and prints side-by-side
-# tables:
+# GEMMs; the bf16 sweep), each with -c, sampling the GPU's clocks and power meanwhile
+# (smi_clocks.csv), and prints side-by-side tables:
 #   size | scalefit time(us) algbw busbw | nccl-tests time(us) algbw busbw | time ratio
 # (out-of-place columns of both tools; ratio = scalefit time / nccl-tests time, 1.00 = equal).
 #
@@ -200,6 +200,12 @@ for op in ${ops//,/ }; do
   fi
 done
 
+# The GPU's clocks, power, temperature and throttle reasons every 200 ms while the kernels run
+# (the second H200 contact saw one GEMM shape at 684 and 775 TFLOP/s in one run, cause unknown):
+# smi_clocks.csv, beside the kernels files' start_time stamps. Absent when nvidia-smi cannot query.
+nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_throttle_reasons.active \
+  --format=csv -lms 200 >"$out/smi_clocks.csv" 2>/dev/null &
+smi_pid=$!
 echo "== kernels: GPT-2.7B layer (head size 80, which cuDNN fused attention takes), cublas bf16, fused and unfused attention (-c)"
 for att in fused unfused; do
   "$bin/scalefit-bench" kernels --engine cublas --model "$src/configs/models/gpt-2.7b.yaml" -d bf16 \
@@ -222,5 +228,14 @@ echo "== kernels --sweep full (bf16, -c)"
 "$bin/scalefit-bench" kernels --engine cublas --sweep full -d bf16 -c --out "$out/sweep.jsonl" \
   >"$out/sweep.txt" 2>&1 || status=1
 tail -3 "$out/sweep.txt"
+if [ -n "$smi_pid" ]; then
+  kill "$smi_pid" 2>/dev/null
+  wait "$smi_pid" 2>/dev/null
+  echo "== clocks while the kernels ran ($out/smi_clocks.csv): SM MHz min/max, power W max"
+  awk -F', *' 'NR > 1 && $2 + 0 > 0 { c = $2 + 0; p = $4 + 0; n++
+      if (!lo || c < lo) lo = c; if (c > hi) hi = c; if (p > pw) pw = p }
+    END { if (n) printf "%d samples: SM %d-%d MHz, power up to %.0f W\n", n, lo, hi, pw
+          else print "no samples" }' "$out/smi_clocks.csv"
+fi
 echo "gpu-check: $([ $status -eq 0 ] && echo passed || echo FAILED) (logs in $out/)"
 exit $status
