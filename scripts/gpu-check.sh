@@ -10,7 +10,9 @@
 #   size | scalefit time(us) algbw busbw | nccl-tests time(us) algbw busbw | time ratio
 # (out-of-place columns of both tools; ratio = scalefit time / nccl-tests time, 1.00 = equal).
 #
-# Usage: scripts/gpu-check.sh [--dry-run] [--no-build] [--max-bytes SIZE] [--ops LIST]
+# Then, unless --no-suite, the CPU suite's test binaries that launch scalefit-bench or load the
+# NCCL profiler (bench, kernels, cli), run with the GPU visible.
+# Usage: scripts/gpu-check.sh [--dry-run] [--no-build] [--no-suite] [--max-bytes SIZE] [--ops LIST]
 #        scripts/gpu-check.sh --table SCALEFIT_LOG NCCL_TESTS_LOG   (only the side-by-side table)
 # From a GPU bundle (../shared/tools/gpu-bundle.sh: .gpu/ beside scripts/, with bin/, root/ (a
 #   relocatable OpenMPI: mpirun.openmpi, no mpirun), env.sh) it needs no argument: it sources
@@ -51,6 +53,7 @@ side_by_side() {
 }
 
 build=true
+suite=true
 dry_run=false
 max_bytes=1G
 ops=allreduce,allgather,reducescatter,broadcast,reduce,alltoall,sendrecv
@@ -61,6 +64,7 @@ while (($#)); do
       for f in "$2" "$3"; do [ -r "$f" ] || { echo "gpu-check: cannot read '$f'" >&2; exit 2; }; done
       side_by_side "$2" "$3"; exit $? ;;
     --no-build) build=false ;;
+    --no-suite) suite=false ;;
     --dry-run) dry_run=true ;;
     --max-bytes) max_bytes=${2:?--max-bytes needs a size}; shift ;;
     --ops) ops=${2:?--ops needs a list}; shift ;;
@@ -134,6 +138,13 @@ if $dry_run; then
       { missing+=("cmake (to build)"); echo "MISSING cmake (to build into $BUILD_DIR)"; }
   else
     for b in scalefit-bench test_gpu; do need_exe "binary" "$bin/$b"; done
+    if $suite; then # optional: the suite's binaries run when present
+      for t in test_bench_gpu_path test_bench_nccl_profiler test_kernels test_bench_units \
+               test_bench_integration test_exit_codes test_check test_cli_inputs; do
+        if [ -e "$bin/$t" ]; then need_exe "suite" "$bin/$t"
+        else echo "note    suite binary $t not in $bin: not run"; fi
+      done
+    fi
   fi
   if [ -n "$MPIRUN" ]; then need_exe "launcher" "$MPIRUN"
   else missing+=("launcher (no mpirun or mpirun.openmpi on PATH; set MPIRUN)"); echo "MISSING launcher: no mpirun or mpirun.openmpi on PATH (set MPIRUN)"; fi
@@ -236,6 +247,20 @@ if [ -n "$smi_pid" ]; then
       if (!lo || c < lo) lo = c; if (c > hi) hi = c; if (p > pw) pw = p }
     END { if (n) printf "%d samples: SM %d-%d MHz, power up to %.0f W\n", n, lo, hi, pw
           else print "no samples" }' "$out/smi_clocks.csv"
+fi
+# The CPU suite's test binaries that launch scalefit-bench or load the NCCL profiler, run with
+# the GPU visible ("the suite also passes where a GPU is visible"): each that the binaries folder
+# has, with its paths from the variables above (tests/support/paths.hpp). --no-suite skips them.
+if $suite; then
+  for t in test_bench_gpu_path test_bench_nccl_profiler test_kernels test_bench_units \
+           test_bench_integration test_exit_codes test_check test_cli_inputs; do
+    [ -x "$bin/$t" ] || continue
+    timeout 600 "$bin/$t" >"$out/$t.txt" 2>&1
+    rc=$?
+    echo "== $t with the GPU visible: $(grep -E '^\[  (PASSED|FAILED)  \] [0-9]+ test' "$out/$t.txt" |
+      tr '\n' ' ')(exit $rc)"
+    [ $rc -eq 0 ] || { status=1; grep -E '^\[  FAILED  \] [A-Za-z]' "$out/$t.txt" | sort -u; }
+  done
 fi
 echo "gpu-check: $([ $status -eq 0 ] && echo passed || echo FAILED) (logs in $out/)"
 exit $status
