@@ -569,3 +569,34 @@ TEST(Compute, H200SweepPricesLlama3AndMixtralExperts) {
     EXPECT_GT(epred / emeas, 0.83) << sweep_file;
   }
 }
+
+// How unequal groups ran (record field grouped_gemm): "per-expert" and "cublas-grouped" read,
+// anything else exit 2 naming the file, line and field; without the field, one kernel.
+TEST(Compute, GroupedGemmFieldIsReadOrRefused) {
+  const std::string path = testing::TempDir() + "/grouped_gemm_field.jsonl";
+  auto write = [&](const std::string &field) {
+    std::ofstream o(path);
+    o << R"({"type":"context","schema":"scalefit.kernels/1","device":"H100"})"
+      << "\n"
+      << R"({"type":"kernel","kind":"grouped_gemm","dtype":"bf16","name":"expert_up.fwd","m":512,)"
+      << R"("n":1024,"k":512,"batch":2,"group_tokens":[768,512],"time_us":30)" << field << "}\n";
+  };
+  write(R"(,"grouped_gemm":"per-expert")");
+  EXPECT_TRUE(read_kernel_points(path).at(0).per_group);
+  write(R"(,"grouped_gemm":"cublas-grouped")");
+  EXPECT_FALSE(read_kernel_points(path).at(0).per_group);
+  write("");
+  EXPECT_FALSE(read_kernel_points(path).at(0).per_group);
+  for (const std::string &bad : {R"(,"grouped_gemm":5)", R"(,"grouped_gemm":"loop")"}) {
+    write(bad);
+    try {
+      read_kernel_points(path);
+      FAIL() << bad;
+    } catch (const InputError &e) {
+      EXPECT_EQ(e.line(), 2) << bad;
+      EXPECT_EQ(e.field(), "grouped_gemm") << bad;
+      EXPECT_NE(std::string(e.what()).find("grouped_gemm_field.jsonl"), std::string::npos)
+          << e.what();
+    }
+  }
+}
