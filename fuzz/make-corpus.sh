@@ -87,6 +87,18 @@ for f in "$d"/published-runs/*.jsonl; do
 done
 copy published_runs "$d"/published-runs/nemotron4-340b-report.jsonl
 
+# Kernel records: small heads of a model's kernels, an MoE run with unequal groups (its context,
+# a grouped GEMM of group_tokens and grouped_gemm, a dense GEMM), and one whole layer.
+mkdir -p "$out/kernels"
+for n in 2 4 8; do head -n "$n" "$d/kernels/kernels_gpt-1.3b_bf16.jsonl" >"$out/kernels/head${n}_gpt-1.3b.jsonl"; done
+cat >"$out/kernels/moe_unequal.jsonl" <<'JSONL'
+{"type":"context","schema":"scalefit.kernels/1","device":"NVIDIA H200","engine":"cublas","grouped_gemm":"per-expert"}
+{"type":"kernel","kind":"grouped_gemm","dtype":"bf16","name":"expert_up.fwd","m":4096,"n":28672,"k":4096,"batch":2,"group_tokens":[6144,4096],"tokens_dim":"m","grouped_gemm":"per-expert","time_us":3130.7}
+{"type":"kernel","kind":"grouped_gemm","dtype":"bf16","name":"expert_up.wgrad","m":4096,"n":28672,"k":4096,"batch":2,"group_tokens":[6144,4096],"tokens_dim":"k","grouped_gemm":"cublas-grouped","time_us":7891.5}
+{"type":"kernel","kind":"gemm","dtype":"bf16","name":"qkv.fwd","m":4096,"n":6144,"k":4096,"batch":1,"time_us":265.2}
+JSONL
+copy kernels "$d"/kernels/h200_gpt-2.7b_bf16_fused.jsonl
+
 for t in "$out"/*/; do
   echo "make-corpus: $(basename "$t"): $(ls "$t" | wc -l) seeds, largest $(wc -c "$t"* | sort -n | tail -n 2 | head -n 1 | awk '{print $1}') B"
 done
