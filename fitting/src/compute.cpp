@@ -390,8 +390,9 @@ bool is_kernels_file(const std::string &path) {
     } catch (const InputError &) {
       continue; // the reader that follows names the line
     }
-    if (j.is_object() && j.value("type", "") == "context")
-      return j.value("schema", "").rfind("scalefit.kernels/", 0) == 0;
+    if (j.is_object() && j.contains("type") && j["type"] == "context")
+      return j.contains("schema") && j["schema"].is_string() &&
+             j["schema"].get<std::string>().rfind("scalefit.kernels/", 0) == 0;
   }
   return false;
 }
@@ -399,9 +400,18 @@ bool is_kernels_file(const std::string &path) {
 std::vector<KernelPoint> read_kernel_points(const std::string &path, std::string *device) {
   std::vector<KernelPoint> out;
   for_each_json_line(path, [&](const nlohmann::json &j, long no) {
-    const std::string type = j.value("type", "");
+    // A string field, `fallback` when absent; any other type is bad input naming the field
+    // (nlohmann's value() would throw its type_error: exit 3 naming no file).
+    auto text = [&](const char *field, const char *fallback) -> std::string {
+      if (!j.contains(field))
+        return fallback;
+      if (!j[field].is_string())
+        throw InputError("expected a string", path, no, field);
+      return j[field].get<std::string>();
+    };
+    const std::string type = text("type", "");
     if (type == "context") {
-      const std::string schema = j.value("schema", "");
+      const std::string schema = text("schema", "");
       if (schema != "scalefit.kernels/1")
         throw InputError("expected schema scalefit.kernels/1, got '" + schema + "'", path, no,
                          "schema");
@@ -430,7 +440,7 @@ std::vector<KernelPoint> read_kernel_points(const std::string &path, std::string
       return true; // a kind this version does not model
     KernelPoint p;
     p.kind = *kind;
-    p.name = j.value("name", "");
+    p.name = text("name", "");
     if (!j.contains("dtype") || !j["dtype"].is_string())
       throw InputError("missing or non-string field", path, no, "dtype");
     p.dtype = canonical_dtype(j["dtype"].get<std::string>());
@@ -449,7 +459,7 @@ std::vector<KernelPoint> read_kernel_points(const std::string &path, std::string
           throw InputError("expected positive token counts", path, no, "group_tokens");
         p.group_tokens.push_back(t.get<double>());
       }
-      p.tokens_in_k = j.value("tokens_dim", "m") == "k";
+      p.tokens_in_k = text("tokens_dim", "m") == "k";
       if (j.contains("grouped_gemm")) {
         const auto &api = j["grouped_gemm"];
         if (!api.is_string() ||

@@ -49,6 +49,11 @@ KernelsFile read_kernels_file(const std::string &path) {
     const std::string type =
         j.contains("type") && j["type"].is_string() ? j["type"].get<std::string>() : "";
     if (type == "context") {
+      // The fields the report prints as text (write.cpp): strings or absent, never a type_error
+      // later (exit 3 naming no file).
+      for (const char *field : {"system", "device", "library", "command_line"})
+        if (j.contains(field) && !j[field].is_string())
+          throw InputError("expected a string", path, n, field);
       if (f.context.is_null())
         f.context = j;
     } else if (type == "kernel") {

@@ -215,3 +215,25 @@ TEST_F(Audit, FitsOfExtremeButValidRecordsLoadBack) {
     EXPECT_NE(r.out.find("1048576"), std::string::npos) << r.out;
   }
 }
+
+// 9. Kernel files with a field of the wrong JSON type (found by fuzz_kernels, 2026-11-28): a
+//    non-string name went through nlohmann's value() to a type_error, exit 3 naming no file;
+//    `fit` and `report` now exit 2 naming the file, line and field. (The report also prints the
+//    context's system, device, library and command line as text.)
+TEST_F(Audit, KernelFieldsOfTheWrongTypeAre2NamingTheField) {
+  const std::string ctx = R"({"type":"context","schema":"scalefit.kernels/1","device":"H100")";
+  const std::string kernel =
+      R"({"type":"kernel","kind":"gemm","dtype":"bf16","name":"a","m":64,"n":64,"k":64,)"
+      R"("batch":1,"flops":524288,"time_us":3,"tflops":0.17})";
+  std::ofstream(out("name.jsonl"))
+      << ctx << "}\n"
+      << std::regex_replace(kernel, std::regex(R"("name":"a")"), R"("name":[1,2])") << "\n";
+  Result r = expect_exit(2, kBin + " fit " + out("name.jsonl") + " -o " + out("f.yaml"), dir);
+  expect_names(r, "name.jsonl:2: field 'name'");
+  std::ofstream(out("system.jsonl")) << ctx << R"(,"system":5})"
+                                     << "\n"
+                                     << kernel << "\n";
+  r = expect_exit(2, kBin + " report " + out("system.jsonl") + " --data-only -o " + out("rep"),
+                  dir);
+  expect_names(r, "system.jsonl:1: field 'system'");
+}
