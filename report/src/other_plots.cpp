@@ -38,7 +38,12 @@ double num(const nlohmann::json &j, std::initializer_list<const char *> path,
 std::string layout_label(const nlohmann::json &s) {
   if (!s.is_object())
     return "?";
-  auto i = [&](const char *k) { return s.contains(k) && s[k].is_number() ? s[k].get<int>() : 0; };
+  auto i = [&](const char *k) { // an int-ranged number, else 0 (a label, not a figure)
+    if (!s.contains(k) || !s[k].is_number())
+      return 0;
+    const double v = s[k].get<double>();
+    return std::isfinite(v) && std::abs(v) < 1e9 ? static_cast<int>(v) : 0;
+  };
   std::string l = fmt::format("dp={} tp={} pp={}", i("dp"), i("tp"), i("pp"));
   if (i("interleave") > 1)
     l += fmt::format(" v={}", i("interleave"));
@@ -53,6 +58,21 @@ std::string layout_label(const nlohmann::json &s) {
   return l;
 }
 
+/// An optional field of an estimate document: absent gives `dflt`; present, a finite
+/// non-negative number (num's rules), else bad input naming the field.
+double opt_num(const nlohmann::json &j, const char *field, double dflt, const std::string &file) {
+  return j.is_object() && j.contains(field) ? num(j, {field}, file) : dflt;
+}
+
+/// An optional boolean field of an estimate document (absent: `dflt`).
+bool opt_bool(const nlohmann::json &j, const char *field, bool dflt, const std::string &file) {
+  if (!j.is_object() || !j.contains(field))
+    return dflt;
+  if (!j[field].is_boolean())
+    throw InputError("expected true or false", file, 0, field);
+  return j[field].get<bool>();
+}
+
 /// One layout bar: time split and memory split, from one estimate_json document.
 nlohmann::json layout_json(const nlohmann::json &e, const std::string &file) {
   const double compute = num(e, {"time_s", "compute"}, file);
@@ -63,10 +83,14 @@ nlohmann::json layout_json(const nlohmann::json &e, const std::string &file) {
   nlohmann::json mem = nlohmann::json::object();
   for (const char *k : {"weights", "gradients", "optimizer", "activations"})
     mem[k] = num(e, {"memory_gib", k}, file);
+  const double g = opt_num(e, "gpus", 0, file);
+  if (g > 1e9 || g != std::floor(g))
+    throw InputError("expected a whole number of GPUs", file, 0, "gpus");
+  const int gpus = static_cast<int>(g);
   return {{"system", str(e, "system")},
           {"model", str(e, "model")},
           {"layout", layout_label(e.value("strategy", nlohmann::json()))},
-          {"gpus", e.value("gpus", 0)},
+          {"gpus", gpus},
           {"compute_s", compute},
           {"exposed_comm_s", std::max(0.0, comm - overlap)},
           {"bubble_s", bubble},
@@ -80,8 +104,8 @@ nlohmann::json layout_json(const nlohmann::json &e, const std::string &file) {
           {"memory_gib", mem},
           {"total_gib", num(e, {"memory_gib", "total"}, file)},
           {"device_gib", num(e, {"memory_gib", "device"}, file)},
-          {"fits_memory", e.value("fits_memory", true)},
-          {"mfu", e.value("mfu", 0.0)}};
+          {"fits_memory", opt_bool(e, "fits_memory", true, file)},
+          {"mfu", opt_num(e, "mfu", 0.0, file)}};
 }
 
 /// The first fit file's compute fit for (dtype, kind) of GEMM kinds, or nullptr.
@@ -218,7 +242,8 @@ std::vector<Plot> estimate_plots(const Inputs &in) {
       p.caption = fmt::format("The best layouts `scalefit search` found ({} evaluated, {} "
                               "accepted): iteration time split into compute, exposed "
                               "communication and pipeline bubble; memory per GPU on the right.",
-                              e.doc.value("evaluated", 0), e.doc.value("accepted", 0));
+                              opt_num(e.doc, "evaluated", 0, e.path),
+                              opt_num(e.doc, "accepted", 0, e.path));
       p.width_px = 1300;
       p.height_px = std::clamp(160 + 48 * static_cast<int>(top.size()), 420, 1400);
       p.data = {{"layouts", top}, {"file", e.path}};
@@ -232,7 +257,8 @@ std::vector<Plot> estimate_plots(const Inputs &in) {
       p.title = fmt::format("compare: {} on {} vs {} ({} GPUs)", a["model"].get<std::string>(),
                             a["system"].get<std::string>(), b["system"].get<std::string>(),
                             a["gpus"].get<int>());
-      const double tr = e.doc.value("time_ratio", 0.0), cr = e.doc.value("comm_ratio", 0.0);
+      const double tr = opt_num(e.doc, "time_ratio", 0.0, e.path),
+                   cr = opt_num(e.doc, "comm_ratio", 0.0, e.path);
       p.caption = fmt::format(
           "Two systems side by side as Cheng et al. plot them: iteration time split (left), "
           "communication time by parallelism, hidden or not (middle), memory per GPU against "

@@ -237,3 +237,36 @@ TEST_F(Audit, KernelFieldsOfTheWrongTypeAre2NamingTheField) {
                   dir);
   expect_names(r, "system.jsonl:1: field 'system'");
 }
+
+// 10. An estimate JSON (`report --estimate`) whose optional fields have the wrong type (gpus as a
+//     string, mfu as text, fits_memory as a number) went to nlohmann's type_error, exit 3: now
+//     exit 2 naming the field. The document itself comes from `scalefit estimate --json`.
+TEST_F(Audit, EstimateFieldsOfTheWrongTypeAre2NamingTheField) {
+  const std::string cfg = scalefit::test::source_path("configs", SCALEFIT_CONFIG_DIR);
+  const Result est =
+      expect_exit(0,
+                  kBin + " estimate --system " + cfg + "/systems/dgx-h100.yaml --model " + cfg +
+                      "/models/llama3-8b.yaml --dp 8 --micro-batch 1 "
+                      "--global-batch 64 --json",
+                  dir);
+  ASSERT_NE(est.out.find("\"gpus\""), std::string::npos) << est.out.substr(0, 500);
+  std::ofstream(out("ok.json")) << est.out;
+  expect_exit(0, kBin + " report --estimate " + out("ok.json") + " --data-only -o " + out("r0"),
+              dir);
+  const std::pair<const char *, const char *> edits[] = {
+      {R"("gpus":\s*8)", R"("gpus": "8")"},
+      {R"("mfu":\s*[0-9.e+-]+)", R"("mfu": "high")"},
+      {R"("fits_memory":\s*(true|false))", R"("fits_memory": 1)"}};
+  int n = 0;
+  for (const auto &[from, to] : edits) {
+    const std::string text = std::regex_replace(est.out, std::regex(from), to);
+    ASSERT_NE(text, est.out) << from;
+    const std::string f = out("bad" + std::to_string(++n) + ".json");
+    std::ofstream(f) << text;
+    const Result r = expect_exit(
+        2, kBin + " report --estimate " + f + " --data-only -o " + out("r" + std::to_string(n)),
+        dir);
+    const std::string field = std::string(from).substr(1, std::string(from).find('"', 1) - 1);
+    expect_names(r, "field '" + field + "'");
+  }
+}
