@@ -126,13 +126,19 @@ std::vector<Curve> collect_curves(const Inputs &in) {
       c.busbw.push_back(m.busbw_gbps);
       double lo = std::nan(""), hi = std::nan("");
       if (m.extra.is_object() && m.extra.contains("repeat")) {
+        // A merged point's spread (scalefit-bench --repeat): drawn when its fields are numbers;
+        // anything else in a record's free-form extra is not drawn (never a type_error).
         const nlohmann::json &r = m.extra["repeat"];
-        const double rlo = r.value("busbw_min_gbps", std::nan(""));
-        const double rhi = r.value("busbw_max_gbps", std::nan(""));
-        if (r.value("runs", 0) >= 2 && std::isfinite(rlo) && std::isfinite(rhi) && rlo <= rhi) {
+        auto field = [&](const char *k) {
+          return r.is_object() && r.contains(k) && r[k].is_number() ? r[k].get<double>()
+                                                                    : std::nan("");
+        };
+        const double rlo = field("busbw_min_gbps"), rhi = field("busbw_max_gbps");
+        const double runs = field("runs");
+        if (runs >= 2 && runs < 1e9 && std::isfinite(rlo) && std::isfinite(rhi) && rlo <= rhi) {
           lo = rlo;
           hi = rhi;
-          c.runs = std::max(c.runs, r.value("runs", 0));
+          c.runs = std::max(c.runs, static_cast<int>(runs));
         }
       }
       c.busbw_lo.push_back(lo);

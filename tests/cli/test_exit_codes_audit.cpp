@@ -270,3 +270,22 @@ TEST_F(Audit, EstimateFieldsOfTheWrongTypeAre2NamingTheField) {
     expect_names(r, "field '" + field + "'");
   }
 }
+
+// 11. A measurement's `repeat` of the wrong shape (a string where `--repeat` writes an object,
+//     a string run count; docs/records.md) ended `report` in nlohmann's type_error (exit 3); the
+//     band is now drawn only from numbers, and the report is written.
+TEST_F(Audit, ARepeatOfTheWrongShapeIsNotDrawnAndTheReportIsWritten) {
+  std::string text = slurp(kJsonl);
+  int edits = 0;
+  for (const char *extra :
+       {R"("repeat": "twice", )",
+        R"("repeat": {"runs": "3", "busbw_min_gbps": 1, "busbw_max_gbps": 2}, )"}) {
+    const auto at = text.find("\"type\": \"measurement\"",
+                              text.find("\"type\": \"measurement\"") + (edits ? 1 : 0));
+    ASSERT_NE(at, std::string::npos);
+    text.insert(at, extra);
+    ++edits;
+  }
+  std::ofstream(out("repeat.jsonl")) << text;
+  expect_exit(0, kBin + " report " + out("repeat.jsonl") + " --data-only -o " + out("rep"), dir);
+}
