@@ -4,15 +4,16 @@
 # bundle was 79 MiB: every executable of the build (57 MiB, unstripped) and nccl-tests unpacked
 # beside its tarball (29 MiB, unpacked again by env.sh on the GPU machine).
 # Keeps: scalefit, scalefit-bench, the NCCL profiler plugin, test_gpu and the suite binaries
-# gpu-check runs with the GPU visible; strips them (symbols only: the plugin keeps its dynamic
+# gpu-check runs with the GPU visible (52 MiB with test_bench_units and test_bench_gpu_path, CPU-only
+# logic that passed with the GPU visible on 2026-11-28; 44 MiB without them); strips them (symbols only: the plugin keeps its dynamic
 # exports); removes .gpu/nt. Prints the bundle's size and the tree's, and exits 1 when the two
 # exceed 64 MiB. Usage: scripts/gpu-bundle-trim.sh [BUNDLE_DIR]   (default .gpu)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 g=${1:-.gpu}
 [ -d "$g/bin" ] || { echo "gpu-bundle-trim: no $g/bin (run ../shared/tools/gpu-bundle.sh first)" >&2; exit 2; }
-keep=" scalefit scalefit-bench scalefit-nccl-profiler test_gpu test_bench_gpu_path test_bench_nccl_profiler \
-test_kernels test_bench_units test_bench_integration test_exit_codes test_check test_cli_inputs "
+keep=" scalefit scalefit-bench scalefit-nccl-profiler test_gpu test_bench_nccl_profiler test_kernels \
+test_bench_integration test_exit_codes test_check test_cli_inputs "
 for f in "$g"/bin/*; do
   case "$keep" in *" $(basename "$f") "*) strip --strip-unneeded "$f" 2>/dev/null || true ;; *) rm -f "$f" ;; esac
 done

@@ -139,8 +139,8 @@ if $dry_run; then
   else
     for b in scalefit-bench test_gpu; do need_exe "binary" "$bin/$b"; done
     if $suite; then # optional: the suite's binaries run when present
-      for t in test_bench_gpu_path test_bench_nccl_profiler test_kernels test_bench_units \
-               test_bench_integration test_exit_codes test_check test_cli_inputs; do
+      for t in test_bench_nccl_profiler test_kernels test_bench_integration test_exit_codes \
+               test_check test_cli_inputs; do
         if [ -e "$bin/$t" ]; then need_exe "suite" "$bin/$t"
         else echo "note    suite binary $t not in $bin: not run"; fi
       done
@@ -252,8 +252,8 @@ fi
 # the GPU visible ("the suite also passes where a GPU is visible"): each that the binaries folder
 # has, with its paths from the variables above (tests/support/paths.hpp). --no-suite skips them.
 if $suite; then
-  for t in test_bench_gpu_path test_bench_nccl_profiler test_kernels test_bench_units \
-           test_bench_integration test_exit_codes test_check test_cli_inputs; do
+  for t in test_bench_nccl_profiler test_kernels test_bench_integration test_exit_codes \
+           test_check test_cli_inputs; do
     [ -x "$bin/$t" ] || continue
     timeout 600 "$bin/$t" >"$out/$t.txt" 2>&1
     rc=$?
