@@ -3,11 +3,12 @@
 # device tool's 64 MiB carry limit, keeping what scripts/gpu-check.sh runs. On 2026-11-28 the
 # bundle was 79 MiB: every executable of the build (57 MiB, unstripped) and nccl-tests unpacked
 # beside its tarball (29 MiB, unpacked again by env.sh on the GPU machine).
-# Keeps: scalefit, scalefit-bench, the NCCL profiler plugin, test_gpu and the suite binaries
-# gpu-check runs with the GPU visible (52 MiB with test_bench_units and test_bench_gpu_path, CPU-only
-# logic that passed with the GPU visible on 2026-11-28; 44 MiB without them); strips them (symbols only: the plugin keeps its dynamic
-# exports); removes .gpu/nt. Prints the bundle's size and the tree's, and exits 1 when the two
-# exceed 64 MiB. Usage: scripts/gpu-bundle-trim.sh [BUNDLE_DIR]   (default .gpu)
+# Keeps scalefit, scalefit-bench, the NCCL profiler plugin, test_gpu and the suite binaries
+# gpu-check runs with the GPU visible, stripped (symbols only: the plugin keeps its dynamic
+# exports): 44 MiB. test_bench_units and test_bench_gpu_path (CPU-only logic; they passed with
+# the GPU visible on 2026-11-28) would make it 52. Removes .gpu/nt. Prints the bundle's size and
+# the tree's, and exits 1 when the two exceed 64 MiB.
+# Usage: scripts/gpu-bundle-trim.sh [BUNDLE_DIR]   (default .gpu)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 g=${1:-.gpu}
