@@ -99,6 +99,11 @@ cat >"$out/kernels/moe_unequal.jsonl" <<'JSONL'
 JSONL
 copy kernels "$d"/kernels/h200_gpt-2.7b_bf16_fused.jsonl
 
+# The report: `scalefit estimate|compare|search --json` documents (fuzz/seeds/report), a comm
+# file, a kernels file and a pairs file, each read both ways (results and --estimate).
+copy report "$src"/fuzz/seeds/report/*.json "$d"/report/*.jsonl
+head -n 6 "$d/fitting/local_mpi_3curves.jsonl" >"$out/report/comm_head6.jsonl"
+
 for t in "$out"/*/; do
   echo "make-corpus: $(basename "$t"): $(ls "$t" | wc -l) seeds, largest $(wc -c "$t"* | sort -n | tail -n 2 | head -n 1 | awk '{print $1}') B"
 done

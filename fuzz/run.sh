@@ -11,7 +11,7 @@
 #   -r  executions per target, N or TARGET=N,TARGET=N,... (default: until -t)
 #   -b  build dir of the fuzz preset (default build/preset-fuzz)
 #   -o  work dir for corpora and artifacts (default /tmp/scalefit-fuzz)
-#   TARGET: nccl_tests osu jsonl config_yaml fit_file size published_runs kernels (default: all)
+#   TARGET: nccl_tests osu jsonl config_yaml fit_file size published_runs kernels report (default: all)
 # Environment: NICE (default 19), EXTRA (more libFuzzer flags), KEEP_GOING=1 (survey: fork mode,
 # keep fuzzing after a crash and save every crashing input; always exits 0). Exit status: 1 if
 # any target crashed (or failed to start), 0 otherwise.
@@ -26,7 +26,7 @@ while getopts "t:j:s:r:b:o:" opt; do
 done
 shift $((OPTIND - 1))
 targets=("$@")
-((${#targets[@]})) || targets=(nccl_tests osu jsonl config_yaml fit_file size published_runs kernels)
+((${#targets[@]})) || targets=(nccl_tests osu jsonl config_yaml fit_file size published_runs kernels report)
 
 mkdir -p "$out/artifacts" "$out/logs"
 [ -d "$out/seeds" ] || bash "$src/fuzz/make-corpus.sh" "$out/seeds" >/dev/null
