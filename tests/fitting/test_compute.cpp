@@ -526,8 +526,8 @@ TEST(Compute, H200SweepPricesGpt2p7bLayer) {
 // 2 x 14336; s = 8192) and its logits (V = 128256, aligned), and Mixtral 8x7B's balanced expert
 // GEMMs at EP 4 (grouped_gemm records: two experts of 4096 tokens, priced as their strided batch,
 // as the estimator prices experts without a grouped fit). Both the first contact's sweep (another
-// H200) and the second's (the same GPU, minutes before) price them 10-15% fast. Five of the
-// layers' GEMMs ran at 775-795 TFLOP/s, as the sweep predicts (within 1%); the rest at 600-715,
+// H200) and the second's (the same GPU, minutes before) price them 10-15% fast. Seven of the
+// two layers' GEMMs ran at 775-795 TFLOP/s, as the sweep predicts (within 1%); the rest at 599-715,
 // identical shapes too (4096 x 4096 x 4096: 775 and 684 TFLOP/s in one run). The cause is not
 // established (clocks and power were not sampled; each shape has its own random operands). The
 // estimator's sustained_efficiency (docs/estimator.md) derates GEMMs by what a real step
