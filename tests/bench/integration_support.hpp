@@ -13,7 +13,11 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
+#include <sys/types.h>
+#include <vector>
 
 namespace scalefit::test::bench {
 
@@ -25,6 +29,21 @@ inline std::string mpiexec() {
 /// scalefit-bench: $SCALEFIT_BIN_DIR/scalefit-bench, else the build's.
 inline std::string bench_bin() {
   return bin_path("scalefit-bench", SCALEFIT_BENCH_BIN);
+}
+
+/// PIDs of processes whose command line contains `marker` (our unique temporary path).
+inline std::vector<pid_t> processes_with(const std::string &marker) {
+  std::vector<pid_t> pids;
+  for (const auto &e : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos)
+      continue;
+    std::ifstream in(e.path() / "cmdline", std::ios::binary);
+    std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (cmdline.find(marker) != std::string::npos)
+      pids.push_back(static_cast<pid_t>(std::stol(name)));
+  }
+  return pids;
 }
 
 /// Runs `mpiexec --oversubscribe TAIL` (a raw tail: -np N binary args), capturing stdout/stderr.

@@ -4,42 +4,28 @@
 #include "scalefit/fitting/compute.hpp"
 #include "scalefit/fitting/fit_file.hpp"
 
+#include "compute_helpers.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <iterator>
-#include <map>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
+#include <map>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
 using namespace scalefit;
 using namespace scalefit::fitting;
+using scalefit::fitting::test::layer_gemm_totals;
 
 namespace {
 std::string kernels(const std::string &model, const std::string &dtype) {
   return std::string(SCALEFIT_TEST_DATA_DIR) + "/kernels/kernels_" + model + "_" + dtype + ".jsonl";
-}
-
-/// Sum over a model's per-layer GEMM and batched-GEMM records: measured and predicted [us].
-std::pair<double, double> layer_gemm_totals(const ComputeSection &c, const std::string &file,
-                                            bool logits) {
-  double meas = 0, pred = 0;
-  for (const KernelPoint &p : read_kernel_points(file)) {
-    if (p.kind != KernelKind::gemm && p.kind != KernelKind::batched_gemm)
-      continue;
-    if ((p.name.rfind("logits", 0) == 0) != logits)
-      continue;
-    const ComputeFit *f = c.find(p.dtype, p.kind);
-    EXPECT_NE(f, nullptr);
-    meas += p.time_us;
-    pred += f->predict_us(p);
-  }
-  return {meas, pred};
 }
 
 /// One `scalefit.kernels/1` GEMM record line.
@@ -161,7 +147,8 @@ TEST(Compute, LeaveOneOutAndTileEffects) {
 // Single-rank nccl-tests (tests/data/kernels/h100_1gpu_broadcast.jsonl, ingested): local copies
 // give the memory-bound rate, for any dtype, in place of the softmax's.
 TEST(Compute, SingleRankCopiesGiveTheMemoryRate) {
-  const std::string copies = std::string(SCALEFIT_TEST_DATA_DIR) + "/kernels/h100_1gpu_broadcast.jsonl";
+  const std::string copies =
+      std::string(SCALEFIT_TEST_DATA_DIR) + "/kernels/h100_1gpu_broadcast.jsonl";
   EXPECT_FALSE(is_kernels_file(copies));
   const RecordSet set = read_records(copies);
   const auto pts = copy_points(set, copies);
@@ -244,10 +231,14 @@ TEST(Compute, Fp8KernelRecordsFitTheirOwnEntry) {
   {
     std::ofstream o(path);
     o << R"({"type":"context","schema":"scalefit.kernels/1","device":"NVIDIA H100 80GB HBM3",)"
-      << R"("engine":"cublas","dtype":"fp8"})" << "\n";
-    const std::array<std::array<int, 3>, 6> shapes{
-        {{2048, 6144, 2048}, {2048, 2048, 2048}, {2048, 8192, 2048}, {2048, 2048, 8192},
-         {8192, 8192, 8192}, {4096, 4096, 1024}}};
+      << R"("engine":"cublas","dtype":"fp8"})"
+      << "\n";
+    const std::array<std::array<int, 3>, 6> shapes{{{2048, 6144, 2048},
+                                                    {2048, 2048, 2048},
+                                                    {2048, 8192, 2048},
+                                                    {2048, 2048, 8192},
+                                                    {8192, 8192, 8192},
+                                                    {4096, 4096, 1024}}};
     for (const auto &[m, n, k] : shapes)
       for (const ComputeFit *t : {&fp8_truth, &bf16_truth})
         o << fmt_record(t->dtype, m, n, k, t->gemm_us(m, n, k, 1)) << "\n";
@@ -422,7 +413,8 @@ TEST(Compute, AbsurdComputeValuesAreRefusedAtLoad) {
   const std::string text = to_yaml(one_gemm_fit());
   ASSERT_EQ(refused_field(text, "tflops: 800", "tflops: 800"), ""); // the unedited file loads
   long line = 0;
-  EXPECT_EQ(refused_field(text, "tflops: 800", "tflops: 1e-308", &line), "compute.models[0].tflops");
+  EXPECT_EQ(refused_field(text, "tflops: 800", "tflops: 1e-308", &line),
+            "compute.models[0].tflops");
   EXPECT_GT(line, 0);
   EXPECT_EQ(refused_field(text, "tflops: 800", "tflops: 1e308"), "compute.models[0].tflops");
   EXPECT_EQ(refused_field(text, "tflops: 800", "tflops: 100001"), "compute.models[0].tflops");
@@ -440,8 +432,8 @@ TEST(Compute, AbsurdComputeValuesAreRefusedAtLoad) {
 TEST(Compute, EveryValueTheWriterWritesTheLoaderReads) {
   FitFile f = one_gemm_fit();
   ComputeFit &g = f.compute.fits[0];
-  g.tflops = 1e5;            // the top of the range
-  g.tflops_odd = 1.0001e-6;  // just above the bottom
+  g.tflops = 1e5;           // the top of the range
+  g.tflops_odd = 1.0001e-6; // just above the bottom
   g.c0_us = 0;
   g.k0 = 1e9;
   g.quality.points = 1000000000;
@@ -471,11 +463,14 @@ TEST(Compute, DenormalKernelDimensionsAndTimesAreRefused) {
   for (const std::string &edit : {R"("m":5e-324)", R"("time_us":5e-324)", R"("m":1e300)"}) {
     {
       std::ofstream o(path);
-      std::string k = R"({"type":"kernel","kind":"gemm","dtype":"bf16","m":1024,"n":1024,"k":64,"batch":1,"time_us":3})";
+      std::string k =
+          R"({"type":"kernel","kind":"gemm","dtype":"bf16","m":1024,"n":1024,"k":64,"batch":1,"time_us":3})";
       const std::string key = edit.substr(0, edit.find(':') + 1);
       const auto at = k.find(key);
       k.replace(at, k.find(',', at) - at, edit);
-      o << R"({"type":"context","schema":"scalefit.kernels/1","device":"H100"})" << "\n" << k << "\n";
+      o << R"({"type":"context","schema":"scalefit.kernels/1","device":"H100"})"
+        << "\n"
+        << k << "\n";
     }
     try {
       read_kernel_points(path);
@@ -484,89 +479,6 @@ TEST(Compute, DenormalKernelDimensionsAndTimesAreRefused) {
       EXPECT_EQ(e.line(), 2) << edit;
       EXPECT_EQ(e.field(), edit.substr(1, edit.find('"', 1) - 1)) << edit;
     }
-  }
-}
-
-// H200 (tests/data/kernels/h200_*, README there): the GEMM model fitted on the 53-shape sweep
-// (`scalefit-bench kernels --sweep full`) prices a model it never saw, GPT-2.7B's layer, its
-// logits (V = 50257: the odd class) included, and the layer's own GEMMs fit as the H100's do.
-// Before the odd class followed the leading dimensions only (n, k), the sweep's m = 1 GEMV
-// (memory-bound) joined the odd class and set its rate: sweep MAPE 22%, LOO 39%, logits -38%.
-// The sweep's memory-bound GEMMs (m <= 128) stay outside the model (docs/fit-file.md).
-TEST(Compute, H200SweepPricesGpt2p7bLayer) {
-  const std::string dir = std::string(SCALEFIT_TEST_DATA_DIR) + "/kernels/";
-  const ComputeSection sweep = fit_kernel_files({dir + "h200_sweep-full_bf16.jsonl"});
-  const ComputeFit *g = sweep.find("bf16", KernelKind::gemm);
-  ASSERT_NE(g, nullptr);
-  EXPECT_EQ(g->sms, 132);
-  const auto [meas, pred] =
-      layer_gemm_totals(sweep, dir + "h200_gpt-2.7b_bf16_unfused.jsonl", false);
-  const auto [lmeas, lpred] =
-      layer_gemm_totals(sweep, dir + "h200_gpt-2.7b_bf16_unfused.jsonl", true);
-  std::printf(
-      "H200 sweep fit: GPT-2.7B per-layer GEMMs %.1f us measured, %.1f predicted (%+.1f%%); "
-      "logits %.1f vs %.1f (%+.1f%%); sweep MAPE %.1f%%\n",
-      meas, pred, 100 * (pred / meas - 1), lmeas, lpred, 100 * (lpred / lmeas - 1),
-      g->quality.mape_pct);
-  EXPECT_NEAR(pred / meas, 1.0, 0.06);       // -4.2% on 2026-11-28
-  EXPECT_NEAR(lpred / lmeas, 1.0, 0.10);     // -7.8% (-38% with an odd m in the odd class)
-  EXPECT_LT(g->quality.mape_pct, 15.0);      // 13.4%
-  EXPECT_LT(g->quality.loo_mape_pct, 20.0);  // 16.3%
-  EXPECT_GT(g->tflops / g->tflops_odd, 4.0); // R 827, R_odd 135: a sixth, as on the H100
-  EXPECT_LT(g->tflops / g->tflops_odd, 8.0);
-  const ComputeSection layer = fit_kernel_files({dir + "h200_gpt-2.7b_bf16_unfused.jsonl"});
-  const ComputeFit *gl = layer.find("bf16", KernelKind::gemm);
-  ASSERT_NE(gl, nullptr);
-  EXPECT_LT(gl->quality.mape_pct, 5.0);
-  EXPECT_LT(gl->quality.loo_mape_pct, 8.0);
-}
-
-// The sweep fits on shapes measured at the second GPU contact (tests/data/kernels/README.md),
-// never seen by them: Llama 3 8B's layer (GQA: QKV of 6144 columns; SwiGLU: an up GEMM of
-// 2 x 14336; s = 8192) and its logits (V = 128256, aligned), and Mixtral 8x7B's balanced expert
-// GEMMs at EP 4 (grouped_gemm records: two experts of 4096 tokens, priced as their strided batch,
-// as the estimator prices experts without a grouped fit). Both the first contact's sweep (another
-// H200) and the second's (the same GPU, minutes before) price them 10-15% fast. Seven of the
-// two layers' GEMMs ran at 775-795 TFLOP/s, as the sweep predicts (within 1%); the rest at 599-715,
-// identical shapes too (4096 x 4096 x 4096: 775 and 684 TFLOP/s in one run). The cause is not
-// established (clocks and power were not sampled; each shape has its own random operands). The
-// estimator's sustained_efficiency (docs/estimator.md) derates GEMMs by what a real step
-// sustains.
-TEST(Compute, H200SweepPricesLlama3AndMixtralExperts) {
-  const std::string dir = std::string(SCALEFIT_TEST_DATA_DIR) + "/kernels/";
-  for (const char *sweep_file :
-       {"h200_sweep-full_bf16.jsonl", "h200_sweep-full_bf16_contact2.jsonl"}) {
-    const ComputeSection sweep = fit_kernel_files({dir + sweep_file});
-    const ComputeFit *g = sweep.find("bf16", KernelKind::gemm);
-    ASSERT_NE(g, nullptr);
-    const auto [meas, pred] =
-        layer_gemm_totals(sweep, dir + "h200_llama3-8b_bf16_fused.jsonl", false);
-    const auto [lmeas, lpred] =
-        layer_gemm_totals(sweep, dir + "h200_llama3-8b_bf16_fused.jsonl", true);
-    double emeas = 0, epred = 0;
-    int experts = 0;
-    for (const KernelPoint &p :
-         read_kernel_points(dir + "h200_mixtral-8x7b-ep4_bf16_fused.jsonl")) {
-      if (p.kind != KernelKind::grouped_gemm)
-        continue;
-      ASSERT_TRUE(p.group_tokens.empty()) << p.name << ": balanced run";
-      emeas += p.time_us;
-      epred += g->gemm_us(p.m, p.n, p.k, p.batch);
-      ++experts;
-    }
-    std::printf("%s fit: Llama 3 8B per-layer GEMMs %.1f us measured, %.1f predicted (%+.1f%%); "
-                "logits %.1f vs %.1f (%+.1f%%); Mixtral EP 4 expert GEMMs %.1f vs %.1f "
-                "(%+.1f%%)\n",
-                sweep_file, meas, pred, 100 * (pred / meas - 1), lmeas, lpred,
-                100 * (lpred / lmeas - 1), emeas, epred, 100 * (epred / emeas - 1));
-    EXPECT_EQ(experts, 6); // expert_up and expert_down: fwd, dgrad, wgrad
-    // Fast, by less than the clock drop: -10.4 / -10.8% on 2026-11-28
-    EXPECT_LT(pred / meas, 1.0) << sweep_file;
-    EXPECT_GT(pred / meas, 0.87) << sweep_file;
-    EXPECT_LT(lpred / lmeas, 1.0) << sweep_file; // -12.9 / -13.4%
-    EXPECT_GT(lpred / lmeas, 0.85) << sweep_file;
-    EXPECT_LT(epred / emeas, 1.0) << sweep_file; // -14.8 / -15.3%
-    EXPECT_GT(epred / emeas, 0.83) << sweep_file;
   }
 }
 
