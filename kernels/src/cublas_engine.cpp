@@ -478,16 +478,15 @@ private:
     const std::size_t es = precision_bytes(kernel_precision(m_precision, s));
     auto *pa = static_cast<unsigned char *>(a), *pb = static_cast<unsigned char *>(b),
          *pc = static_cast<unsigned char *>(c);
+    // A batch of one: launch() runs cublasGemmEx, in the grouped shape's precision (an fp8
+    // engine runs expert GEMMs in bf16; kind gemm would ask for fp8 of bf16 operands).
+    KernelShape one;
+    one.kind = KernelKind::batched_gemm;
+    one.batch = 1;
     for (const GemmDims &g : s.groups()) {
-      KernelShape one = s;
-      // A batch of one: launch() runs cublasGemmEx, in the grouped shape's precision (an fp8
-      // engine runs expert GEMMs in bf16; kind gemm would ask for fp8 of bf16 operands).
-      one.kind = KernelKind::batched_gemm;
       one.m = g.m;
       one.n = g.n;
       one.k = g.k;
-      one.batch = 1;
-      one.group_tokens.clear();
       launch(one, pa, pb, pc);
       pa += static_cast<std::size_t>(g.m * g.k) * es;
       pb += static_cast<std::size_t>(g.k * g.n) * es;
