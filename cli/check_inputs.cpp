@@ -250,7 +250,13 @@ std::optional<PointSpread> point_spread(const MeasurementRecord &m, const std::s
   const nlohmann::json &r = m.extra["repeat"];
   PointSpread p;
   try {
-    p.runs = r.at("runs").get<int>();
+    // An integer count, read only when it fits: get<int>() of 1e300 would be undefined.
+    const nlohmann::json &runs = r.at("runs");
+    if (!runs.is_number_integer() || runs.get<double>() < 1 || runs.get<double>() > 1e6)
+      throw InputError("run-to-run spread: 'runs' must be a whole number in 1..1000000, got " +
+                           runs.dump(),
+                       origin, 0, "extra.repeat.runs");
+    p.runs = static_cast<int>(runs.get<std::int64_t>());
     p.spread_pct = r.at("spread_pct").get<double>();
     p.busbw_min_gbps = r.at("busbw_min_gbps").get<double>();
     p.busbw_max_gbps = r.at("busbw_max_gbps").get<double>();

@@ -342,3 +342,37 @@ TEST(Check, RepeatSpreadIsPrintedAndNoisyCurvesNoted) {
   EXPECT_EQ(bad.code, 2);
   EXPECT_NE(bad.err.find("--noisy"), std::string::npos) << bad.err;
 }
+
+// A repeat block's run count is read only when it is a whole number in range: 1e300 would have
+// been cast to int (undefined behaviour); each bad value is exit 2 naming file:line and the field.
+TEST(Check, MalformedRepeatRunCountIsRefusedWithItsLine) {
+  TempDir dir("sf_check_");
+  const std::string comm = scalefit::test::source_path("results", SCALEFIT_SOURCE_DIR "/results") +
+                           "/reference/a100-sxm4-40gb-nvswitch/comm.jsonl";
+  for (const json &runs :
+       {json(1e300), json(-1e300), json(2.5), json("3"), json(0), json(std::uint64_t{1} << 63)}) {
+    const fs::path bad = dir.path / "repeat_bad.jsonl";
+    int line_no = 0, bad_line = 0;
+    {
+      std::ifstream in(comm);
+      std::ofstream out(bad);
+      for (std::string line; std::getline(in, line);) {
+        ++line_no;
+        json j = json::parse(line);
+        if (bad_line == 0 && j["type"] == "measurement" && j["bytes"].get<double>() > 0) {
+          const double bw = j["busbw_gbps"].get<double>();
+          j["repeat"] = {
+              {"runs", runs}, {"busbw_min_gbps", bw}, {"busbw_max_gbps", bw}, {"spread_pct", 0.0}};
+          bad_line = line_no;
+        }
+        out << j.dump() << "\n";
+      }
+    }
+    ASSERT_GT(bad_line, 0);
+    const Result r = check(bad.string() + " --system dgx-a100 --no-reference", dir);
+    EXPECT_EQ(r.code, 2) << runs.dump() << r.err;
+    EXPECT_NE(r.err.find("repeat_bad.jsonl:" + std::to_string(bad_line)), std::string::npos)
+        << runs.dump() << r.err;
+    EXPECT_NE(r.err.find("extra.repeat"), std::string::npos) << runs.dump() << r.err;
+  }
+}

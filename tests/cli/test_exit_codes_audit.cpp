@@ -240,7 +240,8 @@ TEST_F(Audit, KernelFieldsOfTheWrongTypeAre2NamingTheField) {
 
 // 10. An estimate JSON (`report --estimate`) whose optional fields have the wrong type (gpus as a
 //     string, mfu as text, fits_memory as a number) went to nlohmann's type_error, exit 3: now
-//     exit 2 naming the field. The document itself comes from `scalefit estimate --json`.
+//     exit 2 naming the field. A negative or fractional GPU count is refused the same way. The
+//     document itself comes from `scalefit estimate --json`.
 TEST_F(Audit, EstimateFieldsOfTheWrongTypeAre2NamingTheField) {
   const std::string cfg = scalefit::test::source_path("configs", SCALEFIT_CONFIG_DIR);
   const Result est =
@@ -255,6 +256,8 @@ TEST_F(Audit, EstimateFieldsOfTheWrongTypeAre2NamingTheField) {
               dir);
   const std::pair<const char *, const char *> edits[] = {
       {R"("gpus":\s*8)", R"("gpus": "8")"},
+      {R"("gpus":\s*8)", R"("gpus": -1e300)"},
+      {R"("gpus":\s*8)", R"("gpus": 2.5)"},
       {R"("mfu":\s*[0-9.e+-]+)", R"("mfu": "high")"},
       {R"("fits_memory":\s*(true|false))", R"("fits_memory": 1)"}};
   int n = 0;

@@ -68,8 +68,9 @@ Section from_nccl_tests_doc(const json &doc, Diagnostics &diag, std::string &too
   if (const auto cfg = doc.find("config"); cfg != doc.end() && cfg->is_object())
     if (const auto dev = cfg->find("devices"); dev != cfg->end() && dev->is_array())
       for (const auto &d : *dev) {
-        if (!d.is_object() || !d.contains("rank") || !d["rank"].is_number_integer())
-          continue;
+        if (!d.is_object() || !d.contains("rank") || !d["rank"].is_number_integer() ||
+            d["rank"].get<std::int64_t>() < 0 || d["rank"].get<std::int64_t>() >= kMaxRecordRanks)
+          continue; // a rank number no job has is not a rank line
         RankLine rl;
         rl.rank = d["rank"].get<int>();
         rl.host = d.value("hostname", std::string());
