@@ -318,3 +318,20 @@ TEST(ComputePricing, EagerBf16ModelHasNoAutocastCasts) {
   est.evaluate(s, m2);
   EXPECT_DOUBLE_EQ(m1.terms[2].seconds, m2.terms[2].seconds);
 }
+
+// Expert GEMMs without a measured grouped fit: one GEMM per expert, each at its own size, as
+// Transformer Engine's GroupedLinear launches them (one cuBLAS call per expert). Priced as one
+// kernel of all the experts' FLOPs, 16 small experts would take the large-GEMM efficiency.
+TEST(ComputePricing, ExpertGemmsArePricedOneGemmPerExpert) {
+  const SystemConfig h100 = load_system(test_paths::system_path("dgx-h100"));
+  const ComputePricer H(h100, DType::bfloat16);
+  // Qwen3-235B at TP 4, EP 8: 16 local experts of 512 rows, fc1 512 x 3072 x 4096
+  const double m = 512, n = 3072, k = 4096;
+  EXPECT_DOUBLE_EQ(H.grouped_gemm_s(m, n, k, 16), 16 * H.gemm_s(m, n, k, 1));
+  EXPECT_DOUBLE_EQ(H.grouped_gemm_s(m, n, k, 16, true), 16 * H.gemm_s(m, n, k, 1, true));
+  // 12.9 GFLOP each sits below the table's 16-GFLOP row; 206 GFLOP together above its top row
+  const double one_kernel = H.gemm_s(m, n, k, 16);
+  EXPECT_GT(H.grouped_gemm_s(m, n, k, 16), 1.1 * one_kernel);
+  // one expert is one GEMM either way
+  EXPECT_DOUBLE_EQ(H.grouped_gemm_s(m, n, k, 1), H.gemm_s(m, n, k, 1));
+}

@@ -415,7 +415,8 @@ TEST(MoeCli, TinyMoeRecordsFitAndPricing) {
   EXPECT_EQ(with.src_ggemm.rfind("fit:grouped_gemm:fp32", 0), 0u) << with.src_ggemm;
   EXPECT_EQ(without.src_ggemm, without.src_gemm);
   EXPECT_DOUBLE_EQ(with.grouped_gemm_s(16, 64, 64, 8), with.kernel_s(g->gemm_us(16, 64, 64, 8) * 1e-6));
-  EXPECT_DOUBLE_EQ(without.grouped_gemm_s(16, 64, 64, 8), without.gemm_s(16, 64, 64, 8));
+  // without it, one GEMM per expert from the GEMM fit (Transformer Engine launches them so)
+  EXPECT_DOUBLE_EQ(without.grouped_gemm_s(16, 64, 64, 8), 8 * without.gemm_s(16, 64, 64, 1));
 }
 
 TEST(MoeCli, BadMoeFlagsExitTwo) {

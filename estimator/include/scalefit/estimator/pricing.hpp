@@ -47,8 +47,9 @@ public:
   double bgemm_s(double m, double n, double k, double batch) const noexcept;
   /// A grouped GEMM (an MoE layer's local experts): `groups` GEMMs of m x n x k each [s]. The
   /// grouped_gemm fit of measured expert GEMMs (scalefit-bench kernels --model MOE.yaml) when the
-  /// fit file has one, else gemm_s(m, n, k, groups, fp8); `fp8` always goes to gemm_s (expert
-  /// GEMMs are measured in the 16-bit dtype).
+  /// fit file has one, else `groups` x gemm_s(m, n, k, 1, fp8): one GEMM per expert, each priced
+  /// at its own size, as Transformer Engine's GroupedLinear launches them; `fp8` always goes to
+  /// gemm_s (expert GEMMs are measured in the 16-bit dtype).
   double grouped_gemm_s(double m, double n, double k, double groups, bool fp8 = false) const noexcept;
   /// One memory-bound kernel moving `bytes` [B] read + written [s].
   double mem_s(double bytes) const noexcept;
