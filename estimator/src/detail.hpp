@@ -79,7 +79,7 @@ struct LayoutSizes {
   bool eager = false;     ///< PyTorch eager (Framework::pytorch)
   bool full = false;      ///< full recompute
   bool fused = false;     ///< fused (flash) attention
-  bool selective = false; ///< selective recompute of the unfused attention core
+  bool selective = false; ///< selective recompute of the attention core (any backend)
 };
 
 /// The model's ends for one micro-batch on the stage holding them [s] (Estimator::ends_cost).

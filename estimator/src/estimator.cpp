@@ -48,9 +48,11 @@ double activation_bytes_per_layer(const ModelOps &o, const ModelConfig &m, int m
     return scale * 2 * T * m.hidden / (sp ? t : 1.0);
   const bool selective = recompute == Recompute::selective;
   const bool core_attn = selective && (modules == 0 || (modules & kRecomputeCoreAttn));
-  const double core = m.attention == Attention::fused
-                          ? act.flash_stats * T / t / scale // fp32 stats, not scaled by dtype
-                          : (core_attn ? 0.0 : act.core_per_s * s * T / t);
+  // Recomputed (checkpointed) the core keeps only its inputs, which the block keeps anyway: a
+  // fused kernel's fp32 log-sum-exp statistics go, as the unfused core's s x s terms do.
+  const double core = core_attn                         ? 0.0
+                      : m.attention == Attention::fused ? act.flash_stats * T / t / scale // fp32
+                                                        : act.core_per_s * s * T / t;
   // Megatron-Core's selective recompute modules drop what the recomputed forward rebuilds.
   double hidden = act.hidden, inner = act.inner, routed = act.routed;
   if (selective && modules) {

@@ -27,7 +27,10 @@ LayoutSizes Estimator::layout_sizes(const Strategy &st) const noexcept {
   z.eager = st.framework == Framework::pytorch;
   z.full = st.recompute == Recompute::full;
   z.fused = md.attention == Attention::fused;
-  z.selective = st.recompute_core_attn() && !z.fused;
+  // Megatron-Core checkpoints the attention core under selective granularity whatever its
+  // backend (attention.py: checkpoint_core_attention -> _checkpointed_attention_forward): a
+  // fused or flash kernel's forward runs again in backward as the unfused core's does.
+  z.selective = st.recompute_core_attn();
   // Megatron pads the vocabulary to a multiple of 128 t (make-vocab-size-divisible-by).
   z.Vp = padded_vocabulary(md.vocabulary, z.eager ? 1 : 128, st.tp);
   z.T_h = z.sp ? z.T / z.t : z.T;

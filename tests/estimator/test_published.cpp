@@ -40,7 +40,7 @@ struct Bound {
 TEST(PublishedRuns, EverySourceWithinItsRecordedError) {
   const Bound bounds[] = {
       {"dgxc-benchmarking-v24.11.1-h100.jsonl", 0.05, 0.20, 0, 68},
-      {"nemotron4-340b-report.jsonl", 0.03, 0.05, 0, 3},
+      {"nemotron4-340b-report.jsonl", 0.035, 0.055, 0, 3},
       {"megatron-core-r0.8-h100-weak-scaling.jsonl", 0.12, 0.36, 0, 9},
       {"megatron-bridge-25.09-25.11-dense.jsonl", 0.065, 0.22, 0, 24},
       {"nemo-long-sequence-llama2-7b-h100.jsonl", 0.035, 0.06, 0, 9},
