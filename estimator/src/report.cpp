@@ -177,6 +177,20 @@ std::string estimate_table(const Estimator &est, const Strategy &s, const Estima
                    md.capacity_factor > 0 ? fmt::format("factor {:g}", md.capacity_factor)
                                           : std::string("dropless"),
                    md.pad_to_capacity ? ", padded" : "");
+  if (md.moe()) {
+    // What each expert GEMM gets (layer_cost.cpp): the rank's E / ep experts share the k routed
+    // copies of its T / t tokens (x etp, x the load), one GEMM per expert and pass.
+    const MoeOps &e = est.ops().moe;
+    const double T = double(s.micro_batch) * md.sequence / s.cp;
+    const double local = e.experts / s.ep;
+    const double rows =
+        e.top_k * (s.tp > 1 ? T / s.tp : T) * s.expert_tp() * e.load(s.moe_imbalance) / local;
+    fmt::format_to(out,
+                   "experts per GPU: {:g} of {:.0f} rows each per micro-batch (one GEMM per "
+                   "expert and pass; few rows per expert is where published steps run slower "
+                   "than estimated: docs/estimator.md)\n",
+                   local, rows);
+  }
   if (s.offload_layers > 0)
     fmt::format_to(out,
                    "CPU offloading: activations of {} of {} blocks to host memory over {:g} GB/s "
