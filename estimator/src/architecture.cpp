@@ -59,6 +59,7 @@ BlockActivations block_activations(const ModelConfig &m, bool fp8) {
     b.norms += phi * kEl * h; // the MoE blocks' pre-MLP norm feeds the router in 16-bit
     b.shared = phi * (fs > 0 ? kEl * gate * fs + lin_in * fs : 0.0);
     b.moe_act = phi * k * lin_in * fe;
+    b.moe_inner = phi * moe_mlp;
   }
   // Unfused attention (Megatron 2022): softmax output (2 a s), dropout mask (a s) and dropout
   // output (2 a s) per token; without dropout only the softmax output.
@@ -169,8 +170,8 @@ ModelOps describe_model(const ModelConfig &m) {
     // routes (and the shared experts'), the router's softmax / top-k over E fp32 logits.
     const double fe = o.moe.f_e, k = o.moe.top_k, fs = o.moe.f_shared;
     const double act_f = (gated ? 6 : 4) * (k * fe + fs), act_b = (gated ? 10 : 6) * (k * fe + fs);
-    o.elementwise[i++] = {"MoE permute, activation, router",
-                          phi * (8 * k * h + act_f + 12 * o.moe.experts),
+    o.moe.mem_fwd = phi * (8 * k * h + act_f + 12 * o.moe.experts);
+    o.elementwise[i++] = {"MoE permute, activation, router", o.moe.mem_fwd,
                           phi * (8 * k * h + act_b + 12 * o.moe.experts), Region::inner};
   }
   if (m.mla()) {

@@ -187,10 +187,13 @@ struct ModuleName {
   unsigned flag;
   const char *name;
 };
-constexpr ModuleName kModuleNames[] = {
-    {kRecomputeCoreAttn, "core_attn"},    {kRecomputeLayernorm, "layernorm"},
-    {kRecomputeMlaUpProj, "mla_up_proj"}, {kRecomputeMlp, "mlp"},
-    {kRecomputeMoeAct, "moe_act"},        {kRecomputeSharedExperts, "shared_experts"}};
+constexpr ModuleName kModuleNames[] = {{kRecomputeCoreAttn, "core_attn"},
+                                       {kRecomputeLayernorm, "layernorm"},
+                                       {kRecomputeMlaUpProj, "mla_up_proj"},
+                                       {kRecomputeMlp, "mlp"},
+                                       {kRecomputeMoeAct, "moe_act"},
+                                       {kRecomputeSharedExperts, "shared_experts"},
+                                       {kRecomputeMoe, "moe"}};
 } // namespace
 
 bool parse_recompute_modules(const std::string &list, unsigned &flags, std::string &bad) {

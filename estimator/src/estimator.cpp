@@ -64,10 +64,15 @@ double activation_bytes_per_layer(const ModelOps &o, const ModelConfig &m, int m
     }
     if (modules & kRecomputeMlaUpProj)
       inner -= act.mla_up;
-    if (modules & kRecomputeSharedExperts)
-      inner -= act.shared;
-    if (modules & kRecomputeMoeAct)
-      routed -= act.moe_act;
+    if (modules & kRecomputeMoe) { // the MoE layer keeps only its input (the norm's output)
+      inner -= act.moe_inner;
+      routed = 0;
+    } else {
+      if (modules & kRecomputeSharedExperts)
+        inner -= act.shared;
+      if (modules & kRecomputeMoeAct)
+        routed -= act.moe_act;
+    }
   }
   inner += routed * o.moe.load(moe_imbalance);
   return scale * (hidden * T / (sp ? t : 1.0) + inner * T / t + core);
@@ -237,7 +242,7 @@ Reject Estimator::check(const Strategy &s, int gpus) const noexcept {
       (s.fp8_param_gather && !m_model.fp8))
     return Reject::offload;
   // Megatron-Core reads recompute_modules only with recompute_granularity "selective".
-  constexpr unsigned kAllModules = (kRecomputeSharedExperts << 1) - 1;
+  constexpr unsigned kAllModules = (kRecomputeMoe << 1) - 1;
   if (s.recompute_modules != 0 &&
       (s.recompute != Recompute::selective || s.framework != Framework::megatron ||
        (s.recompute_modules & ~kAllModules) != 0))

@@ -70,13 +70,20 @@ LayerCost Estimator::layer_cost(const Strategy &st, double T) const noexcept {
       const double shared_fwd = gemm(T, su, h) + gemm(T, h, sd);
       f += shared_fwd;
       b += gemm(T, h, su) + gemm(h, su, T) + gemm(T, sd, h) + gemm(sd, h, T);
-      if (mods & kRecomputeSharedExperts)
+      if ((mods & kRecomputeSharedExperts) && !(mods & kRecomputeMoe))
         c.rec_mod_gemm += phi * shared_fwd;
     }
     c.gemm_fwd += phi * f;
     c.gemm_bwd += phi * b;
-    if (mods & kRecomputeMoeAct) // the activation again: read the up output, write its input
+    if (mods & kRecomputeMoe) {
+      // the whole layer's forward again (Megatron-Core's MoELayer checkpoint): router, experts,
+      // shared experts, and its memory-bound kernels; the all-to-alls in stage_comm.cpp
+      c.rec_mod_gemm += phi * f;
+      c.rec_mod_mem += P.mem_s(k * e.mem_fwd * T / t);
+    } else if (mods & kRecomputeMoeAct) { // the activation again: read the up output, write
+                                          // its input
       c.rec_mod_mem += phi * P.mem_s(k * 2 * (e.up_n + e.f_e) * rows * local / et);
+    }
   }
   // Megatron-Core's selective --recompute-modules: each module's forward once more in backward.
   for (int i = 0; i < o.n_linear; ++i) {

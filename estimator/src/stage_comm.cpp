@@ -196,8 +196,10 @@ void StageComm::price(StageCost &c, bool record) {
   // backward, and again for a recomputed block; hidden only behind the shared expert with
   // --moe-shared-expert-overlap (above).
   double epc = 0, ep_hidden = 0;
+  // the "moe" recompute module runs each MoE layer's dispatch and combine again in backward
+  const double moe_rec = (st.active_recompute_modules() & kRecomputeMoe) ? c.layers : 0.0;
   if (ag_bytes > 0) {
-    const double n_each = o.moe.fraction * (2 * c.layers + rec);
+    const double n_each = o.moe.fraction * (2 * c.layers + rec + moe_rec);
     epc = record ? (sink.add(Op::allgather, Parallelism::ep, "token dispatch (all-gather)",
                              ag_bytes, g_epg, m * n_each) +
                     sink.add(Op::reducescatter, Parallelism::ep, "token combine (reduce-scatter)",
@@ -205,7 +207,7 @@ void StageComm::price(StageCost &c, bool record) {
                        m
                  : n_each * (u_agd + u_rsd);
   } else if (ep_bytes > 0) {
-    const double n_a2a = o.moe.fraction * (4 * c.layers + 2 * rec);
+    const double n_a2a = o.moe.fraction * (4 * c.layers + 2 * (rec + moe_rec));
     epc = record ? sink.add(Op::alltoall, Parallelism::ep, "token dispatch/combine", ep_bytes, g_ep,
                             m * n_a2a) /
                        m

@@ -177,8 +177,14 @@ void Estimator::throughput(const Strategy &st, const LayoutSizes &z, const Stage
       if ((mods & kRecomputeMlp) && l.mlp)
         per_token += (1 - o.moe.fraction) * 2 * l.n * l.k;
     }
-    if ((mods & kRecomputeSharedExperts) && o.moe.f_shared > 0)
-      per_token += o.moe.fraction * 2 * md.hidden * o.moe.f_shared * (o.moe.up_n / o.moe.f_e + 1);
+    const double shared_fwd =
+        o.moe.f_shared > 0 ? 2 * md.hidden * o.moe.f_shared * (o.moe.up_n / o.moe.f_e + 1) : 0.0;
+    if (mods & kRecomputeMoe) // router, k routed experts and the shared ones again
+      per_token +=
+          o.moe.fraction * (2 * md.hidden * o.moe.experts +
+                            2 * o.moe.top_k * (o.moe.up_n + o.moe.f_e) * md.hidden + shared_fwd);
+    else if (mods & kRecomputeSharedExperts)
+      per_token += o.moe.fraction * shared_fwd;
     e.hardware_flops += per_token * B * md.sequence * md.layers;
   }
   const double it = e.time_s.iteration;

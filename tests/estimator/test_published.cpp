@@ -223,7 +223,8 @@ TEST(PublishedRuns, MalformedOffloadAndRecomputeFieldsNameTheField) {
   const std::pair<std::string, std::string> cases[] = {
       {"\"recompute\": \"selective\", \"recompute_modules\": \"mlp\"}", "recompute_modules"},
       {"\"recompute\": \"selective\", \"recompute_modules\": [\"mlp\", 3]}", "recompute_modules"},
-      {"\"recompute\": \"selective\", \"recompute_modules\": [\"moe\"]}", "recompute_modules"},
+      {"\"recompute\": \"selective\", \"recompute_modules\": [\"moe_router\"]}",
+       "recompute_modules"},
       {"\"cpu_offloading_num_layers\": -1}", "cpu_offloading_num_layers"},
       {"\"cpu_offloading_num_layers\": 1.5}", "cpu_offloading_num_layers"},
       {"\"fp8_param_gather\": \"yes\"}", "fp8_param_gather"},

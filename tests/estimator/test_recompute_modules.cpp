@@ -74,13 +74,57 @@ TEST(RecomputeModules, ModulesDropTheirActivationsAndRunAgain) {
   Strategy bad = s;
   bad.recompute_modules = kRecomputeMoeAct;
   test_checks::expect_refused(est, bad, Reject::recompute, "--recompute-modules");
-  // names: Megatron-Core's, round trip; "moe" (the whole MoE layer) is not modeled
+  // names: Megatron-Core's, round trip; a name it does not have is refused by name
   unsigned flags = 0;
   std::string unknown;
-  ASSERT_TRUE(parse_recompute_modules("mla_up_proj,mlp,moe_act", flags, unknown));
-  EXPECT_EQ(recompute_modules_name(flags), "mla_up_proj,mlp,moe_act");
-  EXPECT_FALSE(parse_recompute_modules("mla_up_proj,moe", flags, unknown));
-  EXPECT_EQ(unknown, "moe");
+  ASSERT_TRUE(parse_recompute_modules("mla_up_proj,mlp,moe_act,moe", flags, unknown));
+  EXPECT_EQ(recompute_modules_name(flags), "mla_up_proj,mlp,moe_act,moe");
+  EXPECT_FALSE(parse_recompute_modules("mla_up_proj,moe_router", flags, unknown));
+  EXPECT_EQ(unknown, "moe_router");
+}
+
+// "moe" (Megatron-Core's MoELayer checkpoint, moe_layer.py): the whole MoE layer's forward runs
+// again in backward (router, routed and shared experts, their memory-bound kernels, and the
+// dispatch and combine all-to-alls), and the layer keeps only its input: every routed-token
+// activation and the router's logits leave. It covers moe_act and shared_experts.
+TEST(RecomputeModules, MoeModuleRecomputesTheWholeLayer) {
+  const ModelConfig m = load_model(test_paths::model_path("deepseek-v3"));
+  const Estimator est(m, load_system(test_paths::system_path("gb200-nvl72")));
+  Strategy s;
+  s.tp = 1, s.pp = 4, s.interleave = 4, s.ep = 64, s.dp = 64, s.zero = 1, s.fused_ce = true;
+  s.first_stage_layers = 16, s.last_stage_layers = 13, s.global_batch = 4096;
+  auto run = [&](Recompute r, unsigned mods) {
+    Strategy x = s;
+    x.recompute = r, x.recompute_modules = mods;
+    est.validate(x, 0);
+    auto e = std::make_unique<Estimate>();
+    est.evaluate(x, *e);
+    return e;
+  };
+  const auto none = run(Recompute::none, 0);
+  const auto act = run(Recompute::selective, kRecomputeMoeAct | kRecomputeSharedExperts);
+  const auto moe = run(Recompute::selective, kRecomputeMoe);
+  const auto both = run(Recompute::selective, kRecomputeMoe | kRecomputeMoeAct);
+  // memory: below what moe_act and shared_experts drop together (the routed inputs and up
+  // outputs leave too)
+  EXPECT_LT(moe->memory_bytes.activations, act->memory_bytes.activations);
+  EXPECT_DOUBLE_EQ(both->memory_bytes.activations, moe->memory_bytes.activations);
+  // per block: exactly the routed activations (at load 1) and the layer's own inner bytes, over
+  // whole blocks times in-flight micro-batches of stage 0
+  const ModelOps o = describe_model(m);
+  const double per_block = (o.act.routed + o.act.moe_inner) * 4096.0; // b 1 x s 4096, tp 1
+  const auto core = run(Recompute::selective, kRecomputeCoreAttn);
+  const auto core_moe = run(Recompute::selective, kRecomputeCoreAttn | kRecomputeMoe);
+  const double blocks =
+      (core->memory_bytes.activations - core_moe->memory_bytes.activations) / per_block;
+  EXPECT_NEAR(blocks, std::round(blocks), 1e-6) << blocks;
+  EXPECT_GT(blocks, 16);
+  // time: the layer's GEMMs and memory-bound kernels again, and two more all-to-alls per block
+  EXPECT_GT(moe->terms[0].seconds, act->terms[0].seconds);
+  EXPECT_GT(moe->terms[2].seconds, none->terms[2].seconds);
+  EXPECT_NEAR(moe->comm_ep_s, 1.5 * none->comm_ep_s, 1e-9 * none->comm_ep_s); // 6 of 4 per block
+  EXPECT_DOUBLE_EQ(both->time_s.iteration, moe->time_s.iteration);
+  EXPECT_GT(moe->hardware_flops, act->hardware_flops);
 }
 
 // The executed FLOPs count the recomputed modules' GEMMs: mla_up_proj adds, per token and block,

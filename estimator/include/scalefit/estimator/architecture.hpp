@@ -78,6 +78,8 @@ struct BlockActivations {
   double mla_up = 0;     ///< [inner] MLA's up-projected q, k, v: "mla_up_proj"
   double shared = 0;     ///< [inner] the shared experts' inner activations: "shared_experts"
   double moe_act = 0;    ///< [routed] the routed experts' activation output: "moe_act"
+  double moe_inner = 0;  ///< [inner] the MoE layer's own (shared experts, router logits): with
+                         ///< all of `routed`, what "moe" drops (the layer keeps its input)
 };
 
 /// A mixture-of-experts MLP (Megatron-Core MoE layer): a router GEMM h x E and top-k, E experts
@@ -93,6 +95,10 @@ struct MoeOps {
   double expert_params = 0; ///< E experts' weights
   double router_params = 0; ///< h E
   double capacity_factor = 0; ///< ModelConfig::capacity_factor (0: dropless)
+  /// [B per token of the rank, 16-bit elements] the block's memory-bound forward (permute,
+  /// experts' activation, router softmax), MoE-fraction weighted: the elementwise op
+  /// "MoE permute, activation, router" forward, run again by the "moe" recompute module
+  double mem_fwd = 0;
   bool pad = false;           ///< ModelConfig::pad_to_capacity
   /// Tokens the busiest expert rank processes over the balanced share k T / E per expert, for a
   /// router load `imbalance` (Strategy::moe_imbalance): dropless takes all of them (imbalance);

@@ -175,18 +175,21 @@ const char *recompute_name(Recompute r);
 /// selective granularity), as bit flags: the modules whose forward is run again in backward
 /// instead of keeping its outputs.
 enum RecomputeModule : unsigned {
-  kRecomputeCoreAttn = 1u << 0,     ///< "core_attn": the attention core (the default list)
-  kRecomputeLayernorm = 1u << 1,    ///< "layernorm": norms that are modules of their own
-  kRecomputeMlaUpProj = 1u << 2,    ///< "mla_up_proj": MLA's q and kv up projections (+ RoPE)
-  kRecomputeMlp = 1u << 3,          ///< "mlp": the dense MLP
-  kRecomputeMoeAct = 1u << 4,       ///< "moe_act": the routed experts' activation function
-  kRecomputeSharedExperts = 1u << 5 ///< "shared_experts": the MoE blocks' shared experts
+  kRecomputeCoreAttn = 1u << 0,      ///< "core_attn": the attention core (the default list)
+  kRecomputeLayernorm = 1u << 1,     ///< "layernorm": norms that are modules of their own
+  kRecomputeMlaUpProj = 1u << 2,     ///< "mla_up_proj": MLA's q and kv up projections (+ RoPE)
+  kRecomputeMlp = 1u << 3,           ///< "mlp": the dense MLP
+  kRecomputeMoeAct = 1u << 4,        ///< "moe_act": the routed experts' activation function
+  kRecomputeSharedExperts = 1u << 5, ///< "shared_experts": the MoE blocks' shared experts
+  kRecomputeMoe = 1u << 6            ///< "moe": the whole MoE layer (router, dispatch and combine
+                          ///< all-to-alls, routed and shared experts; Megatron-Core's MoELayer
+                          ///< checkpoints its forward, moe_layer.py moe_layer_recompute)
 };
 /// Flags of a comma-separated list of those names ("mla_up_proj,mlp"); false with `bad` set to
-/// the first name that is not one (Megatron-Core's "moe" is not modeled).
+/// the first name that is not one.
 bool parse_recompute_modules(const std::string &list, unsigned &flags, std::string &bad);
 /// The names of `flags`, comma-separated, in a fixed order (core_attn, layernorm, mla_up_proj,
-/// mlp, moe_act, shared_experts); "" for 0, every name for ~0u.
+/// mlp, moe_act, shared_experts, moe); "" for 0, every name for ~0u.
 std::string recompute_modules_name(unsigned flags);
 
 /// Largest GPU count (dp * tp * pp) and parallel degree the estimator accepts: 2^24, far beyond
