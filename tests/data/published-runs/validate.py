@@ -20,6 +20,12 @@ def recompute(r):
         s, l, h, a, g, f, V = m["seq"], m["layers"], m["hidden"], m["heads"], m["kv_heads"], m["ffn"], m["vocab"]
         F = s * l * h * h * (12 + 12 * g / a + 18 * f / h + 12 * s / h + 6 * V / (l * h))
         return r["global_batch"] * F / (r["gpus"] * p["tflops_per_gpu"] * 1e12)
+    if "causal attention counted as half: F = seq*F_tok" in c:  # Megatron-MoE-ModelZoo long context
+        s, l, h, a, d, g = m["seq"], m["layers"], m["hidden"], m["heads"], m["head_dim"], m["kv_heads"]
+        k, fe, V = m["top_k"], m["moe_ffn"], m["vocab"]
+        f_tok = 6 * (l * (h * (a * d + 2 * g * d) + a * d * h + 3 * k * h * fe) + h * V)
+        F = s * f_tok + 6 * s * s * a * d * l
+        return r["global_batch"] * F / (r["gpus"] * p["tflops_per_gpu"] * 1e12)
     if "Megatron model FLOPs 12*B*s*l*h^2" in c:
         B, s, l, h, V = r["global_batch"], m["seq"], m["layers"], m["hidden"], m["vocab"]
         F = 12 * B * s * l * h * h * (2 + s / h + 4 + V / (2 * l * h))  # as the shared file states (ffn=4h)
