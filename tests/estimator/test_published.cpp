@@ -51,6 +51,7 @@ TEST(PublishedRuns, EverySourceWithinItsRecordedError) {
       {"megatron-bridge-26.x-dense.jsonl", 0.05, 0.12, 0, 42},
       {"megatron-bridge-skills-moe-h100.jsonl", 0.13, 0.24, 0, 4},
       {"megatron-moe-modelzoo-qwen3-h100.jsonl", 0.11, 0.26, 0, 8},
+      {"megatron-moe-modelzoo-qwen3-gb200-gb300.jsonl", 0.14, 0.18, 0, 3},
       {"dgxc-benchmarking-v25.05.05-h100-gb200.jsonl", 0.11, 0.18, 0, 24},
       {"dgxc-benchmarking-v25.04.02-h100.jsonl", 0.05, 0.15, 0, 68},
   };
