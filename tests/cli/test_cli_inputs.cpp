@@ -329,9 +329,10 @@ TEST(CliNumbers, CpuOffloadingOutsideMegatronCoresChecksIsExit2NamingTheFlag) {
 }
 
 TEST(CliNumbers, RecomputeModulesOutsideSelectiveOrUnknownIsExit2NamingTheFlag) {
-  // Megatron-Core reads recompute_modules only with selective granularity; "moe" is not modeled
+  // Megatron-Core reads recompute_modules only with selective granularity; a name it does not
+  // have is refused
   for (const char *extra : {"--recompute-modules mlp", "--recompute full --recompute-modules mlp",
-                            "--recompute selective --recompute-modules mlp,moe",
+                            "--recompute selective --recompute-modules mlp,moe_router",
                             "--recompute selective --recompute-modules ''"})
     expect_exit2("estimate --system " + kSystem + " --model " + kModel + " --dp 1 --tp 8 " + extra,
                  {"--recompute-modules"});
