@@ -19,6 +19,21 @@ struct LayerCost {
   double bwd() const { return gemm_bwd + attn_bwd + mem_bwd; }
 };
 
+/// All-to-all time [s] one MoE block hides under Megatron-Core's EP A2A overlap
+/// (--overlap-moe-expert-parallel-comm; the combined 1F1B of
+/// models/common/model_chunk_schedule_plan.py, schedule_layer_1f1b): the forward of one
+/// micro-batch and the backward of the other are merged block by block, and each all-to-all (of
+/// `a2a` s) runs on the communication stream beside one compute step of the other micro-batch:
+/// the backward combine beside the forward attention (`attn_f` s), the forward dispatch beside
+/// the backward MLP (`mlp_b`), the backward dispatch beside the forward MLP (`mlp_f`), the
+/// forward combine beside the backward attention (`attn_b`). Each hides behind its partner and no
+/// more. All inputs >= 0.
+inline double a2a_pairs_hidden(double a2a, double attn_f, double attn_b, double mlp_f,
+                               double mlp_b) noexcept {
+  auto hide = [a2a](double beside) { return a2a < beside ? a2a : beside; };
+  return hide(attn_f) + hide(mlp_b) + hide(mlp_f) + hide(attn_b);
+}
+
 /// Everything Estimator::layer_cost reads of a layout (layer_cost.cpp: keep the two in step):
 /// equal keys price one block identically.
 struct LayerCostKey {

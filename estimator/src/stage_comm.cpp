@@ -214,8 +214,21 @@ void StageComm::price(StageCost &c, bool record) {
                  : n_a2a * u_ep;
     ep_hidden =
         std::min(epc, o.moe.fraction * ((c.layers + rec) * ep_hide_f + c.layers * ep_hide_b));
-    if (st.moe_a2a_overlap) // behind the adjacent micro-batch's blocks, both passes
-      ep_hidden = std::min(epc, c.layers * (lc.fwd() + lc.bwd()) + rec * lc.fwd());
+    if (st.moe_a2a_overlap) {
+      // Megatron-Core's combined 1F1B (a2a_pairs_hidden, detail.hpp). Attention: the core and
+      // the non-MLP linear layers; MLP: the rest of the block (the MoE layer, norms and
+      // element-wise kernels).
+      double attn_f = lc.attn_fwd, attn_b = lc.attn_bwd;
+      for (int i = 0; i < o.n_linear; ++i)
+        if (!o.linear[i].mlp) {
+          attn_f += lc.lin_fwd[i];
+          attn_b += lc.lin_bwd[i];
+        }
+      const double mlp_f = std::max(0.0, lc.fwd() - attn_f);
+      const double mlp_b = std::max(0.0, lc.bwd() - attn_b);
+      ep_hidden = std::min(epc, o.moe.fraction * c.layers *
+                                    a2a_pairs_hidden(u_ep, attn_f, attn_b, mlp_f, mlp_b));
+    }
   }
   // FP8 amax all-reduces: one each way per model chunk (v per stage) and micro-batch, of the
   // chunk's amaxes in fp32: 3 per GEMM forward (input, weight, output), 2 backward (the output
