@@ -13,23 +13,36 @@
 using namespace scalefit;
 using namespace scalefit::estimator;
 
-// Megatron-Core's selective --recompute-modules (transformer_config.py recompute_modules, read
-// only with recompute_granularity "selective"), as Megatron-Bridge's DeepSeek-V3 recipes set
-// them: each module's saved outputs leave, its forward runs again in backward.
-TEST(RecomputeModules, ModulesDropTheirActivationsAndRunAgain) {
+namespace {
+/// DeepSeek-V3 on GB200 NVL72 as Megatron-Bridge's 25.11 recipe lays it out (PP 4 x VP 4, EP 64,
+/// 16 / 13 blocks on the first / last stage), estimated with recompute `r` of modules `mods`.
+struct DeepSeekV3Gb200 {
   const ModelConfig m = load_model(test_paths::model_path("deepseek-v3"));
-  const Estimator est(m, load_system(test_paths::system_path("gb200-nvl72")));
-  Strategy s;
-  s.tp = 1, s.pp = 4, s.interleave = 4, s.ep = 64, s.dp = 64, s.zero = 1, s.fused_ce = true;
-  s.first_stage_layers = 16, s.last_stage_layers = 13, s.global_batch = 4096;
-  auto run = [&](Recompute r, unsigned mods) {
-    Strategy x = s;
+  const Estimator est{m, load_system(test_paths::system_path("gb200-nvl72"))};
+  static Strategy layout() {
+    Strategy x;
+    x.tp = 1, x.pp = 4, x.interleave = 4, x.ep = 64, x.dp = 64, x.zero = 1, x.fused_ce = true;
+    x.first_stage_layers = 16, x.last_stage_layers = 13, x.global_batch = 4096;
+    return x;
+  }
+  std::unique_ptr<Estimate> operator()(Recompute r, unsigned mods) const {
+    Strategy x = layout();
     x.recompute = r, x.recompute_modules = mods;
     est.validate(x, 0);
     auto e = std::make_unique<Estimate>();
     est.evaluate(x, *e);
     return e;
-  };
+  }
+};
+} // namespace
+
+// Megatron-Core's selective --recompute-modules (transformer_config.py recompute_modules, read
+// only with recompute_granularity "selective"), as Megatron-Bridge's DeepSeek-V3 recipes set
+// them: each module's saved outputs leave, its forward runs again in backward.
+TEST(RecomputeModules, ModulesDropTheirActivationsAndRunAgain) {
+  const DeepSeekV3Gb200 run;
+  const ModelConfig &m = run.m;
+  const Estimator &est = run.est;
   const auto none = run(Recompute::none, 0);
   // core_attn (the default list): Megatron-Core checkpoints the attention core whatever its
   // backend, so the fused kernel's forward runs again in backward and its fp32 log-sum-exp
@@ -71,7 +84,7 @@ TEST(RecomputeModules, ModulesDropTheirActivationsAndRunAgain) {
                   (none->memory_bytes.activations - act->memory_bytes.activations),
               1e-6 * none->memory_bytes.activations);
   // recompute modules without selective granularity are refused, as Megatron-Core ignores them
-  Strategy bad = s;
+  Strategy bad = DeepSeekV3Gb200::layout();
   bad.recompute_modules = kRecomputeMoeAct;
   test_checks::expect_refused(est, bad, Reject::recompute, "--recompute-modules");
   // names: Megatron-Core's, round trip; a name it does not have is refused by name
@@ -88,19 +101,9 @@ TEST(RecomputeModules, ModulesDropTheirActivationsAndRunAgain) {
 // dispatch and combine all-to-alls), and the layer keeps only its input: every routed-token
 // activation and the router's logits leave. It covers moe_act and shared_experts.
 TEST(RecomputeModules, MoeModuleRecomputesTheWholeLayer) {
-  const ModelConfig m = load_model(test_paths::model_path("deepseek-v3"));
-  const Estimator est(m, load_system(test_paths::system_path("gb200-nvl72")));
-  Strategy s;
-  s.tp = 1, s.pp = 4, s.interleave = 4, s.ep = 64, s.dp = 64, s.zero = 1, s.fused_ce = true;
-  s.first_stage_layers = 16, s.last_stage_layers = 13, s.global_batch = 4096;
-  auto run = [&](Recompute r, unsigned mods) {
-    Strategy x = s;
-    x.recompute = r, x.recompute_modules = mods;
-    est.validate(x, 0);
-    auto e = std::make_unique<Estimate>();
-    est.evaluate(x, *e);
-    return e;
-  };
+  const DeepSeekV3Gb200 run;
+  const ModelConfig &m = run.m;
+  const Estimator &est = run.est;
   const auto none = run(Recompute::none, 0);
   const auto act = run(Recompute::selective, kRecomputeMoeAct | kRecomputeSharedExperts);
   const auto moe = run(Recompute::selective, kRecomputeMoe);
