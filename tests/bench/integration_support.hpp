@@ -15,9 +15,12 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <spawn.h>
 #include <string>
 #include <sys/types.h>
 #include <vector>
+
+extern char **environ;
 
 namespace scalefit::test::bench {
 
@@ -44,6 +47,20 @@ inline std::vector<pid_t> processes_with(const std::string &marker) {
       pids.push_back(static_cast<pid_t>(std::stol(name)));
   }
   return pids;
+}
+
+/// Starts `/bin/sh -c CMD` in a process group of its own, so that a test can stop or kill the
+/// whole job (kill(-pid, sig)); the shell's PID, or -1 when posix_spawn fails.
+inline pid_t spawn_in_own_group(const std::string &cmd) {
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attr, 0);
+  pid_t pid = -1;
+  const char *argv[] = {"/bin/sh", "-c", cmd.c_str(), nullptr};
+  const int rc = posix_spawn(&pid, "/bin/sh", nullptr, &attr, const_cast<char **>(argv), environ);
+  posix_spawnattr_destroy(&attr);
+  return rc == 0 ? pid : -1;
 }
 
 /// Runs `mpiexec --oversubscribe TAIL` (a raw tail: -np N binary args), capturing stdout/stderr.

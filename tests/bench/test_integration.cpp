@@ -7,7 +7,6 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -24,8 +23,6 @@
 #include <set>
 #include <sstream>
 #include <thread>
-
-extern char **environ;
 
 using namespace scalefit;
 namespace fs = std::filesystem;
@@ -207,14 +204,8 @@ TEST(Integration, KilledSweepResumesWithoutLossOrDuplicates) {
   set_mpi_env();
   const std::string cmd = "exec " + mpiexec() + " --oversubscribe -np 2 " + bench_bin() + " " +
                           args + " >/dev/null 2>&1";
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
-  posix_spawnattr_setpgroup(&attr, 0);
-  pid_t pid = 0;
-  const char *argv[] = {"/bin/sh", "-c", cmd.c_str(), nullptr};
-  ASSERT_EQ(posix_spawn(&pid, "/bin/sh", nullptr, &attr, const_cast<char **>(argv), environ), 0);
-  posix_spawnattr_destroy(&attr);
+  const pid_t pid = test::bench::spawn_in_own_group(cmd);
+  ASSERT_GT(pid, 0);
   auto lines = [&] {
     std::ifstream in(out);
     std::size_t n = 0;

@@ -5,7 +5,6 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,8 +13,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-extern char **environ;
 
 using namespace scalefit;
 namespace fs = std::filesystem;
@@ -38,14 +35,8 @@ TEST(Integration, StuckRankIsAbortedByTheTimeoutNamingThePoint) {
                           "--hot --timeout 2 --out " +
                           out.string() + " >" + (d.path / "table.txt").string() + " 2>" +
                           err.string();
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
-  posix_spawnattr_setpgroup(&attr, 0);
-  pid_t pid = 0;
-  const char *argv[] = {"/bin/sh", "-c", cmd.c_str(), nullptr};
-  ASSERT_EQ(posix_spawn(&pid, "/bin/sh", nullptr, &attr, const_cast<char **>(argv), environ), 0);
-  posix_spawnattr_destroy(&attr);
+  const pid_t pid = test::bench::spawn_in_own_group(cmd);
+  ASSERT_GT(pid, 0);
   // Wait for both ranks, then stop one (SIGSTOP: a hung rank, as in the audit).
   std::vector<pid_t> ranks;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
@@ -106,14 +97,8 @@ TEST(Integration, TwoJobsCannotWriteOneOutputFile) {
                           " comm --backend mpi --ops allreduce -b 8 -e 8 -n 100000000 --batch 1 "
                           "--out " +
                           out.string() + " >/dev/null 2>&1";
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
-  posix_spawnattr_setpgroup(&attr, 0);
-  pid_t pid = 0;
-  const char *argv[] = {"/bin/sh", "-c", cmd.c_str(), nullptr};
-  ASSERT_EQ(posix_spawn(&pid, "/bin/sh", nullptr, &attr, const_cast<char **>(argv), environ), 0);
-  posix_spawnattr_destroy(&attr);
+  const pid_t pid = test::bench::spawn_in_own_group(cmd);
+  ASSERT_GT(pid, 0);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (!fs::exists(out.string() + ".lock") && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
