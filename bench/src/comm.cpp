@@ -92,36 +92,8 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
     const std::vector<std::string> picked = allgather_strings(gpu_identity(local_rank));
     agree_or_throw(rank == 0 ? shared_gpu_refusal(hosts_per_rank, picked) : "", "-np");
   }
-  ContextRecord ctx;
-  ctx.system = o.system;
-  ctx.backend = backend_name;
-  ctx.nranks = nranks;
-  ctx.nnodes = layout.nnodes;
-  ctx.ranks_per_node = layout.ranks_per_node;
-  ctx.emulated_nodes = layout.emulated;
-  for (int node = 0; node < layout.nnodes; ++node)
-    for (int r = 0; r < nranks; ++r)
-      if (layout.node_of_rank[static_cast<std::size_t>(r)] == node) {
-        ctx.hosts.push_back(hosts_per_rank[static_cast<std::size_t>(r)]);
-        break;
-      }
-  ctx.command_line = command_line;
-  ctx.env = captured_env();
-  ctx.extra = nlohmann::json::object();
-  ctx.extra["dtypes"] = nlohmann::json::array();
-  for (DType t : dtypes)
-    ctx.extra["dtypes"].push_back(dtype_name(t));
-  ctx.extra["tool"] = "scalefit-bench comm";
-  if (auto a2av = alltoallv_context(o.ops, o.alltoallv_matrix); !a2av.is_null())
-    ctx.extra["alltoallv"] = std::move(a2av);
-  // (op, placement) combinations the backend does not run (N/A in the table), and why.
-  if (const nlohmann::json nr = not_run_entries(backend_name, o.ops, o.placements); !nr.empty())
-    ctx.extra["not_run"] = nr;
-  // What --resume compares (output.hpp: check_same_method); buffers completed below.
-  ctx.extra["statistic"] = statistic_name(o.statistic);
-  ctx.extra["buffers"] = {{"mode", o.hot ? "hot" : "rotate"}};
-  ctx.extra["timer"] = {{"sync", o.sync_barrier ? "barrier" : "back-to-back"}};
-  ctx.extra["sampling"] = sampling_context(o); // adaptive or nccl-tests' batch of -n 20
+  ContextRecord ctx =
+      initial_context(o, backend_name, layout, hosts_per_rank, dtypes, command_line);
   ResumeState resume;
   std::unique_ptr<OutputLock> lock;
   std::string out_error;
@@ -164,46 +136,9 @@ int run_comm(const CommOptions &o, const std::string &command_line) {
   // The run's buffers: allocated once at the largest block's size (each block rotates through
   // the first part of them), so every page is faulted in before the first timed point and stays
   // warm; allocating per block timed the first pass through fresh pages (issue 20, Sec. 1).
-  std::size_t run_send_bytes = 0, run_recv_bytes = 0;
-  {
-    // Memory the sweep needs on this rank, before anything is allocated.
-    std::uint64_t need = 0, staging = 0;
-    std::size_t largest_count = 0;
-    DType largest_dtype = dtypes.front();
-    for (Op op : o.ops)
-      for (const GroupShape &s : shapes)
-        for (DType t : dtypes) {
-          const std::vector<SizePoint> pts = op_size_points(op, sizes, t, s.nranks);
-          if (pts.empty())
-            continue;
-          if (pts.back().count > largest_count) {
-            largest_count = pts.back().count;
-            largest_dtype = t;
-          }
-          const auto [sb, rb] = block_bytes(collective(op), pts.back().count, t, s.nranks,
-                                            rotation_bytes);
-          run_send_bytes = std::max<std::size_t>(run_send_bytes, sb);
-          run_recv_bytes = std::max<std::size_t>(run_recv_bytes, rb);
-          staging = std::max<std::uint64_t>(staging, std::max(sb, rb));
-        }
-    // MPI-3 counts are C ints: a larger count would end the run mid-sweep (exit 3) after the
-    // smaller sizes were measured; refuse it here, before anything runs.
-    if (backend_name == "mpi" && largest_count > static_cast<std::size_t>(INT_MAX))
-      agree_or_throw("-e gives a count of " + std::to_string(largest_count) + " " +
-                         std::string(dtype_name(largest_dtype)) +
-                         " elements per call, more than the mpi backend can pass (MPI-3 counts "
-                         "are C ints: at most 2147483647); lower -e",
-                     "-e");
-    need = run_send_bytes + run_recv_bytes; // one allocation for the whole run
-    const bool host = backend->host_accessible();
-    std::string why = memory_refusal(need, backend->ranks_sharing_memory(local_size),
-                                     backend->available_memory_bytes(),
-                                     host ? "the node's MemAvailable" : "one GPU's free memory");
-    if (why.empty() && !host && o.check)
-      why = memory_refusal(staging, local_size, mem_available_bytes(),
-                           "the node's MemAvailable (pinned check staging)");
-    agree_or_throw(why.empty() ? "" : "rank " + std::to_string(rank) + ": " + why, "-e");
-  }
+  const RunBufferBytes run_bytes = run_buffer_bytes(o, backend_name, shapes, dtypes, sizes,
+                                                    rotation_bytes, *backend, local_size);
+  const std::size_t run_send_bytes = run_bytes.send, run_recv_bytes = run_bytes.recv;
   const std::vector<std::string> devices = allgather_strings(backend->device_name());
   ctx.devices = devices;
   ctx.versions = backend->versions();

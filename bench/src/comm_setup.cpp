@@ -1,11 +1,18 @@
 // Helpers of `scalefit-bench comm` without sweep state (see comm_setup.hpp).
 #include "comm_setup.hpp"
 
+#include "scalefit/bench/alltoallv.hpp"
+#include "scalefit/bench/comm.hpp"
+#include "scalefit/bench/guard.hpp"
+#include "scalefit/bench/output.hpp"
+#include "scalefit/bench/sysinfo.hpp"
+#include "scalefit/bench/world.hpp"
 #include "scalefit/core/error.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <climits>
 #include <map>
 
 namespace scalefit::bench::detail {
@@ -232,6 +239,94 @@ nlohmann::json stop_rule_context(const CommOptions &o) {
           {"interval", "ci_rel: max(relative half-width of the 95% CI of the statistic, "
                        "|statistic(first half) - statistic(second half)| / (2 statistic) of the "
                        "samples in time order)"}};
+}
+
+/// The context record of a comm run before its backend exists (comm.cpp completes it).
+ContextRecord initial_context(const CommOptions &o, const std::string &backend_name,
+                              const NodeLayout &layout,
+                              const std::vector<std::string> &hosts_per_rank,
+                              const std::vector<DType> &dtypes, const std::string &command_line) {
+  const int nranks = static_cast<int>(hosts_per_rank.size());
+  ContextRecord ctx;
+  ctx.system = o.system;
+  ctx.backend = backend_name;
+  ctx.nranks = nranks;
+  ctx.nnodes = layout.nnodes;
+  ctx.ranks_per_node = layout.ranks_per_node;
+  ctx.emulated_nodes = layout.emulated;
+  for (int node = 0; node < layout.nnodes; ++node)
+    for (int r = 0; r < nranks; ++r)
+      if (layout.node_of_rank[static_cast<std::size_t>(r)] == node) {
+        ctx.hosts.push_back(hosts_per_rank[static_cast<std::size_t>(r)]);
+        break;
+      }
+  ctx.command_line = command_line;
+  ctx.env = captured_env();
+  ctx.extra = nlohmann::json::object();
+  ctx.extra["dtypes"] = nlohmann::json::array();
+  for (DType t : dtypes)
+    ctx.extra["dtypes"].push_back(dtype_name(t));
+  ctx.extra["tool"] = "scalefit-bench comm";
+  if (auto a2av = alltoallv_context(o.ops, o.alltoallv_matrix); !a2av.is_null())
+    ctx.extra["alltoallv"] = std::move(a2av);
+  // (op, placement) combinations the backend does not run (N/A in the table), and why.
+  if (const nlohmann::json nr = not_run_entries(backend_name, o.ops, o.placements); !nr.empty())
+    ctx.extra["not_run"] = nr;
+  // What --resume compares (output.hpp: check_same_method); buffers completed in comm.cpp.
+  ctx.extra["statistic"] = statistic_name(o.statistic);
+  ctx.extra["buffers"] = {{"mode", o.hot ? "hot" : "rotate"}};
+  ctx.extra["timer"] = {{"sync", o.sync_barrier ? "barrier" : "back-to-back"}};
+  ctx.extra["sampling"] = sampling_context(o); // adaptive or nccl-tests' batch of -n 20
+  return ctx;
+}
+
+/// The run's one send and one receive allocation (every block's largest point), refused before
+/// anything is allocated when they do not fit.
+RunBufferBytes run_buffer_bytes(const CommOptions &o, const std::string &backend_name,
+                                const std::vector<GroupShape> &shapes,
+                                const std::vector<DType> &dtypes,
+                                const std::vector<std::uint64_t> &sizes, std::size_t rotation_bytes,
+                                Backend &backend, int local_size) {
+  const int rank = world_rank();
+  std::size_t run_send_bytes = 0, run_recv_bytes = 0;
+  // Memory the sweep needs on this rank, before anything is allocated.
+  std::uint64_t staging = 0;
+  std::size_t largest_count = 0;
+  DType largest_dtype = dtypes.front();
+  for (Op op : o.ops)
+    for (const GroupShape &s : shapes)
+      for (DType t : dtypes) {
+        const std::vector<SizePoint> pts = op_size_points(op, sizes, t, s.nranks);
+        if (pts.empty())
+          continue;
+        if (pts.back().count > largest_count) {
+          largest_count = pts.back().count;
+          largest_dtype = t;
+        }
+        const auto [sb, rb] =
+            block_bytes(collective(op), pts.back().count, t, s.nranks, rotation_bytes);
+        run_send_bytes = std::max<std::size_t>(run_send_bytes, sb);
+        run_recv_bytes = std::max<std::size_t>(run_recv_bytes, rb);
+        staging = std::max<std::uint64_t>(staging, std::max(sb, rb));
+      }
+  // MPI-3 counts are C ints: a larger count would end the run mid-sweep (exit 3) after the
+  // smaller sizes were measured; refuse it here, before anything runs.
+  if (backend_name == "mpi" && largest_count > static_cast<std::size_t>(INT_MAX))
+    agree_or_throw("-e gives a count of " + std::to_string(largest_count) + " " +
+                       std::string(dtype_name(largest_dtype)) +
+                       " elements per call, more than the mpi backend can pass (MPI-3 counts "
+                       "are C ints: at most 2147483647); lower -e",
+                   "-e");
+  const std::uint64_t need = run_send_bytes + run_recv_bytes; // one allocation for the run
+  const bool host = backend.host_accessible();
+  std::string why = memory_refusal(need, backend.ranks_sharing_memory(local_size),
+                                   backend.available_memory_bytes(),
+                                   host ? "the node's MemAvailable" : "one GPU's free memory");
+  if (why.empty() && !host && o.check)
+    why = memory_refusal(staging, local_size, mem_available_bytes(),
+                         "the node's MemAvailable (pinned check staging)");
+  agree_or_throw(why.empty() ? "" : "rank " + std::to_string(rank) + ": " + why, "-e");
+  return {run_send_bytes, run_recv_bytes};
 }
 
 } // namespace scalefit::bench::detail

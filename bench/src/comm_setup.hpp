@@ -101,4 +101,32 @@ std::string run_banner(const CommOptions &o, const std::string &backend_name,
                        const std::vector<std::string> &hosts, const std::vector<std::string> &devices,
                        std::size_t resumed);
 
+/// The context record of a comm run before its backend exists: system, backend, rank and node
+/// layout, one host per node (its first rank's; `hosts_per_rank` has one name per world rank),
+/// command line, captured environment, the dtypes, the alltoallv matrix and the (op, placement)
+/// pairs the backend does not run, and the method fields --resume compares (statistic,
+/// buffers, timer, sampling). comm.cpp adds devices, versions and the backend's details. No
+/// errors.
+ContextRecord initial_context(const CommOptions &o, const std::string &backend_name,
+                              const NodeLayout &layout,
+                              const std::vector<std::string> &hosts_per_rank,
+                              const std::vector<DType> &dtypes, const std::string &command_line);
+
+/// Bytes of the run's one send and one receive allocation on this rank [B].
+struct RunBufferBytes {
+  std::size_t send = 0, recv = 0;
+};
+
+/// The run's buffers: every (op, shape, dtype) block's largest point (block_bytes, at least
+/// `rotation_bytes` each), allocated once so every page is faulted in before the first timed
+/// point. Collective over MPI_COMM_WORLD (every rank agrees). \throws InputError naming -e when
+/// an mpi-backend count exceeds INT_MAX (MPI-3 counts are C ints) or when the buffers (and, for
+/// a device backend with -c, the pinned check staging) exceed the memory `backend` reports for
+/// the `local_size` ranks of a node (guard.hpp: memory_refusal).
+RunBufferBytes run_buffer_bytes(const CommOptions &o, const std::string &backend_name,
+                                const std::vector<GroupShape> &shapes,
+                                const std::vector<DType> &dtypes,
+                                const std::vector<std::uint64_t> &sizes, std::size_t rotation_bytes,
+                                Backend &backend, int local_size);
+
 } // namespace scalefit::bench::detail

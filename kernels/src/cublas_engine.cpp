@@ -9,12 +9,13 @@
 // grouped call live in cublas_support.cpp). Ran on one H200 (gpu-check, 2026-11-28); the
 // multi-stream and multi-GPU paths have not. fp8: the dense GEMMs that kernel_precision gives fp8
 // run on cuBLASLt (cublaslt_fp8.hpp), every other kernel of an fp8 engine in bf16.
-#include "scalefit/core/error.hpp"
-#include "scalefit/kernels/engine.hpp"
-#include "cuda_check.hpp"
-#include "cuda_kernels.hpp"
 #include "cublas_support.hpp"
 #include "cublaslt_fp8.hpp"
+#include "cuda_check.hpp"
+#include "cuda_kernels.hpp"
+#include "device_buffer.hpp"
+#include "scalefit/core/error.hpp"
+#include "scalefit/kernels/engine.hpp"
 #ifdef SCALEFIT_HAVE_CUDNN
 #include "cudnn_attention.hpp"
 #endif
@@ -45,6 +46,8 @@ using detail::to_device_format;
 
 namespace {
 
+using detail::DeviceBuffer;
+
 /// The fill and softmax kernels' element type of precision p.
 detail::SoftmaxType softmax_type(Precision p) {
   switch (p) {
@@ -58,29 +61,6 @@ detail::SoftmaxType softmax_type(Precision p) {
     return detail::SoftmaxType::fp32;
   }
 }
-
-/// Device memory freed on destruction.
-struct DeviceBuffer {
-  void *ptr = nullptr;
-  std::size_t bytes = 0;
-  DeviceBuffer() = default;
-  DeviceBuffer(const DeviceBuffer &) = delete;
-  DeviceBuffer &operator=(const DeviceBuffer &) = delete;
-  ~DeviceBuffer() { release(); }
-  void release() {
-    if (ptr)
-      cudaFree(ptr);
-    ptr = nullptr;
-    bytes = 0;
-  }
-  void resize(std::size_t n) {
-    if (n <= bytes && ptr)
-      return;
-    release();
-    SCALEFIT_KCUDA_CHECK(cudaMalloc(&ptr, n ? n : 1));
-    bytes = n;
-  }
-};
 
 class CublasEngine final : public GemmEngine {
 public:

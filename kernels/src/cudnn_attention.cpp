@@ -2,6 +2,7 @@
 #include "cudnn_attention.hpp"
 
 #include "cuda_check.hpp"
+#include "device_buffer.hpp"
 
 #include <cudnn.h>
 #include <cudnn_frontend.h>
@@ -77,17 +78,11 @@ struct CudnnAttention::Impl {
   Dims dims;
   Precision precision = Precision::bf16;
   bool causal = true;
-  void *workspace = nullptr;
-  std::int64_t workspace_bytes = 0;
+  DeviceBuffer workspace; // grows to the largest graph's workspace; none while 0
 
   void reserve(std::int64_t bytes) {
-    if (bytes <= workspace_bytes)
-      return;
-    if (workspace)
-      SCALEFIT_KCUDA_CHECK(cudaFree(workspace));
-    workspace = nullptr;
-    SCALEFIT_KCUDA_CHECK(cudaMalloc(&workspace, static_cast<std::size_t>(bytes)));
-    workspace_bytes = bytes;
+    if (bytes > 0)
+      workspace.resize(static_cast<std::size_t>(bytes));
   }
 
   std::shared_ptr<fe::graph::Graph> new_graph() const {
@@ -157,8 +152,7 @@ CudnnAttention::CudnnAttention(cudaStream_t stream) : m_impl(std::make_unique<Im
 CudnnAttention::~CudnnAttention() {
   m_impl->fwd.reset();
   m_impl->bwd.reset();
-  if (m_impl->workspace)
-    cudaFree(m_impl->workspace);
+  m_impl->workspace.release();
   if (m_impl->handle)
     cudnnDestroy(m_impl->handle);
 }
@@ -206,14 +200,14 @@ void CudnnAttention::build(const KernelShape &shape, Precision precision) {
 void CudnnAttention::forward(const AttentionBuffers &buf) {
   std::unordered_map<std::int64_t, void *> pack = {
       {kQ, buf.q}, {kK, buf.k}, {kV, buf.v}, {kO, buf.out}, {kStats, buf.stats}};
-  check_fe(m_impl->fwd->execute(m_impl->handle, pack, m_impl->workspace), "execute forward");
+  check_fe(m_impl->fwd->execute(m_impl->handle, pack, m_impl->workspace.ptr), "execute forward");
 }
 
 void CudnnAttention::backward(const AttentionBuffers &buf) {
   std::unordered_map<std::int64_t, void *> pack = {
       {kQ, buf.q},         {kK, buf.k},       {kV, buf.v},   {kO, buf.out}, {kStats, buf.stats},
       {kdO, buf.dout},     {kdQ, buf.dq},     {kdK, buf.dk}, {kdV, buf.dv}};
-  check_fe(m_impl->bwd->execute(m_impl->handle, pack, m_impl->workspace), "execute backward");
+  check_fe(m_impl->bwd->execute(m_impl->handle, pack, m_impl->workspace.ptr), "execute backward");
 }
 
 } // namespace scalefit::kernels::detail
