@@ -191,6 +191,13 @@ struct StrategyArgs {
     c->add_flag("--pure-bf16", s.pure_bf16,
                 "PyTorch without fp32 master weights: parameters, gradients and AdamW moments in "
                 "bf16 (8 B/parameter)");
+    c->add_flag("--precision-aware-optimizer", s.precision_aware_optimizer,
+                "Megatron-Core's --use-precision-aware-optimizer: Transformer Engine's FusedAdam "
+                "keeps only the remainder bits of the fp32 master weights of bf16 parameters "
+                "(2 B instead of 4; not under FP8 other than delayed scaling); needs --zero 1..3");
+    c->add_flag("--bf16-moments", s.bf16_moments,
+                "with the precision-aware optimizer (implied), the Adam moments in bf16 "
+                "(--exp-avg-dtype bf16 --exp-avg-sq-dtype bf16): 4 B instead of 8");
     c->add_flag("--fused-ce", s.fused_ce,
                 "fused cross-entropy: no fp32 logits kept (Megatron --cross-entropy-loss-fusion)");
     c->add_option("--cpu-offloading-num-layers", s.offload_layers,

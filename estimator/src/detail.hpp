@@ -56,6 +56,20 @@ inline bool eager_bf16_model(const Strategy &st) {
   return st.pure_bf16 || st.zero >= 1;
 }
 
+/// Adam's state per parameter in the (distributed) optimizer [B]: fp32 master weights and two
+/// fp32 moments, 12 B (Rajbhandari et al. 2020, K = 12); under Megatron-Core's precision-aware
+/// optimizer the master weights take 2 B where Transformer Engine's FusedAdam owns them and
+/// stores only the remainder bits of bf16 parameters (bf16 models, FP8 only with delayed
+/// scaling; Megatron-Core optimizer_config.py use_precision_aware_optimizer_no_fp8_or_ds_fp8 and
+/// store_param_remainders = True), else 4; the moments 2 + 2 B with bf16_moments.
+inline double adam_state_bytes(const Strategy &st, const ModelConfig &md) {
+  if (!(st.precision_aware_optimizer || st.bf16_moments))
+    return 12.0;
+  const bool te_master =
+      md.dtype == DType::bfloat16 && (!md.fp8 || st.fp8_recipe == Fp8Recipe::delayed);
+  return (te_master ? 2.0 : 4.0) + (st.bf16_moments ? 4.0 : 8.0);
+}
+
 /// The attention kernels `st` runs: PyTorch's SDPA under Framework::pytorch, else Transformer
 /// Engine's backend as --attention-backend selects it.
 inline AttentionKernel attention_kernel(const Strategy &st) {

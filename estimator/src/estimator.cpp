@@ -28,12 +28,12 @@ double iteration_flops(const ModelConfig &m, double batch, Recompute recompute) 
 }
 
 ModelStateBytes model_state_bytes(double psi, int zero, int dp, bool fp32_grads,
-                                  double weight_bytes) {
+                                  double weight_bytes, double optimizer_bytes) {
   ModelStateBytes b;
   const double n = std::max(1, dp);
   b.weights = weight_bytes * psi / (zero >= 3 ? n : 1.0);
   b.gradients = (fp32_grads ? 4.0 : weight_bytes) * psi / (zero >= 2 ? n : 1.0);
-  b.optimizer = 12.0 * psi / (zero >= 1 ? n : 1.0);
+  b.optimizer = optimizer_bytes * psi / (zero >= 1 ? n : 1.0);
   return b;
 }
 
@@ -121,7 +121,8 @@ const char *reject_name(Reject r) {
   case Reject::interleave:
     return "interleave needs pp > 1 and micro-batches % pp == 0";
   case Reject::zero:
-    return "ZeRO stage outside 0..3 or shard group not dividing dp*cp";
+    return "ZeRO stage outside 0..3, shard group not dividing dp*cp, or the precision-aware "
+           "optimizer without the distributed optimizer";
   case Reject::memory:
     return "exceeds device memory";
   case Reject::context:
@@ -225,7 +226,9 @@ Reject Estimator::check(const Strategy &s, int gpus) const noexcept {
     return Reject::batch;
   const std::int64_t dpcp = std::int64_t{s.dp} * s.cp;
   if (s.zero < 0 || s.zero > 3 || s.zero_shard < 0 ||
-      (s.zero_shard > 0 && (s.zero == 0 || dpcp % s.zero_shard != 0)) || s.recompute_layers < 0)
+      (s.zero_shard > 0 && (s.zero == 0 || dpcp % s.zero_shard != 0)) || s.recompute_layers < 0 ||
+      ((s.bf16_moments || s.precision_aware_optimizer) &&
+       (s.zero < 1 || s.framework != Framework::megatron)))
     return Reject::zero;
   // Ring attention with sliding windows (which ranks' keys a window reaches) is not modeled.
   if (s.cp > 1 && (m_model.sequence % (2 * std::int64_t{s.cp}) != 0 || m_model.sliding_window > 0))
@@ -312,6 +315,10 @@ void Estimator::validate(const Strategy &s, int gpus) const {
       throw InputError("a shard group (" + str(s.zero_shard) + ") needs --zero 1..3 and must " +
                            "divide dp*cp (" + str(std::int64_t{s.dp} * s.cp) + ")",
                        "", 0, "--zero-shard");
+    if ((s.bf16_moments || s.precision_aware_optimizer) && s.zero >= 0 && s.zero <= 3)
+      throw InputError("the precision-aware optimizer (and its bf16 moments) is Megatron-Core's "
+                       "distributed optimizer: it needs --zero 1..3 and --framework megatron",
+                       "", 0, s.bf16_moments ? "--bf16-moments" : "--precision-aware-optimizer");
     throw InputError("ZeRO stage must be 0..3", "", 0, "--zero");
   case Reject::context:
     if (m_model.sliding_window > 0)

@@ -94,10 +94,12 @@ void Estimator::memory(const Strategy &st, const StageCost *stages, int n_stages
         total = weights + grads + optim + act;
       }
     } else {
-      ModelStateBytes ms = model_state_bytes(psi, st.zero, shard, st.fp32_grads, el);
+      // Adam's state per parameter (12 B; less under the precision-aware optimizer)
+      const double kopt = adam_state_bytes(st, md);
+      ModelStateBytes ms = model_state_bytes(psi, st.zero, shard, st.fp32_grads, el, kopt);
       if (c.expert_params > 0) { // experts: ZeRO shards them over the expert-data-parallel ranks
-        const ModelStateBytes x = model_state_bytes(c.expert_params, st.zero, st.expert_dp(),
-                                                    st.fp32_grads, el);
+        const ModelStateBytes x =
+            model_state_bytes(c.expert_params, st.zero, st.expert_dp(), st.fp32_grads, el, kopt);
         ms.weights += x.weights;
         ms.gradients += x.gradients;
         ms.optimizer += x.optimizer;

@@ -166,6 +166,7 @@ std::vector<PublishedRun> load_published_runs(const std::string &path, const std
                        path, line, "moe_token_dispatcher");
     s.moe_dispatcher = *pd;
     s.moe_a2a_overlap = field<bool>(j, "moe_a2a_overlap", false, path, line);
+    s.moe_shared_expert_overlap = field<bool>(j, "moe_shared_expert_overlap", false, path, line);
     // Megatron-Core --attention-backend (Transformer Engine's DotProductAttention backend; the
     // launch scripts' NVTE_FUSED_ATTN=0 means flash)
     const std::string ab = field<std::string>(j, "attention_backend", "fused", path, line);
@@ -194,6 +195,13 @@ std::vector<PublishedRun> load_published_runs(const std::string &path, const std
         throw InputError("unknown module '" + bad + "'", path, line, "recompute_modules");
     }
     s.pure_bf16 = field<bool>(j, "pure_bf16", false, path, line);
+    // Megatron-Core's precision-aware optimizer, and its --exp-avg-dtype/--exp-avg-sq-dtype bf16
+    s.precision_aware_optimizer = field<bool>(j, "precision_aware_optimizer", false, path, line);
+    const std::string moments = field<std::string>(j, "optimizer_moments", "fp32", path, line);
+    if (moments != "fp32" && moments != "bf16")
+      throw InputError("expected fp32 or bf16, got '" + moments + "'", path, line,
+                       "optimizer_moments");
+    s.bf16_moments = moments == "bf16";
     if (j.contains("mixed_precision") && j["mixed_precision"].is_object() &&
         field<std::string>(j["mixed_precision"], "mode", "", path, line) == "pure_bf16")
       s.pure_bf16 = true;

@@ -62,6 +62,8 @@ nlohmann::json strategy_json(const Strategy &s) {
           {"global_batch", s.batch()},
           {"bucket_bytes", s.bucket_bytes},
           {"fp32_grads", s.fp32_grads},
+          {"precision_aware_optimizer", s.precision_aware_optimizer || s.bf16_moments},
+          {"optimizer_moments", s.bf16_moments ? "bf16" : "fp32"},
           {"overlap_dp", s.overlap_dp},
           {"overlap_tp", s.overlap_tp},
           {"framework", framework_name(s.framework)}};
@@ -226,8 +228,13 @@ std::string estimate_table(const Estimator &est, const Strategy &s, const Estima
       t.overlap, t.bubble, t.iteration);
   const auto &m = e.memory_bytes;
   fmt::format_to(out, "memory per GPU, pipeline stage {} [GiB]\n", e.peak_stage);
-  fmt::format_to(out, "  weights {:.2f}  gradients {:.2f}  optimizer {:.2f}  activations {:.2f}\n",
-                 m.weights / kGiB, m.gradients / kGiB, m.optimizer / kGiB, m.activations / kGiB);
+  fmt::format_to(out,
+                 "  weights {:.2f}  gradients {:.2f}  optimizer {:.2f}{}  activations {:.2f}\n",
+                 m.weights / kGiB, m.gradients / kGiB, m.optimizer / kGiB,
+                 s.bf16_moments                ? " (precision-aware, bf16 moments)"
+                 : s.precision_aware_optimizer ? " (precision-aware)"
+                                               : "",
+                 m.activations / kGiB);
   fmt::format_to(out, "  total   {:.2f} of {:.0f}  -> {}\n\n", m.total / kGiB,
                  est.system().device.memory_gib, e.fits_memory ? "fits" : "DOES NOT FIT");
   fmt::format_to(

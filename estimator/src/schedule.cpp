@@ -132,13 +132,15 @@ void Estimator::evaluate_impl(const Strategy &st, Estimate &e, bool messages, bo
   for (int i = 0; i < n_stages; ++i) {
     const StageCost &c = stages[i];
     dp[i] = dp_groups.stage(sink, c, m, ov);
-    // Adam over the local shard, memory-bound (read 16 B, write 16 B per parameter); FP8 casts
-    // each weight matrix once per iteration (read 2, write FP8 and its transpose: 4 B).
+    // Adam over the local shard, memory-bound (read 16 B, write 16 B per parameter: the state,
+    // the gradient and the bf16 weight; less by what the precision-aware optimizer saves of its
+    // state, both ways); FP8 casts each weight matrix once per iteration (read 2, write FP8 and
+    // its transpose: 4 B).
     const double p_opt = c.params / (st.zero >= 1 ? st.shard_ranks() : 1.0) +
                          c.expert_params / (st.zero >= 1 ? st.expert_dp() : 1.0);
     opt[i] = z.eager ? P.mem_n_s(std::ceil(p_opt / constants::kAdamWElementsPerLaunch),
                                  constants::kAdamWBytesPerParam * p_opt)
-                     : P.mem_s(32 * p_opt);
+                     : P.mem_s((32 - 2 * (12 - adam_state_bytes(st, md))) * p_opt);
     if (md.fp8)
       opt[i] += P.mem_s(4 * (c.matrix_params + c.expert_params));
   }

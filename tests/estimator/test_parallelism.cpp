@@ -213,6 +213,38 @@ TEST(Parallelism, FusedCrossEntropyKeepsNoFp32Logits) {
   EXPECT_LT(fused->terms[4].seconds, plain->terms[4].seconds);
 }
 
+// Megatron-Core's precision-aware optimizer (optimizer_config.py, Transformer Engine's FusedAdam):
+// of Adam's 12 B per parameter the fp32 master weights shrink to their 2-byte remainder where TE
+// owns them (a bf16 model), and the moments to 2 + 2 B with --exp-avg(-sq)-dtype bf16; under FP8
+// current scaling Megatron-Core keeps the fp32 master (4 B) and only the moments shrink.
+TEST(Parallelism, PrecisionAwareOptimizerShrinksAdamState) {
+  const Estimator est = make("llama3-8b");
+  Strategy s;
+  s.dp = 8, s.zero = 1, s.global_batch = 64;
+  const double adam12 = run(est, s)->memory_bytes.optimizer;
+  s.precision_aware_optimizer = true;
+  EXPECT_NEAR(run(est, s)->memory_bytes.optimizer, adam12 * 10 / 12, 1e-9 * adam12);
+  s.bf16_moments = true;
+  const auto pa = run(est, s);
+  EXPECT_NEAR(pa->memory_bytes.optimizer, adam12 * 6 / 12, 1e-9 * adam12);
+  // the optimizer step streams less state, both ways
+  Strategy plain = s;
+  plain.precision_aware_optimizer = plain.bf16_moments = false;
+  EXPECT_LT(pa->time_s.compute, run(est, plain)->time_s.compute);
+
+  ModelConfig m8 = est.model();
+  m8.fp8 = true;
+  const Estimator fp8(m8, est.system());
+  s.fp8_recipe = Fp8Recipe::tensorwise;
+  EXPECT_NEAR(run(fp8, s)->memory_bytes.optimizer, adam12 * 8 / 12, 1e-9 * adam12);
+
+  // Megatron's distributed optimizer only: refused without ZeRO or under PyTorch
+  s.zero = 0;
+  EXPECT_EQ(est.check(s, 0), Reject::zero);
+  s.zero = 1, s.framework = Framework::pytorch;
+  EXPECT_EQ(est.check(s, 0), Reject::zero);
+}
+
 // Issue 14's bug: with --framework pytorch, --zero was ignored in memory (GPT-13B on 64 GPUs
 // with ZeRO-3 came out at 191 GiB). FSDP full shard keeps 16 B / 64 per parameter sharded plus
 // the bf16 blocks in flight and the root unit.

@@ -54,6 +54,9 @@ TEST(PublishedRuns, EverySourceWithinItsRecordedError) {
       {"megatron-moe-modelzoo-qwen3-gb200-gb300.jsonl", 0.14, 0.18, 0, 3},
       {"dgxc-benchmarking-v25.05.05-h100-gb200.jsonl", 0.11, 0.18, 0, 24},
       {"dgxc-benchmarking-v25.04.02-h100.jsonl", 0.05, 0.15, 0, 68},
+      // 8 GPUs at GBS 4 (one micro-batch per rank): host-bound, and the memory of the first
+      // two iterations (docs/estimator.md, "A matched recompute sweep")
+      {"megatron-bridge-skills-recompute-h100.jsonl", 0.69, 0.70, 0.20, 6},
   };
   int goal_met = 0;
   for (const Bound &b : bounds) {
@@ -231,6 +234,9 @@ TEST(PublishedRuns, MalformedOffloadAndRecomputeFieldsNameTheField) {
       {"\"fp8_param_gather\": \"yes\"}", "fp8_param_gather"},
       {"\"moe_token_dispatcher\": \"flex\"}", "moe_token_dispatcher"},
       {"\"moe_a2a_overlap\": 1}", "moe_a2a_overlap"},
+      {"\"moe_shared_expert_overlap\": \"on\"}", "moe_shared_expert_overlap"},
+      {"\"precision_aware_optimizer\": 1}", "precision_aware_optimizer"},
+      {"\"optimizer_moments\": \"fp8\"}", "optimizer_moments"},
       {"\"attention_backend\": \"cudnn\"}", "attention_backend"},
       {"\"attention_backend\": 0}", "attention_backend"},
       {"\"nvlink_domain\": -4}", "nvlink_domain"},

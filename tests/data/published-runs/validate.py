@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Check the published-runs JSONL files: every line parses, ids are unique across files,
-layout multiplies out, and iteration_time_s matches the stated conversion within 0.5%."""
+layout multiplies out, iteration_time_s matches the stated conversion within 0.5%, and a memory
+printed in GB (1e9 B) matches its memory_gib within 0.1%."""
 import glob, json, os, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -50,6 +51,11 @@ def main():
             prod = r["tp"] * r["pp"] * r["cp"] * r["dp"]
             if prod != r["gpus"]:
                 print(f"{fn}:{i}: tp*pp*cp*dp={prod} != gpus={r['gpus']}"); bad += 1
+            pub = r.get("published", {})
+            if "peak_allocated_gb" in pub:  # torch's GB (1e9 B) as printed, memory_gib its GiB
+                g = pub["peak_allocated_gb"] * 1e9 / 2**30
+                if abs(g - pub["memory_gib"]) / g > 0.001:
+                    print(f"{fn}:{i}: {r['id']}: memory_gib {pub['memory_gib']} vs {g:.4f}"); bad += 1
             if r.get("no_time"):  # memory-only record: no time to recompute
                 continue
             t = recompute(r)

@@ -289,6 +289,18 @@ struct Strategy {
   /// PyTorch "pure bf16" (model.to(bfloat16), no fp32 master weights): parameters, gradients and
   /// AdamW moments in bf16, 8 B per parameter (llama-recipes' pure_bf16); else mixed precision.
   bool pure_bf16 = false;
+  /// Megatron-Core's precision-aware optimizer (--use-precision-aware-optimizer; Megatron-Bridge's
+  /// performance scripts set it for bf16 Adam): Transformer Engine's FusedAdam updates the
+  /// distributed optimizer's shard. Where it owns the fp32 master weights (no FP8, or FP8 with
+  /// delayed scaling: OptimizerConfig.use_precision_aware_optimizer_no_fp8_or_ds_fp8) and the
+  /// parameters are bf16, it keeps only their low 16 bits (store_param_remainders, Megatron-Core's
+  /// default): 2 B per parameter instead of 4 (adam_state_bytes). Megatron with the distributed
+  /// optimizer (zero >= 1) only; Estimator::check refuses it otherwise.
+  bool precision_aware_optimizer = false;
+  /// With the precision-aware optimizer, the Adam moments in bf16 (--exp-avg-dtype bf16
+  /// --exp-avg-sq-dtype bf16; Megatron-Bridge's DeepSeek-V3 and Moonlight recipes): 2 + 2 B per
+  /// parameter instead of 4 + 4. Implies precision_aware_optimizer.
+  bool bf16_moments = false;
   Framework framework = Framework::megatron; ///< whose kernels and memory layout
   /// Number of GPUs dp * tp * pp * cp in 64 bits, saturated at INT64_MAX (any int degrees: no
   /// overflow); Estimator::check refuses products above kMaxGpus.

@@ -31,8 +31,9 @@ double iteration_flops(const ModelConfig &m, double batch, Recompute recompute);
 
 /// Model states per GPU [bytes] for `psi` parameters on `dp` data-parallel ranks
 /// (Rajbhandari et al. 2020, Sec. 3.1, mixed-precision Adam, K = 12): weights 2 psi, gradients
-/// 2 psi (4 psi with fp32_grads, Megatron), optimizer 12 psi; ZeRO-1 shards the optimizer,
-/// ZeRO-2 also the gradients, ZeRO-3 also the weights.
+/// 2 psi (4 psi with fp32_grads, Megatron), optimizer K psi (K = `optimizer_bytes`: 12 for fp32
+/// master weights and moments, 8 with Megatron-Core's bf16 moments); ZeRO-1 shards the
+/// optimizer, ZeRO-2 also the gradients, ZeRO-3 also the weights.
 struct ModelStateBytes {
   double weights = 0;   ///< [bytes]
   double gradients = 0; ///< [bytes]
@@ -41,7 +42,7 @@ struct ModelStateBytes {
 };
 /// See ModelStateBytes. \param zero stage 0..3.
 ModelStateBytes model_state_bytes(double psi, int zero, int dp, bool fp32_grads,
-                                  double weight_bytes = 2);
+                                  double weight_bytes = 2, double optimizer_bytes = 12);
 
 /// Activation bytes of one transformer layer for one micro-batch of b samples on one TP rank of
 /// one CP rank (Korthikanti et al. 2022, Table 2, generalized in architecture.hpp
@@ -103,7 +104,8 @@ enum class Reject {
   layers,     ///< layers do not split into the pipeline stages and chunks asked for
   batch,      ///< global batch % (dp * micro_batch) != 0
   interleave, ///< interleave > 1 needs pp > 1 and micro-batches % pp == 0 (Megatron)
-  zero,       ///< ZeRO stage outside 0..3, or a shard group that does not divide dp*cp
+  zero,       ///< ZeRO stage outside 0..3, a shard group that does not divide dp*cp, or bf16
+              ///< moments without Megatron's distributed optimizer
   memory,     ///< does not fit in device memory
   context,    ///< sequence % (2 cp) != 0 (causal load balancing pairs 2 cp chunks)
   experts,    ///< experts % ep != 0, tp cp dp % (etp ep) != 0, or ep > 1 on a dense model
