@@ -328,6 +328,16 @@ TEST(CliNumbers, CpuOffloadingOutsideMegatronCoresChecksIsExit2NamingTheFlag) {
                {"--fp8-param-gather"});
 }
 
+TEST(CliNumbers, PrecisionAwareOptimizerWithoutTheDistributedOptimizerIsExit2NamingTheFlag) {
+  // Megatron-Core's precision-aware optimizer is its distributed optimizer's (--zero 1..3)
+  expect_exit2("estimate --system " + kSystem + " --model " + kModel +
+                   " --dp 1 --zero 0 --bf16-moments",
+               {"--bf16-moments"});
+  expect_exit2("estimate --system " + kSystem + " --model " + kModel +
+                   " --dp 1 --zero 1 --framework pytorch --precision-aware-optimizer",
+               {"--precision-aware-optimizer"});
+}
+
 TEST(CliNumbers, RecomputeModulesOutsideSelectiveOrUnknownIsExit2NamingTheFlag) {
   // Megatron-Core reads recompute_modules only with selective granularity; a name it does not
   // have is refused

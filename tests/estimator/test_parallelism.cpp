@@ -238,11 +238,11 @@ TEST(Parallelism, PrecisionAwareOptimizerShrinksAdamState) {
   s.fp8_recipe = Fp8Recipe::tensorwise;
   EXPECT_NEAR(run(fp8, s)->memory_bytes.optimizer, adam12 * 8 / 12, 1e-9 * adam12);
 
-  // Megatron's distributed optimizer only: refused without ZeRO or under PyTorch
+  // Megatron's distributed optimizer only: refused without ZeRO or under PyTorch, naming the flag
   s.zero = 0;
-  EXPECT_EQ(est.check(s, 0), Reject::zero);
-  s.zero = 1, s.framework = Framework::pytorch;
-  EXPECT_EQ(est.check(s, 0), Reject::zero);
+  test_checks::expect_refused(est, s, Reject::zero, "--bf16-moments");
+  s.zero = 1, s.framework = Framework::pytorch, s.bf16_moments = false;
+  test_checks::expect_refused(est, s, Reject::zero, "--precision-aware-optimizer");
 }
 
 // Issue 14's bug: with --framework pytorch, --zero was ignored in memory (GPT-13B on 64 GPUs
