@@ -234,6 +234,8 @@ struct ValidateCmd {
           r["estimated_gib"] = c.estimated_gib;
           r["fits_memory"] = c.fits;
           r["calibration"] = c.calibration;
+          if (c.run->no_time) // memory only: published_s is the file's placeholder
+            r["no_time"] = true;
           if (auto s = sustained.find(c.run->system); s != sustained.end())
             r["calibrated_sustained_efficiency"] = s->second;
           if (c.run->memory_gib > 0) {

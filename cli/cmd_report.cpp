@@ -46,7 +46,7 @@ void add_report_command(CLI::App &app) {
                 "directories of *.jsonl");
   r->add_option("--fit", ra->fits, "fit file(s) whose curves, residuals and scaling to draw");
   r->add_option("--estimate", ra->estimates,
-                "JSON written by `scalefit estimate|search|compare --json` (repeatable)");
+                "JSON written by `scalefit estimate|search|compare|validate --json` (repeatable)");
   r->add_option("-o,--out", ra->opt.out_dir, "output directory (index.html, *.png, data/)")
       ->required();
   r->add_option("--title", ra->opt.title, "page title")->capture_default_str();

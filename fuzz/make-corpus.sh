@@ -99,7 +99,7 @@ cat >"$out/kernels/moe_unequal.jsonl" <<'JSONL'
 JSONL
 copy kernels "$d"/kernels/h200_gpt-2.7b_bf16_fused.jsonl
 
-# The report: `scalefit estimate|compare|search --json` documents (fuzz/seeds/report), a comm
+# The report: `scalefit estimate|compare|search|validate --json` documents (fuzz/seeds/report), a comm
 # file, a kernels file and a pairs file, each read both ways (results and --estimate).
 copy report "$src"/fuzz/seeds/report/*.json "$d"/report/*.jsonl
 head -n 6 "$d/fitting/local_mpi_3curves.jsonl" >"$out/report/comm_head6.jsonl"

@@ -22,6 +22,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 from matplotlib.text import Text  # noqa: E402
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
 
 DPI = 100
 COLORS = plt.rcParams["axes.prop_cycle"].by_key()["color"]
@@ -452,6 +453,78 @@ def compare(fig, spec, d):
     fig.subplots_adjust(left=0.06, right=0.99, bottom=0.2, top=0.85, wspace=0.3)
 
 
+MARKERS = "osD^v<>ph*"
+
+
+def parity(ax, sources, pub_key, est_key, unit, what):
+    """Estimated against published on log-log axes: the diagonal, +-5% and +-15% bands, one
+    colour and marker per source (hollow: a calibration run, in sample)."""
+    lo, hi, drawn = float("inf"), 0.0, False
+    for i, src in enumerate(sources):
+        runs = [r for r in src["runs"] if pub_key in r]
+        if not runs:
+            continue
+        drawn = True
+        c, m = COLORS[i % len(COLORS)], MARKERS[(i // len(COLORS)) % len(MARKERS)]
+        for cal in (False, True):
+            xs = [r[pub_key] for r in runs if r["calibration"] == cal]
+            ys = [r[est_key] for r in runs if r["calibration"] == cal]
+            if xs:
+                ax.scatter(xs, ys, s=22, marker=m, color=c if not cal else "none",
+                           edgecolors=c, linewidths=1.0, zorder=3)
+        for r in runs:
+            lo, hi = min(lo, r[pub_key], r[est_key]), max(hi, r[pub_key], r[est_key])
+    if not drawn:
+        ax.set_visible(False)
+        return
+    lo, hi = lo / 1.5, hi * 1.5
+    grid = [lo, hi]
+    ax.fill_between(grid, [g / 1.15 for g in grid], [g * 1.15 for g in grid], color="0.9",
+                    zorder=1, label="+-15%")
+    ax.fill_between(grid, [g / 1.05 for g in grid], [g * 1.05 for g in grid], color="0.78",
+                    zorder=1, label="+-5%")
+    ax.plot(grid, grid, color="black", lw=0.8, zorder=2)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    for axis in (ax.xaxis, ax.yaxis):  # plain numbers at 1, 2, 5 x 10^n (no mathtext)
+        axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        axis.set_major_formatter(FuncFormatter(lambda v, _: "%g" % v))
+        axis.set_minor_formatter(NullFormatter())
+    ax.set_xlim(lo, hi)
+    ax.set_ylim(lo, hi)
+    ax.set_aspect("equal")
+    ax.set_xlabel("published %s [%s]" % (what, unit))
+    ax.set_ylabel("estimated %s [%s]" % (what, unit))
+    ax.legend(loc="upper left")
+
+
+def validation(fig, spec, d):
+    fig.suptitle(spec["title"], fontsize=12)
+    srcs = d["sources"]
+    memory = any("published_gib" in r for s in srcs for r in s["runs"])
+    a1 = fig.add_subplot(1, 2 if memory else 1, 1)
+    parity(a1, srcs, "published_s", "estimated_s", "s", "iteration time")
+    a1.set_title("iteration time")
+    if memory:
+        a2 = fig.add_subplot(1, 2, 2)
+        parity(a2, srcs, "published_gib", "estimated_gib", "GiB", "memory per GPU")
+        a2.set_title("memory per GPU")
+    handles = []
+    for i, s in enumerate(srcs):
+        label = "%s (%d run%s)" % (s["source"], len(s["runs"]), "" if len(s["runs"]) == 1 else "s")
+        if s["out_of_sample"]:
+            label += ": time mean %.1f%%, max %.1f%%" % (s["mean_time_pct"], s["max_time_pct"])
+        if s["memory_runs"]:
+            label += "; memory max %.1f%%" % s["max_memory_pct"]
+        handles.append(Line2D([], [], ls="", marker=MARKERS[(i // len(COLORS)) % len(MARKERS)],
+                              color=COLORS[i % len(COLORS)], label=label))
+    fig.legend(handles=handles, loc="lower center", ncol=2 if len(handles) > 6 else 1,
+               fontsize=7, frameon=False)
+    rows = math.ceil(len(handles) / (2 if len(handles) > 6 else 1))
+    fig.subplots_adjust(left=0.06, right=0.98, top=0.92, wspace=0.25,
+                        bottom=min(0.5, 0.06 + rows * 16.0 / spec["height_px"]))
+
+
 def shrink(path):
     """Re-encodes a PNG with a 256-colour palette (about 4x smaller, no visible change on these
     flat-colour plots) when Pillow is there (python3-matplotlib depends on python3-pil)."""
@@ -467,7 +540,8 @@ def shrink(path):
 DRAW = {"bandwidth": bandwidth, "latency": latency, "scaling": scaling, "pairs": pairs,
         "kernels": kernels,
         "attention": attention, "estimate_time": estimate_time,
-        "estimate_memory": estimate_memory, "search": search, "compare": compare}
+        "estimate_memory": estimate_memory, "search": search, "compare": compare,
+        "validation": validation}
 
 
 def main(argv):

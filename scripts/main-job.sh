@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # scalefit's main job on this machine: measure every collective on real MPI traffic (host
 # backend, 4 ranks in 2 emulated nodes, checked), time a small transformer layer's kernels (Eigen,
-# shapes scaled down), fit the curves, write the fit file, and draw the report
-# (results/local/report/index.html), then show the rest of the chain: an estimate of GPT-13B and a
-# Polaris-like vs DGX-like comparison, their collectives priced by the shipped A100 reference fit
-# (results/reference/). A killed run resumes where it stopped (--resume; the kernels file is kept
+# shapes scaled down), fit the curves, write the fit file, show the rest of the chain (an estimate
+# of GPT-13B and a Polaris-like vs DGX-like comparison, their collectives priced by the shipped
+# A100 reference fit, results/reference/; the estimator's error on the published runs of
+# tests/data/published-runs) and draw it all into the report (results/local/report/index.html:
+# curves, kernels, the estimate, the comparison, the published runs' parity plot). A killed run resumes where it stopped (--resume; the kernels file is kept
 # once complete): delete results/local/ to start over. The time of the first run (from
 # scripts/setup.sh's start to the report) is printed at the end.
 #
@@ -47,21 +48,32 @@ if ! "$BUILD_DIR/bin/scalefit" fit "${results[@]}" -o "$out/fit.yaml"; then
   "$BUILD_DIR/bin/scalefit" fit "$out/comm.jsonl" -o "$out/fit.yaml"
 fi
 done_at=$(date +%s)
-"$BUILD_DIR/bin/scalefit" report "${results[@]}" --fit "$out/fit.yaml" -o "$out/report" \
-  --title "scalefit: this machine (MPI on host memory, $NP ranks, 2 emulated nodes)"
-reported=$(date +%s)
 
-# The rest of the chain: measured curves price a training estimate and a cluster comparison.
+# The rest of the chain: measured curves price a training estimate and a cluster comparison, and
+# the published runs show how far such estimates are from real steps; the report draws them all.
 ref=results/reference/a100-sxm4-40gb-nvswitch/fit.yaml
 sf="$BUILD_DIR/bin/scalefit"
+est_args=(--system configs/systems/dgx-a100.yaml --fit "$ref" --model configs/models/gpt-13b.yaml
+          --tp 8 --dp 1 --sp --micro-batch 1 --global-batch 64)
+cmp_args=(configs/systems/polaris.yaml configs/systems/dgx-a100.yaml --fit-b "$ref"
+          --model configs/models/gpt-13b.yaml --gpus 64)
 echo
 echo "=== estimate: GPT-13B, TP 8 (SP) on one DGX A100; collectives priced by the shipped A100 fit ($ref)"
-"$sf" estimate --system configs/systems/dgx-a100.yaml --fit "$ref" --model configs/models/gpt-13b.yaml \
-  --tp 8 --dp 1 --sp --micro-batch 1 --global-batch 64 | tee "$out/estimate-gpt-13b-dgx-a100.txt"
+"$sf" estimate "${est_args[@]}" | tee "$out/estimate-gpt-13b-dgx-a100.txt"
+"$sf" estimate "${est_args[@]}" --json >"$out/estimate-gpt-13b-dgx-a100.json"
 echo
 echo "=== compare: GPT-13B on 64 GPUs, Polaris-like (4 A100 per node, spec tables) vs DGX-like (8 per node, the A100 fit)"
-"$sf" compare configs/systems/polaris.yaml configs/systems/dgx-a100.yaml --fit-b "$ref" \
-  --model configs/models/gpt-13b.yaml --gpus 64 | tee "$out/compare-polaris-dgx-a100-gpt-13b.txt"
+"$sf" compare "${cmp_args[@]}" | tee "$out/compare-polaris-dgx-a100-gpt-13b.txt"
+"$sf" compare "${cmp_args[@]}" --json >"$out/compare-polaris-dgx-a100-gpt-13b.json"
+echo
+echo "=== validate: the estimator on published training runs (tests/data/published-runs), error per source"
+"$sf" validate tests/data/published-runs/*.jsonl | tee "$out/published-runs.txt"
+"$sf" validate tests/data/published-runs/*.jsonl --json >"$out/published-runs.json"
+"$sf" report "${results[@]}" --fit "$out/fit.yaml" -o "$out/report" \
+  --estimate "$out/estimate-gpt-13b-dgx-a100.json" \
+  --estimate "$out/compare-polaris-dgx-a100-gpt-13b.json" --estimate "$out/published-runs.json" \
+  --title "scalefit: this machine (MPI on host memory, $NP ranks, 2 emulated nodes)"
+reported=$(date +%s)
 curves=$(grep -c '^ *op: ' "$out/fit.yaml" || true)
 echo
 echo "main job: the local fit ($out/fit.yaml) prices this machine's own curves ($curves curves:" \

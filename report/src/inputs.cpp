@@ -114,9 +114,11 @@ Inputs load_inputs(const std::vector<std::string> &results, const std::vector<st
       e.kind = "compare";
     else if (e.doc.is_object() && e.doc.contains("time_s") && e.doc.contains("memory_gib"))
       e.kind = "estimate";
+    else if (e.doc.is_array()) // scalefit validate --json: one object per published run
+      e.kind = "validate";
     else
-      throw InputError("not the JSON of scalefit estimate, search or compare --json (expected "
-                       "\"time_s\", \"top\", or \"a\" and \"b\")",
+      throw InputError("not the JSON of scalefit estimate, search, compare or validate --json "
+                       "(expected \"time_s\", \"top\", \"a\" and \"b\", or an array of runs)",
                        f);
     in.estimates.push_back(std::move(e));
   }

@@ -1,4 +1,4 @@
-// Plot data of kernels measurements and of estimates (estimate, search, compare).
+// Plot data of kernels measurements and of estimates (estimate, search, compare, validate).
 #include "scalefit/core/error.hpp"
 #include "scalefit/fitting/fit_file.hpp"
 #include "scalefit/report/report.hpp"
@@ -219,12 +219,102 @@ std::vector<Plot> kernel_plots(const Inputs &in) {
   return plots;
 }
 
+/// The parity plot of one `scalefit validate --json` document: per source, each estimated run's
+/// published and estimated iteration time [s] (memory-only runs left out of time) and, where
+/// the source publishes it, memory per GPU [GiB]; with the source's out-of-sample mean and max
+/// |error| (calibration runs drawn, not counted). Bad rows are InputError naming "[i].field".
+Plot validation_plot(const EstimateInput &e, int n) {
+  nlohmann::json sources = nlohmann::json::object();
+  int skipped = 0;
+  for (std::size_t i = 0; i < e.doc.size(); ++i) {
+    const nlohmann::json &r = e.doc[i];
+    try {
+      if (!r.is_object())
+        throw InputError("expected an object (a run of scalefit validate --json)", e.path, 0, "");
+      if (!r.contains("source") || !r["source"].is_string() || !r.contains("id") ||
+          !r["id"].is_string())
+        throw InputError("expected the run's id and source as strings", e.path, 0,
+                         r.contains("id") ? "source" : "id");
+      if (r.contains("skipped")) { // not expressible: no estimate to draw
+        ++skipped;
+        continue;
+      }
+      const double pub = num(r, {"published_s"}, e.path), est = num(r, {"estimated_s"}, e.path);
+      const bool no_time = opt_bool(r, "no_time", false, e.path);
+      if (!no_time && !(pub > 0 && est > 0))
+        throw InputError("expected a positive time", e.path, 0,
+                         pub > 0 ? "estimated_s" : "published_s");
+      const double pg = opt_num(r, "published_gib", 0, e.path);
+      const double eg = opt_num(r, "estimated_gib", 0, e.path);
+      nlohmann::json run = {{"id", r["id"]},
+                            {"calibration", opt_bool(r, "calibration", false, e.path)}};
+      if (!no_time)
+        run["published_s"] = pub, run["estimated_s"] = est;
+      if (pg > 0 && eg > 0)
+        run["published_gib"] = pg, run["estimated_gib"] = eg;
+      if (!run.contains("published_s") && !run.contains("published_gib"))
+        continue;
+      nlohmann::json &src = sources[r["source"].get<std::string>()];
+      src["runs"].push_back(std::move(run));
+    } catch (const InputError &x) {
+      throw InputError(x.message(), e.path, 0,
+                       fmt::format("[{}]{}{}", i, x.field().empty() ? "" : ".", x.field()));
+    }
+  }
+  // Each source's out-of-sample errors, as `scalefit validate` summarizes them.
+  nlohmann::json list = nlohmann::json::array();
+  for (auto &[name, src] : sources.items()) {
+    double tsum = 0, tmax = 0, mmax = 0;
+    int tn = 0, mn = 0;
+    for (const nlohmann::json &run : src["runs"]) {
+      if (run.contains("published_s") && !run["calibration"].get<bool>()) {
+        const double err =
+            std::abs(run["estimated_s"].get<double>() / run["published_s"].get<double>() - 1);
+        tsum += err, tmax = std::max(tmax, err), ++tn;
+      }
+      if (run.contains("published_gib")) {
+        mmax = std::max(
+            mmax,
+            std::abs(run["estimated_gib"].get<double>() / run["published_gib"].get<double>() - 1));
+        ++mn;
+      }
+    }
+    list.push_back({{"source", name},
+                    {"runs", src["runs"]},
+                    {"out_of_sample", tn},
+                    {"mean_time_pct", tn ? 100 * tsum / tn : 0.0},
+                    {"max_time_pct", 100 * tmax},
+                    {"memory_runs", mn},
+                    {"max_memory_pct", 100 * mmax}});
+  }
+  Plot p;
+  p.kind = "validation";
+  p.name = fmt::format("validation-{}", n);
+  p.title = fmt::format("published runs: estimated against published ({} source{})", list.size(),
+                        list.size() == 1 ? "" : "s");
+  p.caption = fmt::format(
+      "`scalefit validate --json`: each run's estimated against its published iteration time "
+      "(left) and, where the source publishes it, memory per GPU (right), one colour per source "
+      "(hollow: a calibration run, in sample); the diagonal is exact, the bands +-5% and +-15% "
+      "(issue 14's goal: per source mean <= 5%, max <= 15%). The legend gives each source's "
+      "out-of-sample mean and max |time error|.{}",
+      skipped ? fmt::format(" {} run(s) not expressible are left out.", skipped) : "");
+  p.width_px = 1500;
+  p.height_px = std::clamp(560 + 22 * static_cast<int>(list.size()), 600, 1100);
+  p.data = {{"sources", list}, {"file", e.path}};
+  return p;
+}
+
 std::vector<Plot> estimate_plots(const Inputs &in) {
   std::vector<Plot> plots;
   nlohmann::json layouts = nlohmann::json::array();
-  int nsearch = 0, ncompare = 0;
+  int nsearch = 0, ncompare = 0, nvalidate = 0;
   for (const EstimateInput &e : in.estimates) {
-    if (e.kind == "estimate") {
+    if (e.kind == "validate") {
+      Plot p = validation_plot(e, ++nvalidate);
+      if (!p.data["sources"].empty())
+        plots.push_back(std::move(p));
+    } else if (e.kind == "estimate") {
       layouts.push_back(layout_json(e.doc, e.path));
     } else if (e.kind == "search") {
       nlohmann::json top = nlohmann::json::array();

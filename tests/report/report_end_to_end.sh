@@ -30,14 +30,19 @@ sys=$src/configs/systems model=$src/configs/models/gpt-13b.yaml
   >"$tmp/search.json"
 "$bin" compare "$sys/polaris.yaml" "$sys/dgx-a100.yaml" --model "$model" --gpus 64 --json \
   >"$tmp/compare.json"
+runs=$src/tests/data/published-runs
+"$bin" validate --root "$src" "$runs/nemotron4-340b-report.jsonl" "$runs/fsdp-memory.jsonl" \
+  "$runs/megatron-bridge-skills-recompute-h100.jsonl" --json >"$tmp/validate.json"
 "$bin" report "$src/tests/data/fitting/local_mpi_3curves.jsonl" \
   "$src/tests/data/report/kernels_gpt-1.3b_bf16.jsonl" --fit "$tmp/fit.yaml" \
   --estimate "$tmp/estimate.json" --estimate "$tmp/search.json" --estimate "$tmp/compare.json" \
+  --estimate "$tmp/validate.json" \
   --python "$py" -o "$tmp/report"
 
 if [ "$mode" = pngs ]; then
-  # 3 bandwidth + latency + kernels + attention + search + compare + estimate time + memory.
-  "$py" "$src/tests/report/check_pngs.py" "$tmp/report" 10
+  # 3 bandwidth + latency + kernels + attention + search + compare + estimate time + memory +
+  # the published runs' parity plot.
+  "$py" "$src/tests/report/check_pngs.py" "$tmp/report" 11
   # What a PNG check cannot see: significant digits, label placement, the --repeat band.
   "$py" "$src/tests/report/check_plot_logic.py" "$src/report/plot.py"
   # The checker itself must refuse a blank picture and a wrong stated size.

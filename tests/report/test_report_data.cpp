@@ -269,6 +269,55 @@ TEST(ReportEstimates, StackedSplitsAddUpToTheIterationAndMemoryToTheTotal) {
   check(plots[1].data["b"]);
 }
 
+// `scalefit validate --json` -> the parity plot: per source its runs and its out-of-sample
+// errors as validate summarizes them (calibration runs drawn, not counted; memory-only runs
+// without a time; not-expressible runs left out).
+TEST(ReportEstimates, ValidateJsonBecomesOneParityPlotPerDocument) {
+  test::TempDir dir("scalefit_report_");
+  const nlohmann::json runs = nlohmann::json::parse(R"([
+    {"id": "a1", "source": "a.jsonl", "published_s": 10.0, "estimated_s": 11.0, "calibration": false},
+    {"id": "a2", "source": "a.jsonl", "published_s": 4.0, "estimated_s": 3.0, "calibration": false},
+    {"id": "a3", "source": "a.jsonl", "published_s": 2.0, "estimated_s": 2.0, "calibration": true},
+    {"id": "m1", "source": "m.jsonl", "published_s": 1.0, "estimated_s": 5.9, "no_time": true,
+     "published_gib": 40.0, "estimated_gib": 42.0, "calibration": false},
+    {"id": "x", "source": "a.jsonl", "published_s": 3.0, "skipped": "no system file"}])");
+  const Inputs in = load_inputs({}, {}, {write_json(dir, "v.json", runs)});
+  ASSERT_EQ(in.estimates.size(), 1u);
+  EXPECT_EQ(in.estimates[0].kind, "validate");
+  const std::vector<Plot> plots = estimate_plots(in);
+  ASSERT_EQ(plots.size(), 1u);
+  EXPECT_EQ(plots[0].kind, "validation");
+  const nlohmann::json &src = plots[0].data["sources"];
+  ASSERT_EQ(src.size(), 2u);
+  EXPECT_EQ(src[0]["source"], "a.jsonl");
+  EXPECT_EQ(src[0]["runs"].size(), 3u); // the skipped run is not drawn
+  EXPECT_EQ(src[0]["out_of_sample"], 2);
+  EXPECT_NEAR(src[0]["mean_time_pct"].get<double>(), (10.0 + 25.0) / 2, 1e-9);
+  EXPECT_NEAR(src[0]["max_time_pct"].get<double>(), 25.0, 1e-9);
+  EXPECT_EQ(src[1]["out_of_sample"], 0); // memory only: no time drawn or counted
+  EXPECT_FALSE(src[1]["runs"][0].contains("published_s"));
+  EXPECT_EQ(src[1]["memory_runs"], 1);
+  EXPECT_NEAR(src[1]["max_memory_pct"].get<double>(), 5.0, 1e-9);
+  EXPECT_NE(plots[0].caption.find("1 run(s) not expressible"), std::string::npos);
+
+  // A bad run names its index and field.
+  nlohmann::json bad = runs;
+  bad[1]["estimated_s"] = -3.0;
+  try {
+    (void)estimate_plots(load_inputs({}, {}, {write_json(dir, "b.json", bad)}));
+    FAIL();
+  } catch (const InputError &e) {
+    EXPECT_EQ(e.field(), "[1].estimated_s");
+  }
+  bad = runs;
+  bad[0]["published_s"] = 0.0;
+  EXPECT_THROW((void)estimate_plots(load_inputs({}, {}, {write_json(dir, "z.json", bad)})),
+               InputError);
+  bad = nlohmann::json::array({1, 2});
+  EXPECT_THROW((void)estimate_plots(load_inputs({}, {}, {write_json(dir, "n.json", bad)})),
+               InputError);
+}
+
 TEST(ReportInputs, BadInputNamesFileLineAndField) {
   test::TempDir dir("scalefit_report_");
   const std::string bad_schema = (dir.path / "x.jsonl").string();

@@ -30,7 +30,7 @@ struct KernelsFile {
 /// One JSON document printed by `scalefit estimate|search|compare --json`.
 struct EstimateInput {
   std::string path;
-  std::string kind; ///< "estimate", "search" or "compare" (from the document's fields)
+  std::string kind; ///< "estimate", "search", "compare" or "validate" (from the document's shape)
   nlohmann::json doc;
 };
 
@@ -58,7 +58,7 @@ KernelsFile read_kernels_file(const std::string &path);
 struct Plot {
   std::string name;    ///< file stem, [a-z0-9_-] only: "bw-allreduce", "kernels-tflops"
   std::string kind;    ///< bandwidth, latency, scaling, pairs, kernels, attention,
-                       ///< estimate_time, estimate_memory, compare, search
+                       ///< estimate_time, estimate_memory, compare, search, validation
   std::string title;   ///< figure title
   std::string caption; ///< one sentence under the picture in index.html
   int width_px = 1200; ///< PNG width [px]
@@ -86,7 +86,10 @@ std::vector<Plot> pair_plots(const Inputs &in);
 std::vector<Plot> kernel_plots(const Inputs &in);
 /// Estimates: time split (compute / exposed communication / bubble) and memory per GPU against
 /// device memory per layout; compare: the two systems side by side (Cheng et al.); search: top
-/// layouts.
+/// layouts; validate: each published run's estimated against its published time [s] and memory
+/// [GiB], per source with its out-of-sample mean and max |error|. \throws InputError naming the
+/// file and field ("[i].published_s" for a validate document's run i) for missing, non-finite or
+/// negative numbers.
 std::vector<Plot> estimate_plots(const Inputs &in);
 /// Makes every plot's name (its PNG and data file stem) unique: names that collide (systems
 /// whose names differ only in case or punctuation slug alike) get "-" and 6 hex digits of a hash
