@@ -23,12 +23,12 @@ inline double element_bytes(const std::string &dtype) {
   return 4; // tf32, fp32
 }
 
-/// The groups of a grouped point (group_tokens applied), else `batch` copies of (m, n, k).
+/// The (m, n, k) of each group of a grouped point, `group_tokens` applied to m (or to k when
+/// `tokens_in_k`). Only for points with `group_tokens`: a plain or batched GEMM is its
+/// (m, n, k, batch), never expanded into `batch` copies (a record's batch may be 1e9).
 inline std::vector<std::array<double, 3>> point_groups(const KernelPoint &p) {
-  if (p.group_tokens.empty())
-    return std::vector<std::array<double, 3>>(static_cast<std::size_t>(std::max(1.0, p.batch)),
-                                              {p.m, p.n, p.k});
   std::vector<std::array<double, 3>> g;
+  g.reserve(p.group_tokens.size());
   for (double t : p.group_tokens)
     g.push_back(p.tokens_in_k ? std::array<double, 3>{p.m, p.n, t}
                               : std::array<double, 3>{t, p.n, p.k});

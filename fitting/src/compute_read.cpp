@@ -123,7 +123,7 @@ std::vector<KernelPoint> read_kernel_points(const std::string &path, std::string
     if (is_gemm(p.kind) && !(p.k >= 1))
       throw InputError("GEMM needs k >= 1", path, no, "k");
     if (is_gemm(p.kind) && p.flops <= 0) {
-      p.flops = 0;
+      p.flops = p.group_tokens.empty() ? 2 * p.m * p.n * p.k * p.batch : 0;
       for (const auto &g : point_groups(p))
         p.flops += 2 * g[0] * g[1] * g[2];
     }

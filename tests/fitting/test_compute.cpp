@@ -512,3 +512,24 @@ TEST(Compute, GroupedGemmFieldIsReadOrRefused) {
     }
   }
 }
+
+// A batched GEMM's FLOPs are 2 m n k batch, counted without one entry per batch element (CI's
+// fuzz_kernels found a record of batch 1.3e9 expanded into 30 GB); grouped points sum their groups.
+TEST(Compute, BatchedGemmFlopsAreCountedWithoutExpandingTheBatch) {
+  const std::string path = testing::TempDir() + "/huge_batch_kernels.jsonl";
+  {
+    std::ofstream o(path);
+    o << R"({"type":"context","schema":"scalefit.kernels/1","device":"H100"})"
+      << "\n"
+      << R"({"type":"kernel","kind":"batched_gemm","dtype":"bf16","name":"score","m":64,"n":32,)"
+      << R"("k":16,"batch":1.3e9,"time_us":3})"
+      << "\n"
+      << R"({"type":"kernel","kind":"grouped_gemm","dtype":"bf16","name":"up","m":512,"n":1024,)"
+      << R"("k":512,"batch":2,"group_tokens":[768,256],"time_us":30})"
+      << "\n";
+  }
+  const auto points = read_kernel_points(path);
+  ASSERT_EQ(points.size(), 2u);
+  EXPECT_DOUBLE_EQ(points[0].flops, 2.0 * 64 * 32 * 16 * 1.3e9);
+  EXPECT_DOUBLE_EQ(points[1].flops, 2.0 * (768 + 256) * 1024 * 512);
+}
