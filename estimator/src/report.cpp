@@ -70,6 +70,29 @@ nlohmann::json strategy_json(const Strategy &s) {
 }
 } // namespace
 
+namespace {
+/// GPU compute of one transformer block and micro-batch on the slowest stage [s]: its layer terms
+/// (GEMMs, attention, memory-bound; forward, backward and recomputation) over its blocks and
+/// micro-batches. 0 when the stage has no blocks.
+double block_compute_s(const Strategy &s, const Estimate &e) {
+  const int layers = e.slowest_stage == 0          ? e.stage_layers[0]
+                     : e.slowest_stage == s.pp - 1 ? e.stage_layers[2]
+                                                   : e.stage_layers[1];
+  if (layers <= 0 || e.micro_batches <= 0)
+    return 0;
+  return (e.terms[0].seconds + e.terms[1].seconds + e.terms[2].seconds) /
+         (double(layers) * e.micro_batches);
+}
+
+/// True when the host learns each MoE block's token counts before it can go on: dropless routing
+/// (or a capacity without padding), whose per-expert counts Megatron-Core's dispatchers copy to the
+/// host once per block (token_dispatcher.py: the all-to-all split sizes and Transformer Engine's
+/// grouped-GEMM m_splits are host integers).
+bool host_syncs_per_block(const ModelConfig &md) {
+  return md.moe() && !(md.capacity_factor > 0 && md.pad_to_capacity);
+}
+} // namespace
+
 nlohmann::json estimate_json(const Estimator &est, const Strategy &s, const Estimate &e) {
   nlohmann::json j;
   j["model"] = est.model().name;
@@ -146,6 +169,8 @@ nlohmann::json estimate_json(const Estimator &est, const Strategy &s, const Esti
   j["compute_terms"] = terms;
   j["attention"] = attention_name(est.model().attention);
   j["calibrated"] = est.calibrated();
+  j["block_compute_s"] = block_compute_s(s, e);
+  j["host_sync_per_moe_block"] = host_syncs_per_block(est.model());
   return j;
 }
 
@@ -182,16 +207,24 @@ std::string estimate_table(const Estimator &est, const Strategy &s, const Estima
   if (md.moe()) {
     // What each expert GEMM gets (layer_cost.cpp): the rank's E / ep experts share the k routed
     // copies of its T / t tokens (x etp, x the load), one GEMM per expert and pass.
-    const MoeOps &e = est.ops().moe;
+    const MoeOps &mo = est.ops().moe;
     const double T = double(s.micro_batch) * md.sequence / s.cp;
-    const double local = e.experts / s.ep;
+    const double local = mo.experts / s.ep;
     const double rows =
-        e.top_k * (s.tp > 1 ? T / s.tp : T) * s.expert_tp() * e.load(s.moe_imbalance) / local;
+        mo.top_k * (s.tp > 1 ? T / s.tp : T) * s.expert_tp() * mo.load(s.moe_imbalance) / local;
     fmt::format_to(out,
                    "experts per GPU: {:g} of {:.0f} rows each per micro-batch (one GEMM per "
                    "expert and pass; few rows per expert is where published steps run slower "
                    "than estimated: docs/estimator.md)\n",
                    local, rows);
+    if (host_syncs_per_block(md))
+      fmt::format_to(
+          out,
+          "host: dropless routing copies each MoE block's tokens per expert to the host (one "
+          "synchronize per block and pass); GPU compute per block and micro-batch {:.2f} ms. The "
+          "estimate prices GPU work only: where that is a few ms, eager steps can be host-bound "
+          "(docs/estimator.md, \"Dropless at small micro-batches\")\n",
+          block_compute_s(s, e) * 1e3);
   }
   if (s.offload_layers > 0)
     fmt::format_to(out,

@@ -4,6 +4,7 @@
 #include "helpers.hpp"
 
 #include "../../estimator/src/detail.hpp" // a2a_pairs_hidden
+#include "scalefit/estimator/report.hpp"
 
 #include <gtest/gtest.h>
 
@@ -153,4 +154,34 @@ TEST(MoeMla, A2AOverlapHidesEachAllToAllBehindItsPartner) {
   // long ones hide the block's compute, both passes
   EXPECT_DOUBLE_EQ(a2a_pairs_hidden(9.0, 0.5, 1.5, 2.0, 0.8), 0.5 + 1.5 + 2.0 + 0.8);
   EXPECT_DOUBLE_EQ(a2a_pairs_hidden(0.0, 0.5, 1.5, 2.0, 0.8), 0.0);
+}
+
+// The estimate says when dropless routing makes the host wait once per MoE block, and how much
+// GPU compute one block and micro-batch gives it to hide behind: the layer terms (GEMMs,
+// attention, memory-bound) of the slowest stage over its blocks and micro-batches. Padding to a
+// capacity removes the wait; a larger micro-batch gives each block more GPU work.
+TEST(MoeMla, EstimateNamesTheHostSyncPerMoeBlockAndTheGpuWorkPerBlock) {
+  const SystemConfig sys = load_system(test_paths::system_path("dgx-h100"));
+  ModelConfig m = load_model(test_paths::model_path("qwen3-30b-a3b"));
+  Strategy s;
+  s.dp = 8, s.ep = 8, s.zero = 1, s.micro_batch = 1, s.global_batch = 64;
+  const Estimator est(m, sys);
+  const auto e1 = run(est, s);
+  const nlohmann::json j1 = estimate_json(est, s, *e1);
+  EXPECT_TRUE(j1.at("host_sync_per_moe_block").get<bool>());
+  const double per_block = (e1->terms[0].seconds + e1->terms[1].seconds + e1->terms[2].seconds) /
+                           (m.layers * e1->micro_batches);
+  EXPECT_DOUBLE_EQ(j1.at("block_compute_s").get<double>(), per_block);
+  EXPECT_NE(estimate_table(est, s, *e1).find("one synchronize per block and pass"),
+            std::string::npos);
+  s.micro_batch = 2;
+  const auto e2 = run(est, s);
+  const double per_block2 = estimate_json(est, s, *e2).at("block_compute_s").get<double>();
+  EXPECT_GT(per_block2, 1.5 * per_block);
+  m.capacity_factor = 1.0;
+  m.pad_to_capacity = true;
+  const Estimator padded(m, sys);
+  const auto ep = run(padded, s);
+  EXPECT_FALSE(estimate_json(padded, s, *ep).at("host_sync_per_moe_block").get<bool>());
+  EXPECT_EQ(estimate_table(padded, s, *ep).find("one synchronize per block"), std::string::npos);
 }
