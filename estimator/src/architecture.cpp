@@ -29,6 +29,11 @@ BlockActivations block_activations(const ModelConfig &m, bool fp8) {
   // and the activation's output (f) as MLP down's input.
   const double gate = mlp_gated(m.mlp) ? 2 : 1;
   double attn_inner = kEl * (q + 2 * kv) + kEl * q + (fp8 ? 1.0 * q : 0.0);
+  // QK-norm (Qwen3): Megatron-Core's q_layernorm and k_layernorm (TE RMSNorm) each keep their
+  // input, the pre-norm q and k (the attention core keeps the normed ones), and an fp32 rstd per
+  // token and head.
+  if (m.qk_norm && !m.mla())
+    attn_inner += kEl * (q + kv) + 4.0 * (a + g);
   if (m.mla()) {
     // MLA (Megatron-Core MLASelfAttention): the latents live on the rank's own tokens (the down
     // projections are replicated), each kept as its RMSNorm's input and, normed, as the up
@@ -191,6 +196,10 @@ ModelOps describe_model(const ModelConfig &m) {
     // RoPE on q and k (Megatron-Core's fused rotary kernel): read and write h + g d each way.
     o.elementwise[i++] = {"RoPE", 4 * (q + kv), 4 * (q + kv), Region::inner};
   }
+  if (m.qk_norm && !m.mla())
+    // QK-norm (Qwen3; Megatron-Core's q_layernorm / k_layernorm): an RMSNorm of d on every
+    // query and key head, norm bytes as above on q + g d elements.
+    o.elementwise[i++] = {"QK norms", 4 * (q + kv), 6 * (q + kv), Region::inner};
   if (m.fp8) {
     // Transformer Engine, FP8 per-tensor scaling: each linear input is cast to FP8 with its
     // transpose for the weight gradient (read 2, write 1 + 1) unless a norm in front writes it

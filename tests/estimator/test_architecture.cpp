@@ -154,6 +154,27 @@ TEST(Architecture, GqaGatedActivationBytesAsDerived) {
                    s * (hidden8 + inner8 + 4 * a));
 }
 
+// QK-norm (Qwen3, Megatron-Core's q_layernorm / k_layernorm): each RMSNorm keeps its input, the
+// pre-norm q (a d) and k (g d) in 16 bits, and an fp32 rstd per token and head (4 (a + g) bytes),
+// on the rank's heads; its kernels read and write q + g d (4 B per element forward, 6 backward).
+TEST(Architecture, QkNormKeepsThePreNormQueriesAndKeys) {
+  ModelConfig m = load_model(test_paths::model_path("llama3-8b"));
+  const double q = 4096, kv = 1024, a = 32, g = 8, s = 8192;
+  const double off = activation_bytes_per_layer(m, 1, 2, true, Recompute::none);
+  m.qk_norm = true;
+  const double on = activation_bytes_per_layer(m, 1, 2, true, Recompute::none);
+  EXPECT_DOUBLE_EQ(on - off, s * (2 * (q + kv) + 4 * (a + g)) / 2);
+  const ModelOps o = describe_model(m);
+  int found = 0;
+  for (int i = 0; i < o.n_elementwise; ++i)
+    if (std::string(o.elementwise[i].what) == "QK norms") {
+      ++found;
+      EXPECT_DOUBLE_EQ(o.elementwise[i].fwd_bytes, 4 * (q + kv));
+      EXPECT_DOUBLE_EQ(o.elementwise[i].bwd_bytes, 6 * (q + kv));
+    }
+  EXPECT_EQ(found, 1);
+}
+
 TEST(Architecture, NoBiasRmsNormRopeChangeParametersAsTheirDefinitions) {
   ModelConfig m = load_model(test_paths::model_path("gpt-13b"));
   const double l = m.layers, h = m.hidden, s = m.sequence;
