@@ -68,9 +68,7 @@ nlohmann::json strategy_json(const Strategy &s) {
           {"overlap_tp", s.overlap_tp},
           {"framework", framework_name(s.framework)}};
 }
-} // namespace
 
-namespace {
 /// GPU compute of one transformer block and micro-batch on the slowest stage [s]: its layer terms
 /// (GEMMs, attention, memory-bound; forward, backward and recomputation) over its blocks and
 /// micro-batches. 0 when the stage has no blocks.
@@ -86,8 +84,8 @@ double block_compute_s(const Strategy &s, const Estimate &e) {
 
 /// True when the host learns each MoE block's token counts before it can go on: dropless routing
 /// (or a capacity without padding), whose per-expert counts Megatron-Core's dispatchers copy to the
-/// host once per block (token_dispatcher.py: the all-to-all split sizes and Transformer Engine's
-/// grouped-GEMM m_splits are host integers).
+/// host once per block in the forward (token_dispatcher.py: the all-to-all split sizes and
+/// Transformer Engine's grouped-GEMM m_splits are host integers; the backward reuses them).
 bool host_syncs_per_block(const ModelConfig &md) {
   return md.moe() && !(md.capacity_factor > 0 && md.pad_to_capacity);
 }
@@ -221,7 +219,8 @@ std::string estimate_table(const Estimator &est, const Strategy &s, const Estima
       fmt::format_to(
           out,
           "host: dropless routing copies each MoE block's tokens per expert to the host (one "
-          "synchronize per block and pass); GPU compute per block and micro-batch {:.2f} ms. The "
+          "synchronize per block in the forward); GPU compute per block and micro-batch {:.2f} ms. "
+          "The "
           "estimate prices GPU work only: where that is a few ms, eager steps can be host-bound "
           "(docs/estimator.md, \"Dropless at small micro-batches\")\n",
           block_compute_s(s, e) * 1e3);

@@ -172,7 +172,7 @@ TEST(MoeMla, EstimateNamesTheHostSyncPerMoeBlockAndTheGpuWorkPerBlock) {
   const double per_block = (e1->terms[0].seconds + e1->terms[1].seconds + e1->terms[2].seconds) /
                            (m.layers * e1->micro_batches);
   EXPECT_DOUBLE_EQ(j1.at("block_compute_s").get<double>(), per_block);
-  EXPECT_NE(estimate_table(est, s, *e1).find("one synchronize per block and pass"),
+  EXPECT_NE(estimate_table(est, s, *e1).find("one synchronize per block in the forward"),
             std::string::npos);
   s.micro_batch = 2;
   const auto e2 = run(est, s);
