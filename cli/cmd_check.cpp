@@ -568,20 +568,20 @@ void add_check_command(CLI::App &app) {
   c->add_flag("--no-reference", a->no_reference, "compare with the links only");
   c->add_option("--low", a->low_pct, "below this % of expected a curve is low")
       ->default_val(90)
-      ->check(CLI::Range(0.0, 1000.0));
+      ->check(finite_range(0.0, 1000.0));
   c->add_option("--fail", a->fail_pct, "below this % of expected a curve is failing")
       ->default_val(75)
-      ->check(CLI::Range(0.0, 1000.0));
+      ->check(finite_range(0.0, 1000.0));
   c->add_option("--min-busbw", a->min_busbw,
                 "GB/s: failing when a curve's average busbw < 0.9 x this (nccl-tests' "
                 "NCCL_TESTS_MIN_BW)")
-      ->check(CLI::Range(0.0, 1e6));
+      ->check(finite_range(0.0, 1e6));
   c->add_option("--noisy", a->noisy_pct,
                 "%: a curve measured with scalefit-bench comm --repeat whose run-to-run spread "
                 "(100 (max - min) / median of the runs' times) exceeds this at a point is noted "
                 "noisy; verdicts are judged on the median run")
       ->default_val(10)
-      ->check(CLI::Range(0.0, 1e6));
+      ->check(finite_range(0.0, 1e6));
   c->add_flag("--strict", a->strict, "exit 1 on a low verdict too");
   c->add_flag("--json", a->json, "print JSON (schema scalefit.check/1)");
   c->add_option("--nranks", a->nranks, "ranks, for logs that do not reveal them")

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,22 @@ void add_check_command(CLI::App &app);
 /// a value (for `scalefit report --system`): the scalefit.check/1 object (docs/check.md,
 /// "Output"). \throws InputError as `check` (exit 2: bad input, unknown system).
 nlohmann::json check_json(const std::vector<std::string> &inputs, const std::string &system);
+
+/// CLI11 check of a floating-point option: a finite number in [lo, hi]. CLI::Range lets NaN
+/// through (every comparison with NaN is false) and "inf" parses; both are refused here, and
+/// CLI11 reports the option by name (main exits 2). \param lo, hi inclusive bounds.
+inline CLI::Validator finite_range(double lo, double hi) {
+  const std::string range =
+      "[" + CLI::detail::to_string(lo) + " - " + CLI::detail::to_string(hi) + "]";
+  return CLI::Validator(
+      [lo, hi, range](std::string &text) -> std::string {
+        double v = 0;
+        if (!CLI::detail::lexical_cast(text, v) || !std::isfinite(v) || v < lo || v > hi)
+          return "Value " + text + " is not a finite number in " + range;
+        return {};
+      },
+      "FINITE in " + range);
+}
 
 /// The exit code a command asks main to return once it has finished normally: kExitCheck when
 /// `check` found a failing curve (a measured failure, as `scalefit-bench comm -c`); kExitOk else.

@@ -63,7 +63,7 @@ struct ModelArgs {
     c->add_option("--capacity-factor", o.capacity_factor,
                   "override: expert capacity factor (Megatron --moe-expert-capacity-factor; 0 = "
                   "dropless)")
-        ->check(CLI::Range(0.0, 1024.0));
+        ->check(finite_range(0.0, 1024.0));
     c->add_flag("--pad-to-capacity", pad_to_capacity,
                 "pad every expert's input to its capacity (Megatron "
                 "--moe-pad-expert-input-to-capacity)");
@@ -144,7 +144,7 @@ struct StrategyArgs {
         ->check(CLI::Range(1, est::kMaxGpus));
     c->add_option("--moe-imbalance", s.moe_imbalance,
                   "tokens of the busiest expert rank over the balanced share (default 1)")
-        ->check(CLI::Range(1.0, 64.0));
+        ->check(finite_range(1.0, 64.0));
     c->add_flag("--moe-a2a-overlap", s.moe_a2a_overlap,
                 "hide the token dispatch/combine all-to-alls behind the compute of the adjacent "
                 "micro-batch (Megatron-Core --overlap-moe-expert-parallel-comm)");

@@ -353,3 +353,21 @@ TEST(CliNumbers, RecomputeModulesOutsideSelectiveOrUnknownIsExit2NamingTheFlag) 
   EXPECT_EQ(ok.code, 0) << ok.err;
   EXPECT_NE(ok.out.find("recompute=selective (core_attn,mlp)"), std::string::npos) << ok.out;
 }
+
+TEST(CliNumbers, NanOrInfinityInAFloatingPointOptionIsExit2NamingTheOption) {
+  // CLI11's Range lets NaN through (every comparison with it is false): the floating-point
+  // options of estimate and check take only finite numbers in their range.
+  const std::string moe = "estimate --system " + kSystem + " --model " + kConfigs +
+                          "/models/qwen3-30b-a3b.yaml --dp 8 --ep 8 ";
+  for (const char *v : {"nan", "inf", "-inf"}) {
+    expect_exit2(moe + "--capacity-factor " + v, {"--capacity-factor", "finite"});
+    expect_exit2(moe + "--moe-imbalance " + v, {"--moe-imbalance", "finite"});
+    for (const char *opt : {"--low", "--fail", "--min-busbw", "--noisy"})
+      expect_exit2(std::string("check ") + opt + " " + v + " " + kData +
+                       "/fitting/local_mpi_3curves.jsonl",
+                   {opt, "finite"});
+  }
+  // a finite value in range still runs
+  TempDir dir("sf_cli_");
+  EXPECT_EQ(sf(moe + "--capacity-factor 1.25 --pad-to-capacity", dir).code, 0);
+}
