@@ -192,8 +192,9 @@ KernelsOptions validate_kernels_args(const RawKernelsArgs &raw) {
     throw InputError("expected a positive time [s], at most 1e6", "", 0, "--max-time");
   if (!(raw.scale > 0 && raw.scale <= 1))
     throw InputError("expected a factor in (0, 1]", "", 0, "--scale");
-  if (raw.peak_tflops < 0)
-    throw InputError("expected a positive peak", "", 0, "--peak-tflops");
+  // 0: no peak given (no MFU column); NaN and infinity refused (a comparison with NaN is false)
+  if (!(raw.peak_tflops >= 0 && raw.peak_tflops <= 1e6))
+    throw InputError("expected a finite peak in [0, 1e6] TFLOP/s", "", 0, "--peak-tflops");
   o.warmup = raw.warmup;
   o.iters = raw.iters;
   o.max_time_s = raw.max_time_s;

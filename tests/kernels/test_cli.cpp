@@ -158,6 +158,9 @@ TEST(Cli, BadInputExitsTwoWithMessage) {
       {std::string(kTiny) + " -d fp7", "expected fp32, tf32, fp16, bf16, fp64, fp8"},
       {"--engine cpu --layers 2 --hidden 64 --heads 4 --seq 32", "missing --vocab"},
       {std::string(kTiny) + " --scale 2", "--scale"},
+      // NaN passed a "< 0" test and reached the summary; infinity too
+      {std::string(kTiny) + " --peak-tflops nan", "expected a finite peak"},
+      {std::string(kTiny) + " --peak-tflops inf", "expected a finite peak"},
       {"--engine cpu --model /nonexistent/model.yaml", "/nonexistent/model.yaml"},
       // Unfused attention of a 1M-token sequence: 12 s x s score matrices (48 TiB in fp32)
       // refused before anything is allocated, naming the kernel and the memory.
