@@ -53,9 +53,14 @@ BlockActivations block_activations(const ModelConfig &m, bool fp8) {
     // An MoE block's MLP keeps, per token, for each of its k routes: the permuted input (the
     // expert GEMM's input, h), the expert up output (gate f_e) and the down input (f_e) (scaled
     // per layout by the expert load: routed); the shared experts as a dense MLP of shared x f_e;
-    // the router's fp32 logits (4 E).
+    // the router's fp32 scores (4 E, kept by its softmax or sigmoid), its routing map (1 byte per
+    // expert) and the fused permutation's row-id map, kept for the unpermute and the backward
+    // (Transformer Engine's moe_permute: int32 of 2 E + 1 per token, triton/permutation.py
+    // make_row_id_map; NVIDIA's Megatron-MoE-ModelZoo memory estimator counts it too).
     const double fe = m.moe_ffn, k = m.top_k, fs = double(m.shared_experts) * m.moe_ffn;
-    const double moe_mlp = (fs > 0 ? kEl * gate * fs + lin_in * fs : 0.0) + 4.0 * m.experts;
+    const double E = m.experts;
+    const double routing = 4.0 * E + 1.0 * E + 4.0 * (2 * E + 1);
+    const double moe_mlp = (fs > 0 ? kEl * gate * fs + lin_in * fs : 0.0) + routing;
     const double phi = double(m.moe_layers()) / m.layers;
     b.inner = attn_inner + (1 - phi) * dense_mlp + phi * moe_mlp;
     b.routed = phi * k * (lin_in * h + kEl * gate * fe + lin_in * fe);

@@ -183,7 +183,8 @@ TEST(MoeMla, FlopsPerTokenAreTheHandFormula) {
 // + the kv latent kept as its norm's input and normed (2 + 2) d_c (no query latent); inner q
 // and k (2 a (d_h + d_h^R) each), v (2 a d_v), the core's output (2 a d_v); dense blocks' MLP
 // up output (4 f) and down input (2 f); MoE blocks' routes k (2h + 4 f_e + 2 f_e), shared
-// experts 2 x (4 + 2) f_e, router logits 4 E.
+// experts 2 x (4 + 2) f_e; routing: fp32 scores 4 E, the bool routing map E, the permutation's
+// int32 row-id map 4 (2 E + 1).
 TEST(MoeMla, ActivationBytesAsDerived) {
   const ModelConfig m = load_model(test_paths::model_path("deepseek-v2-lite"));
   const double h = 2048, a = 16, dq = 192, dv = 128, dc = 512, f = 10944, fe = 1408, k = 6,
@@ -191,7 +192,7 @@ TEST(MoeMla, ActivationBytesAsDerived) {
   const double phi = 26.0 / 27.0;
   const double hidden = 4 * h + 4 * h + 4 * dc;
   const double inner = 2 * a * dq * 2 + 2 * a * dv + 2 * a * dv + (1 - phi) * 6 * f +
-                       phi * (k * (2 * h + 6 * fe) + 2 * 6 * fe + 4 * E);
+                       phi * (k * (2 * h + 6 * fe) + 2 * 6 * fe + 4 * E + E + 4 * (2 * E + 1));
   EXPECT_NEAR(activation_bytes_per_layer(m, 1, 1, false, Recompute::none),
               s * (hidden + inner + 4 * a), 1e-9 * s * hidden);
 }
