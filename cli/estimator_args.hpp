@@ -185,6 +185,10 @@ struct StrategyArgs {
     c->add_option("--recompute-layers", s.recompute_layers,
                   "with --recompute full: blocks per stage recomputed (default all)")
         ->check(CLI::Range(1, 1 << 16));
+    c->add_flag("--overlap-p2p-comm", s.overlap_p2p_comm,
+                "interleaved pipeline (--interleave > 1): hide the steady state's stage-boundary "
+                "send/recv behind the next chunk's compute (Megatron's overlap_p2p_comm; off: "
+                "docs/estimator.md)");
     c->add_flag("--overlap-param-gather", s.overlap_param_gather,
                 "hide the distributed optimizer's parameter all-gather behind the next forward "
                 "(Megatron)");

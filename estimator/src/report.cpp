@@ -49,6 +49,7 @@ nlohmann::json strategy_json(const Strategy &s) {
           {"recompute_layers", s.recompute_layers},
           {"recompute_modules", recompute_modules_name(s.recompute_modules)},
           {"overlap_param_gather", s.overlap_param_gather},
+          {"overlap_p2p_comm", s.overlap_p2p_comm},
           {"fused_ce", s.fused_ce},
           {"cpu_offloading_num_layers", s.offload_layers},
           {"fp8_param_gather", s.fp8_param_gather},

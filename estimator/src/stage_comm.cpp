@@ -191,6 +191,18 @@ void StageComm::price(StageCost &c, bool record) {
                             g_pp, 2 * v * m) /
                        m
                  : 2 * v * u_pp;
+  // Megatron-Core's interleaved schedule with overlap_p2p_comm (schedules.py,
+  // forward_backward_pipelining_with_interleaving): in the steady state each chunk's send/recv is
+  // posted asynchronously and waited on only before the chunk that needs it, so it runs beside
+  // compute; the warmup's forward transfers and the flush's backward ones wait
+  // (overlap_p2p_comm_warmup_flush off). Stage r warms up with (pp - r - 1) 2 + (v - 1) pp of its
+  // v m chunk passes; the same share of the backward ones is in the flush.
+  double pp_hidden = 0;
+  if (st.pp > 1 && v > 1 && st.overlap_p2p_comm) {
+    const double chunks = double(v) * m;
+    const double warmup = std::min(chunks, 2.0 * (p - c.index - 1) + double(v - 1) * p);
+    pp_hidden = std::min(ppc * (1.0 - warmup / chunks), c.fwd + c.bwd);
+  }
   // EP: Megatron-Core's all-to-all token dispatcher, per MoE block and micro-batch a dispatch
   // and a combine of the rank's k routed tokens (k T/t h elements) forward, the same two
   // backward, and again for a recomputed block; hidden only behind the shared expert with
@@ -257,7 +269,7 @@ void StageComm::price(StageCost &c, bool record) {
   sink.e.comm_ep_s = epc * m;
   sink.e.comm_offload_s = offc * m;
   const double tp_hidden = std::min(tp, c.layers * tp_hide_block + rec * tp_hide_rec);
-  c.comm_hidden = ov * (tp_hidden + ep_hidden) + cph + off_hidden;
+  c.comm_hidden = ov * (tp_hidden + ep_hidden + pp_hidden) + cph + off_hidden;
   sink.e.comm_tp_s = tp * m;
   sink.e.comm_cp_s = cpc * m;
   sink.e.comm_pp_s = ppc * m;

@@ -539,3 +539,34 @@ TEST(Parallelism, NvlinkDomainCutsTheRackKeepingEachGpusNicShare) {
   ASSERT_NE(pp, nullptr);
   EXPECT_EQ(pp->group.nnodes, 2);
 }
+
+// Megatron's overlap_p2p_comm (Strategy::overlap_p2p_comm, --overlap-p2p-comm; off by default):
+// in the interleaved schedule the steady state's stage-boundary send/recv hides behind compute,
+// times the system's overlap efficiency; the warmup's and the flush's transfers do not (at most
+// 2 (pp - 1) + (v - 1) pp of the v m chunk passes). The traffic is the same; without
+// interleaving nothing changes.
+TEST(Parallelism, InterleavedPipelineHidesItsSteadyStateSendRecvWhenAsked) {
+  const Estimator est = make("llama3-70b");
+  const double ov = load_system(test_paths::system_path("dgx-h100")).overlap_efficiency;
+  Strategy s;
+  s.tp = 8, s.pp = 4, s.dp = 2, s.sp = true, s.zero = 1, s.global_batch = 64;
+  s.interleave = 2;
+  const auto off = run(est, s);
+  s.overlap_p2p_comm = true;
+  const auto on = run(est, s);
+  ASSERT_GT(off->comm_pp_s, 0);
+  EXPECT_DOUBLE_EQ(on->comm_pp_s, off->comm_pp_s);
+  EXPECT_DOUBLE_EQ(on->time_s.communication, off->time_s.communication);
+  const double hidden = on->time_s.overlap - off->time_s.overlap;
+  const double v = 2, p = 4, m = off->micro_batches;
+  const double warmup_max = 2 * (p - 1) + (v - 1) * p;
+  EXPECT_LE(hidden, ov * off->comm_pp_s * (1 + 1e-12));
+  EXPECT_GE(hidden, ov * off->comm_pp_s * (1 - warmup_max / (v * m)) * (1 - 1e-12));
+  EXPECT_LT(on->time_s.iteration, off->time_s.iteration);
+  // no interleaving: the plain 1F1B schedule posts its transfers in line (batch_p2p_comm)
+  s.interleave = 1;
+  const auto plain_on = run(est, s);
+  s.overlap_p2p_comm = false;
+  const auto plain_off = run(est, s);
+  EXPECT_DOUBLE_EQ(plain_on->time_s.iteration, plain_off->time_s.iteration);
+}

@@ -263,6 +263,12 @@ struct Strategy {
   /// bucket by bucket behind the next iteration's first forward (all but the first bucket hidden).
   bool overlap_param_gather = false;
   bool overlap_tp = false;       ///< hide TP collectives behind compute (not by default)
+  /// Megatron's overlap_p2p_comm: in the interleaved schedule (v > 1) each chunk's stage-boundary
+  /// send/recv runs beside the next chunk's compute in the steady state. Megatron-LM, NeMo and
+  /// Megatron-Bridge turn it on whenever v > 1; the estimate keeps the transfers exposed unless
+  /// asked (`--overlap-p2p-comm`): hiding them made the published runs that set it worse
+  /// (docs/estimator.md, "Pipeline send/recv overlap").
+  bool overlap_p2p_comm = false;
   bool pp_scatter_gather = true; ///< send b s h / t per boundary when tp > 1 (Narayanan et al.)
   /// Fused cross-entropy (Megatron's --cross-entropy-loss-fusion, Liger): the loss never keeps
   /// the fp32 logits; unfused keeps fp32 softmax and bf16 logits gradient (6 B per logit).
