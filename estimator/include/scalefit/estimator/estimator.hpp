@@ -32,8 +32,10 @@ double iteration_flops(const ModelConfig &m, double batch, Recompute recompute);
 /// Model states per GPU [bytes] for `psi` parameters on `dp` data-parallel ranks
 /// (Rajbhandari et al. 2020, Sec. 3.1, mixed-precision Adam, K = 12): weights 2 psi, gradients
 /// 2 psi (4 psi with fp32_grads, Megatron), optimizer K psi (K = `optimizer_bytes`: 12 for fp32
-/// master weights and moments, 8 with Megatron-Core's bf16 moments); ZeRO-1 shards the
-/// optimizer, ZeRO-2 also the gradients, ZeRO-3 also the weights.
+/// master weights and moments; under Megatron-Core's precision-aware optimizer 10, 8 or 6, as
+/// estimator/src/detail.hpp adam_state_bytes derives them); ZeRO-1 shards the optimizer, ZeRO-2
+/// also the gradients, ZeRO-3 also the weights. \param psi parameters, \param dp ranks sharing
+/// the state (>= 1), \param weight_bytes bytes per weight (2 for bf16/fp16).
 struct ModelStateBytes {
   double weights = 0;   ///< [bytes]
   double gradients = 0; ///< [bytes]
