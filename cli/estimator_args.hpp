@@ -49,6 +49,10 @@ struct ModelArgs {
         ->check(CLI::IsMember({"layernorm", "rmsnorm"}));
     c->add_option("--position", o.position, "override: learned | rope")
         ->check(CLI::IsMember({"learned", "rope"}));
+    c->add_option("--softmax-type", o.softmax,
+                  "override: attention softmax vanilla | off-by-one | learnable (gpt-oss's "
+                  "attention sinks: one learned logit per head)")
+        ->check(CLI::IsMember({"vanilla", "off-by-one", "learnable"}));
     c->add_flag("--no-bias", no_bias, "linear layers without biases (Llama)");
     c->add_option("--head-dim", o.head_dim, "override: head dimension d (default h / heads)")
         ->check(CLI::Range(1, 1 << 16));

@@ -72,6 +72,10 @@ constexpr Named<Mlp> kMlps[] = {{"gelu", Mlp::gelu},         {"relu2", Mlp::relu
 constexpr Named<Norm> kNorms[] = {{"layernorm", Norm::layernorm}, {"rmsnorm", Norm::rmsnorm}};
 constexpr Named<Position> kPositions[] = {{"learned", Position::learned},
                                           {"rope", Position::rope}};
+constexpr Named<Softmax> kSoftmaxes[] = {{"vanilla", Softmax::vanilla},
+                                         {"off-by-one", Softmax::off_by_one},
+                                         {"off_by_one", Softmax::off_by_one},
+                                         {"learnable", Softmax::learnable}};
 
 template <class E, std::size_t N> const char *name_of(const Named<E> (&table)[N], E v) {
   for (const auto &n : table)
@@ -94,6 +98,12 @@ const char *norm_name(Norm n) { return name_of(kNorms, n); }
 std::optional<Norm> parse_norm(std::string_view n) { return parse_named(kNorms, n); }
 const char *position_name(Position p) { return name_of(kPositions, p); }
 std::optional<Position> parse_position(std::string_view n) { return parse_named(kPositions, n); }
+const char *softmax_name(Softmax s) {
+  return name_of(kSoftmaxes, s);
+}
+std::optional<Softmax> parse_softmax(std::string_view n) {
+  return parse_named(kSoftmaxes, n);
+}
 
 namespace {
 /// Applies a dtype name: fp8 means bf16 with FP8 GEMM inputs. False for an unknown or
@@ -269,6 +279,13 @@ void apply_overrides(ModelConfig &m, const ModelOverrides &o) {
                        "--position");
     m.position = *v;
   }
+  if (!o.softmax.empty()) {
+    const auto v = parse_softmax(o.softmax);
+    if (!v)
+      throw InputError("expected vanilla, off-by-one or learnable, got '" + o.softmax + "'", "", 0,
+                       "--softmax-type");
+    m.softmax = *v;
+  }
   if (o.bias)
     m.bias = *o.bias;
   if (!o.attention.empty()) {
@@ -337,6 +354,7 @@ ModelConfig load_model(const std::string &path) {
   named("mlp", "gelu", parse_mlp, m.mlp, "gelu, relu2, swiglu or geglu");
   named("norm", "layernorm", parse_norm, m.norm, "layernorm or rmsnorm");
   named("position", "learned", parse_position, m.position, "learned or rope");
+  named("softmax_type", "vanilla", parse_softmax, m.softmax, "vanilla, off-by-one or learnable");
   m.bias = get<bool>(root, "bias", path, true);
   m.qkv_bias = get<bool>(root, "qkv_bias", path, false);
   m.dropout = get<bool>(root, "dropout", path, true);

@@ -246,7 +246,12 @@ ModelOps describe_model(const ModelConfig &m) {
   o.norm_params = norm;
   const double qkv_bias = (m.bias || m.qkv_bias) && !m.mla() ? q + 2 * kv : 0.0;
   const double up_bias = m.bias ? (1 - phi) * (gated ? 2 : 1) * f : 0.0;
-  o.block_params_split = o.block_matrix_params + qkv_bias + up_bias;
+  // Learnable softmax offsets (gpt-oss's attention sinks; Megatron-Core's softmax_type
+  // learnable): one logit per head, split with the heads. Their kernel work is not priced apart:
+  // the sink is one more term of each row's softmax denominator and its gradient the row sums of
+  // dO . O that flash attention's backward computes anyway (Transformer Engine's cuDNN path).
+  const double sinks = m.softmax == Softmax::learnable ? a : 0.0;
+  o.block_params_split = o.block_matrix_params + qkv_bias + up_bias + sinks;
   // QK-norm (Qwen3): a norm of d on q and on k per layer, replicated; MLA's latent RMSNorms
   const double qk_norm = m.qk_norm ? 2 * d : 0.0;
   const double mla_norms = o.mla.q_lora + o.mla.kv_lora;

@@ -109,6 +109,12 @@ std::vector<PublishedRun> load_published_runs(const std::string &path, const std
       throw InputError("unknown norm or position", path, line, pn ? "model.position" : "model.norm");
     m.norm = *pn;
     m.position = *pp;
+    const std::string sm = field<std::string>(mj, "softmax_type", "vanilla", path, line);
+    if (const auto ps = parse_softmax(sm))
+      m.softmax = *ps;
+    else
+      throw InputError("unknown softmax_type '" + sm + "' (vanilla, off-by-one or learnable)", path,
+                       line, "model.softmax_type");
     m.bias = field<bool>(mj, "bias", m.mlp == Mlp::gelu && m.norm == Norm::layernorm, path, line);
     m.qkv_bias = field<bool>(mj, "qkv_bias", false, path, line);
     m.tied_embeddings = field<bool>(mj, "tied_embeddings", false, path, line);

@@ -131,6 +131,7 @@ nlohmann::json estimate_json(const Estimator &est, const Strategy &s, const Esti
                        {"mlp", mlp_name(est.model().mlp)},
                        {"norm", norm_name(est.model().norm)},
                        {"position", position_name(est.model().position)},
+                       {"softmax_type", softmax_name(est.model().softmax)},
                        {"bias", est.model().bias},
                        {"fp8", est.model().fp8},
                        {"sliding_window", est.model().sliding_window},
@@ -193,6 +194,9 @@ std::string estimate_table(const Estimator &est, const Strategy &s, const Estima
   if (md.sliding_window > 0)
     fmt::format_to(out, "attention: sliding window {} on {} of {} blocks (the rest full)\n",
                    md.sliding_window, md.windowed_layers(), md.layers);
+  if (md.softmax != Softmax::vanilla)
+    fmt::format_to(out, "attention: softmax {}{}\n", softmax_name(md.softmax),
+                   md.softmax == Softmax::learnable ? " (a learned sink logit per head)" : "");
   if (md.mtp_layers > 0)
     fmt::format_to(out, "multi-token prediction: {} module(s) on the last stage\n",
                    md.mtp_layers);

@@ -486,3 +486,44 @@ TEST(MoeMla, MtpAndWindowOverrides) {
     EXPECT_EQ(e.field(), "mtp_layers");
   }
 }
+
+// gpt-oss's learnable softmax offsets (Megatron-Core's softmax_type learnable, the "attention
+// sinks"): one parameter per head and block, split with the heads under TP; nothing else moves
+// (the kernel is priced as the vanilla softmax's, the sinks save no activation). The YAML field
+// softmax_type and the flag --softmax-type set it; an unknown name is refused naming the field.
+TEST(MoeMla, LearnableSoftmaxAddsOneParameterPerHeadAndBlock) {
+  const SystemConfig sys = load_system(test_paths::system_path("dgx-h100"));
+  const ModelConfig oss = load_model(test_paths::model_path("gpt-oss-120b"));
+  ASSERT_EQ(oss.softmax, Softmax::learnable);
+  ModelOverrides o;
+  o.softmax = "vanilla";
+  const ModelConfig plain = build_model(test_paths::model_path("gpt-oss-120b"), o);
+  EXPECT_EQ(plain.softmax, Softmax::vanilla);
+  EXPECT_DOUBLE_EQ(parameter_count(oss) - parameter_count(plain), 36.0 * 64);
+  EXPECT_DOUBLE_EQ(active_parameter_count(oss) - active_parameter_count(plain), 36.0 * 64);
+  Strategy st;
+  st.tp = 2, st.dp = 4, st.ep = 8, st.etp = 1, st.zero = 1, st.sp = true, st.micro_batch = 1;
+  st.global_batch = 64;
+  const auto with = run(Estimator(oss, sys), st);
+  const auto without = run(Estimator(plain, sys), st);
+  // stage 0 holds every block (pp 1): 36 blocks x 64 heads / tp 2 on each rank
+  EXPECT_DOUBLE_EQ(with->params_per_gpu - without->params_per_gpu, 36.0 * 64 / 2);
+  EXPECT_DOUBLE_EQ(with->terms[0].seconds, without->terms[0].seconds); // layer GEMMs
+  EXPECT_DOUBLE_EQ(with->terms[1].seconds, without->terms[1].seconds); // attention
+  // the optimizer's step over 1152 more parameters per rank: nanoseconds
+  EXPECT_NEAR(with->time_s.compute, without->time_s.compute, 1e-8 * without->time_s.compute);
+  EXPECT_DOUBLE_EQ(with->memory_bytes.activations, without->memory_bytes.activations);
+  o.softmax = "off-by-one"; // Miller 2023: + 1 in the denominator, no parameters
+  EXPECT_DOUBLE_EQ(parameter_count(build_model(test_paths::model_path("gpt-oss-120b"), o)),
+                   parameter_count(plain));
+  o.softmax = "sinks";
+  try {
+    build_model(test_paths::model_path("gpt-oss-120b"), o);
+    FAIL();
+  } catch (const InputError &e) {
+    EXPECT_EQ(e.field(), "--softmax-type");
+  }
+  long line = 0;
+  EXPECT_EQ(rejected_field("bad-softmax", "softmax_type: sink\n", &line), "softmax_type");
+  EXPECT_EQ(line, 11); // write_model's 10 lines, then the extra field
+}

@@ -51,6 +51,17 @@ const char *position_name(Position p);
 /// Parses a Position name; nullopt otherwise.
 std::optional<Position> parse_position(std::string_view name);
 
+/// The attention softmax (Megatron-Core's --softmax-type, Transformer Engine's softmax_type):
+/// vanilla exp(x_j) / sum exp(x_i); off_by_one adds 1 to the denominator (Miller 2023, "Attention
+/// Is Off By One"); learnable adds exp(b_h) with one learned logit b_h per head (OpenAI's gpt-oss
+/// "attention sinks", Xiao et al. 2023): a parameters per block, split with the heads under TP.
+enum class Softmax { vanilla, off_by_one, learnable };
+/// "vanilla", "off-by-one" or "learnable".
+const char *softmax_name(Softmax s);
+/// Parses a Softmax name ("off_by_one" is accepted as Megatron-Core's spelling); nullopt
+/// otherwise.
+std::optional<Softmax> parse_softmax(std::string_view name);
+
 /// A decoder-only transformer (Narayanan et al. 2021 notation: l, h, a, s, V), GPT-style (2022
 /// papers) or Llama-style (GQA, gated MLP, RMSNorm, RoPE, no biases, untied embeddings).
 struct ModelConfig {
@@ -77,6 +88,7 @@ struct ModelConfig {
   bool fp8 = false;
   int head_dim_override = 0;             ///< d when not h / a (Qwen3: 128 with h 2048, a 32)
   bool qk_norm = false;                  ///< RMSNorm of d on q and k per layer (Qwen3)
+  Softmax softmax = Softmax::vanilla;    ///< attention softmax (gpt-oss: learnable sinks)
   // Mixture of experts (Shazeer et al. 2017; Fedus et al. 2022; Megatron-Core MoE).
   int experts = 0;          ///< E routed experts per MoE layer; 0 = a dense model
   int top_k = 0;            ///< k experts per token
@@ -152,6 +164,7 @@ struct ModelOverrides {
   int q_lora_rank = -1, kv_lora_rank = 0, qk_rope_head_dim = 0, qk_nope_head_dim = 0,
       v_head_dim = 0;
   std::string mlp, norm, position;      ///< see Mlp, Norm, Position
+  std::string softmax;                  ///< see Softmax (--softmax-type)
   std::optional<bool> bias;             ///< linear-layer biases
   /// Multi-token prediction modules, sliding window [keys] and skip frequency [blocks] (see
   /// ModelConfig); -1 keeps the model's. 0 means no modules, no window, or every block windowed;
@@ -170,7 +183,8 @@ void apply_overrides(ModelConfig &m, const ModelOverrides &o);
 /// ffn, kv_heads, head_dim, mlp, norm, position, bias, qkv_bias, dropout, experts, top_k, moe_ffn,
 /// shared_experts, moe_layer_freq, first_dense_layers, capacity_factor (a number > 0 or none),
 /// pad_to_capacity, q_lora_rank, kv_lora_rank, qk_rope_head_dim, qk_nope_head_dim, v_head_dim,
-/// dtype (fp16|bf16|fp32|fp8),
+/// qk_norm, softmax_type (vanilla|off-by-one|learnable), mtp_layers, sliding_window,
+/// window_skip_freq, dtype (fp16|bf16|fp32|fp8),
 /// global_batch, attention: fused|unfused, tied_embeddings: bool).
 /// \throws InputError naming the file, line and field of a missing or bad value.
 ModelConfig load_model(const std::string &path);
