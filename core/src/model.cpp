@@ -259,42 +259,23 @@ void apply_overrides(ModelConfig &m, const ModelOverrides &o) {
   if (!o.dtype.empty() && !set_dtype(m, o.dtype))
     throw InputError("unknown dtype '" + o.dtype + "' (expected fp16, bf16, fp32 or fp8)", "", 0,
                      "--dtype");
-  if (!o.mlp.empty()) {
-    const auto v = parse_mlp(o.mlp);
-    if (!v)
-      throw InputError("expected gelu, relu2, swiglu or geglu, got '" + o.mlp + "'", "", 0,
-                       "--mlp");
-    m.mlp = *v;
-  }
-  if (!o.norm.empty()) {
-    const auto v = parse_norm(o.norm);
-    if (!v)
-      throw InputError("expected layernorm or rmsnorm, got '" + o.norm + "'", "", 0, "--norm");
-    m.norm = *v;
-  }
-  if (!o.position.empty()) {
-    const auto v = parse_position(o.position);
-    if (!v)
-      throw InputError("expected learned or rope, got '" + o.position + "'", "", 0,
-                       "--position");
-    m.position = *v;
-  }
-  if (!o.softmax.empty()) {
-    const auto v = parse_softmax(o.softmax);
-    if (!v)
-      throw InputError("expected vanilla, off-by-one or learnable, got '" + o.softmax + "'", "", 0,
-                       "--softmax-type");
-    m.softmax = *v;
-  }
+  // A named override: kept when empty, else parsed or refused naming the flag.
+  auto named = [](const std::string &v, auto parse, auto &out, const char *flag,
+                  const char *expected) {
+    if (v.empty())
+      return;
+    const auto p = parse(v);
+    if (!p)
+      throw InputError(std::string("expected ") + expected + ", got '" + v + "'", "", 0, flag);
+    out = *p;
+  };
+  named(o.mlp, parse_mlp, m.mlp, "--mlp", "gelu, relu2, swiglu or geglu");
+  named(o.norm, parse_norm, m.norm, "--norm", "layernorm or rmsnorm");
+  named(o.position, parse_position, m.position, "--position", "learned or rope");
+  named(o.softmax, parse_softmax, m.softmax, "--softmax-type", "vanilla, off-by-one or learnable");
   if (o.bias)
     m.bias = *o.bias;
-  if (!o.attention.empty()) {
-    const auto a = parse_attention(o.attention);
-    if (!a)
-      throw InputError("expected fused or unfused, got '" + o.attention + "'", "", 0,
-                       "--attention");
-    m.attention = *a;
-  }
+  named(o.attention, parse_attention, m.attention, "--attention", "fused or unfused");
 }
 
 ModelConfig load_model(const std::string &path) {
