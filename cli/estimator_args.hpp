@@ -215,6 +215,9 @@ struct StrategyArgs {
     c->add_flag("--fp8-param-gather", s.fp8_param_gather,
                 "with --dtype fp8: weight matrices kept and all-gathered in FP8 (Megatron-Core; "
                 "Megatron-Bridge's FP8 recipes)");
+    c->add_flag("--fp8-output-proj", s.fp8_output_proj,
+                "with --dtype fp8 --fp8-recipe mxfp8: the LM head's logits GEMMs in MXFP8 "
+                "(Megatron-Core fp8_output_proj)");
     c->add_option("--fp8-recipe", fp8_recipe,
                   "with --dtype fp8, Megatron-Core --fp8-recipe: delayed (default: each model "
                   "chunk's forward and backward end in an amax all-reduce over its stage's "

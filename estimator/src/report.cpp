@@ -53,6 +53,7 @@ nlohmann::json strategy_json(const Strategy &s) {
           {"fused_ce", s.fused_ce},
           {"cpu_offloading_num_layers", s.offload_layers},
           {"fp8_param_gather", s.fp8_param_gather},
+          {"fp8_output_proj", s.fp8_output_proj},
           {"fp8_recipe", fp8_recipe_name(s.fp8_recipe)},
           {"attention_backend", attention_backend_name(s.attention_backend)},
           {"interleave", s.interleave},
@@ -238,6 +239,12 @@ std::string estimate_table(const Estimator &est, const Strategy &s, const Estima
                    s.offload_layers, md.layers, est.system().host.bandwidth_gbps, e.comm_offload_s);
   if (md.fp8 && s.fp8_param_gather)
     fmt::format_to(out, "FP8 parameters: weight matrices kept and all-gathered in FP8\n");
+  if (s.fp8_output_proj)
+    fmt::format_to(out, "LM head: {}\n",
+                   md.fp8 && s.fp8_recipe == Fp8Recipe::mxfp8
+                       ? "logits GEMMs in MXFP8 (fp8_output_proj)"
+                       : "fp8_output_proj has no effect without --dtype fp8 --fp8-recipe mxfp8 "
+                         "(Megatron-Core activates it with MXFP8 only)");
   if (md.fp8)
     fmt::format_to(out, "FP8 recipe: {}{}\n", fp8_recipe_name(s.fp8_recipe),
                    s.fp8_recipe == Fp8Recipe::delayed

@@ -90,10 +90,16 @@ EndsCost Estimator::ends_cost(const Strategy &st, const LayoutSizes &z) const no
   const double T = z.T, h = z.h, t = z.t, Vp = z.Vp, k = z.k, T_h = z.T_h;
   const EagerCosts ec = z.eager ? eager_costs(T / z.s, eager_bf16_model(st)) : EagerCosts{};
   EndsCost r;
-  // Logits (the output layer stays in 16-bit under FP8, as Megatron-Core's output_layer) and the
-  // loss: unfused vocab-parallel cross-entropy passes over fp32 logits (12 B per logit forward
-  // and backward together, two kernels); fused reads bf16 logits once each way (4 B).
-  r.logits_gemm = P.gemm_s(T, Vp / t, h, 1) + P.gemm_s(T, h, Vp / t, 1) + P.gemm_s(h, Vp / t, T, 1);
+  // Logits (the output layer stays in 16-bit under FP8, as Megatron-Core's output_layer, unless
+  // fp8_output_proj runs it under MXFP8, priced as the blocks' MXFP8 GEMMs) and the loss:
+  // unfused vocab-parallel cross-entropy passes over fp32 logits (12 B per logit forward and
+  // backward together, two kernels); fused reads bf16 logits once each way (4 B).
+  const bool head8 = st.fp8_output_proj && m_model.fp8 && st.fp8_recipe == Fp8Recipe::mxfp8;
+  const double g8 = head8 && m_system.device.mxfp8_relative_efficiency > 0
+                        ? 1 / m_system.device.mxfp8_relative_efficiency
+                        : 1.0;
+  r.logits_gemm = g8 * (P.gemm_s(T, Vp / t, h, 1, head8) + P.gemm_s(T, h, Vp / t, 1, head8) +
+                        P.gemm_s(h, Vp / t, T, 1, head8));
   const double logit_el = T * Vp / t;
   r.xent =
       z.eager ? ec.head : (st.fused_ce ? 2 * P.mem_s(4 * logit_el) : 2 * P.mem_s(4 * 3 * logit_el));
@@ -132,7 +138,9 @@ void Estimator::compute_terms(const Strategy &st, const LayoutSizes &z, const St
   const double heads = 1.0 + md.mtp_layers; // output heads and losses on the last stage
   e.terms[3] = {md.mtp_layers ? "logits GEMMs, MTP projections" : "logits GEMMs",
                 last ? m * (heads * ends.logits_gemm + md.mtp_layers * ends.mtp_proj) : 0.0,
-                P.src_gemm.c_str()};
+                st.fp8_output_proj && md.fp8 && st.fp8_recipe == Fp8Recipe::mxfp8
+                    ? P.src_gemm8_mx.c_str()
+                    : P.src_gemm.c_str()};
   e.terms[4] = {z.eager ? "cross-entropy, embeddings" : "cross-entropy",
                 last ? m * heads * ends.xent : 0.0, P.src_mem.c_str()};
   e.terms[5] = {md.fp8 ? "optimizer, FP8 weight casts" : "optimizer", optimizer_s,

@@ -256,6 +256,39 @@ TEST(ComputePricing, Mxfp8GemmsTakeTheDevicesMxfp8Factor) {
   EXPECT_NO_THROW(hopper.validate(s, 0));
 }
 
+// Megatron-Core's fp8_output_proj: under MXFP8 the LM head's logits GEMMs are priced as the
+// blocks' MXFP8 GEMMs (FP8 rate, the device's MXFP8 factor); nothing else moves. Megatron-Core
+// activates it with the mxfp8 recipe only: under per-tensor FP8 (and in bf16) it changes nothing.
+TEST(ComputePricing, Fp8OutputProjPricesTheLogitsGemmsInMxfp8) {
+  ModelConfig m = load_model(test_paths::model_path("llama3-8b"));
+  m.fp8 = true;
+  const SystemConfig b200 = load_system(test_paths::system_path("dgx-b200"));
+  const Estimator est(m, b200);
+  Strategy s;
+  s.dp = 8, s.micro_batch = 2, s.global_batch = 128;
+  s.fp8_recipe = Fp8Recipe::mxfp8;
+  const auto bf16_head = test_run::run(est, s);
+  s.fp8_output_proj = true;
+  const auto mx_head = test_run::run(est, s);
+  EXPECT_STREQ(mx_head->terms[3].what, "logits GEMMs");
+  // FP8 peak twice the bf16 one: at least 1.5x faster at these sizes, at most twice / the factor
+  const double ratio = mx_head->terms[3].seconds / bf16_head->terms[3].seconds;
+  EXPECT_LT(ratio, 0.67);
+  EXPECT_GT(ratio, 0.5 / b200.device.mxfp8_relative_efficiency - 1e-9);
+  EXPECT_NE(std::string(mx_head->terms[3].priced_by).find("mxfp8"), std::string::npos);
+  EXPECT_EQ(std::string(bf16_head->terms[3].priced_by).find("mxfp8"), std::string::npos);
+  for (std::size_t i = 0; i < mx_head->terms.size(); ++i)
+    if (i != 3)
+      EXPECT_DOUBLE_EQ(mx_head->terms[i].seconds, bf16_head->terms[i].seconds)
+          << mx_head->terms[i].what;
+  s.fp8_recipe = Fp8Recipe::tensorwise; // not active outside MXFP8
+  const auto cs_on = test_run::run(est, s);
+  s.fp8_output_proj = false;
+  const auto cs_off = test_run::run(est, s);
+  EXPECT_DOUBLE_EQ(cs_on->terms[3].seconds, cs_off->terms[3].seconds);
+  EXPECT_DOUBLE_EQ(cs_off->terms[3].seconds, bf16_head->terms[3].seconds);
+}
+
 // PyTorch eager Llama-style blocks: RMSNorm, RoPE and a gated MLP as plain PyTorch composes them
 // (constants.hpp, fms) add memory-bound work to pytorch_gpt_step.py's fused LayerNorm and GELU.
 // RoPE adds exactly its ten kernels forward and ten backward over q and k of every token, in

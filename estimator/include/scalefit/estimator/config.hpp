@@ -285,6 +285,10 @@ struct Strategy {
   /// distributed optimizer) instead of bf16 plus an FP8 copy, and are all-gathered in FP8.
   /// Only with FP8 GEMMs.
   bool fp8_param_gather = false;
+  /// Megatron-Core's fp8_output_proj (transformer_config.py): the LM head's logits GEMMs run under
+  /// the MXFP8 autocast (TELMHeadColumnParallelLinear) instead of in 16 bits. Megatron-Core
+  /// activates it only with FP8 GEMMs and fp8_recipe mxfp8; elsewhere it changes nothing.
+  bool fp8_output_proj = false;
   /// FP8 scaling recipe (Megatron-Core --fp8-recipe, default delayed). Only with FP8 GEMMs; under
   /// delayed scaling each model chunk's forward and backward end in a blocking amax all-reduce
   /// over its stage's TP x DP x CP ranks (StageComm).
