@@ -152,6 +152,10 @@ struct StrategyArgs {
     c->add_flag("--moe-a2a-overlap", s.moe_a2a_overlap,
                 "hide the token dispatch/combine all-to-alls behind the compute of the adjacent "
                 "micro-batch (Megatron-Core --overlap-moe-expert-parallel-comm)");
+    c->add_flag("--moe-fused-grouped-mlp", s.moe_fused_grouped_mlp,
+                "with --dtype fp8 --fp8-recipe mxfp8: Transformer Engine's fused grouped expert "
+                "MLP (NVTE_CUTEDSL_FUSED_GROUPED_MLP=1, SM 10.x): one kernel per expert GEMM "
+                "pass, the activation and casts in the GEMMs' epilogues");
     c->add_flag("--moe-shared-expert-overlap", s.moe_shared_expert_overlap,
                 "hide the token dispatch/combine all-to-alls behind the shared experts' GEMMs "
                 "(Megatron-Core)");

@@ -181,8 +181,13 @@ ModelOps describe_model(const ModelConfig &m) {
     const double fe = o.moe.f_e, k = o.moe.top_k, fs = o.moe.f_shared;
     const double act_f = (gated ? 6 : 4) * (k * fe + fs), act_b = (gated ? 10 : 6) * (k * fe + fs);
     o.moe.mem_fwd = phi * (8 * k * h + act_f + 12 * o.moe.experts);
-    o.elementwise[i++] = {"MoE permute, activation, router", o.moe.mem_fwd,
-                          phi * (8 * k * h + act_b + 12 * o.moe.experts), Region::inner};
+    // (the routed experts' share of the activation runs in the fused grouped MLP's epilogues)
+    o.elementwise[i++] = {"MoE permute, activation, router",
+                          o.moe.mem_fwd,
+                          phi * (8 * k * h + act_b + 12 * o.moe.experts),
+                          Region::inner,
+                          phi * (gated ? 6 : 4) * k * fe,
+                          phi * (gated ? 10 : 6) * k * fe};
   }
   if (m.mla()) {
     // MLA: the RMSNorms of the two latents on the rank's tokens (norm bytes as above), and the
@@ -234,7 +239,9 @@ ModelOps describe_model(const ModelConfig &m) {
       const double up_s = (gated ? 2 : 1) * fs;
       const double fwd = 4 * k * (h + fe) + (fs > 0 ? 4 * (h + fs) : 0.0);
       const double bwd = 4 * k * (up + h) + (fs > 0 ? 4 * (up_s + h) : 0.0);
-      o.elementwise[i++] = {"FP8 casts (experts)", phi * fwd, phi * bwd, Region::inner};
+      // (fused grouped MLP: fc2's input cast and fc1's output-gradient cast in the epilogues)
+      o.elementwise[i++] = {"FP8 casts (experts)", phi * fwd,        phi * bwd,
+                            Region::inner,         phi * 4 * k * fe, phi * 4 * k * up};
     }
   }
   o.n_elementwise = i;

@@ -45,6 +45,7 @@ struct LayerCostKey {
   AttentionBackend attention_backend = AttentionBackend::fused;
   Fp8Recipe fp8_recipe = Fp8Recipe::delayed;
   bool eager_bf16 = false; // eager_bf16_model(st)
+  bool moe_fused_grouped_mlp = false;
   bool operator==(const LayerCostKey &) const = default;
 };
 

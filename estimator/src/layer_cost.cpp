@@ -10,7 +10,7 @@ namespace scalefit::estimator {
 
 // Reads of the layout only what LayerCostKey (detail.hpp) holds: tp, sp, micro_batch, cp (and T),
 // the active recompute modules, ep, the expert TP degree, moe_imbalance, framework, the
-// attention backend, the FP8 recipe and eager_bf16_model. A new
+// attention backend, the FP8 recipe, eager_bf16_model and moe_fused_grouped_mlp. A new
 // read must join the key, or search's cache prices layouts with a stale block.
 LayerCost Estimator::layer_cost(const Strategy &st, double T) const noexcept {
   const ModelOps &o = m_ops;
@@ -26,8 +26,10 @@ LayerCost Estimator::layer_cost(const Strategy &st, double T) const noexcept {
           ? 1 / m_system.device.mxfp8_relative_efficiency
           : 1.0;
   auto gemm = [&](double m, double n, double kk) { return g8 * P.gemm_s(m, n, kk, 1, fp8); };
+  // Transformer Engine's fused grouped MLP: with MXFP8 GEMMs only (Strategy)
+  const bool fused_mlp = st.moe_fused_grouped_mlp && fp8 && st.fp8_recipe == Fp8Recipe::mxfp8;
   auto grouped = [&](double m, double n, double kk, double groups) {
-    return g8 * P.grouped_gemm_s(m, n, kk, groups, fp8);
+    return g8 * P.grouped_gemm_s(m, n, kk, groups, fp8, fused_mlp);
   };
   LayerCost c;
   // Linear layers: forward (T, n', k'); backward the data gradient (T, k', n') and the weight
@@ -141,10 +143,12 @@ LayerCost Estimator::layer_cost(const Strategy &st, double T) const noexcept {
   for (int i = 0; i < o.n_elementwise; ++i) {
     const ElementwiseOp &op = o.elementwise[i];
     const double tokens = op.region == Region::inner ? T / t : (sp ? T / t : T);
-    if (op.fwd_bytes > 0)
-      c.mem_fwd += P.mem_s(k * op.fwd_bytes * tokens);
-    if (op.bwd_bytes > 0)
-      c.mem_bwd += P.mem_s(k * op.bwd_bytes * tokens);
+    const double fwd = op.fwd_bytes - (fused_mlp ? op.fused_mlp_fwd : 0.0);
+    const double bwd = op.bwd_bytes - (fused_mlp ? op.fused_mlp_bwd : 0.0);
+    if (fwd > 0)
+      c.mem_fwd += P.mem_s(k * fwd * tokens);
+    if (bwd > 0)
+      c.mem_bwd += P.mem_s(k * bwd * tokens);
   }
   return c;
 }

@@ -111,14 +111,16 @@ double ComputePricer::bgemm_s(double m, double n, double k, double batch) const 
   return gemm_s(m, n, k, batch);
 }
 
-double ComputePricer::grouped_gemm_s(double m, double n, double k, double groups,
-                                     bool fp8) const noexcept {
+double ComputePricer::grouped_gemm_s(double m, double n, double k, double groups, bool fp8,
+                                     bool one_kernel) const noexcept {
   if (m_fit_ggemm && !fp8)
     return kernel_s(m_fit_ggemm->gemm_us(m, n, k, groups) * 1e-6);
   // Without a measured grouped fit: one GEMM per expert, each priced at its own size, as
   // Transformer Engine's GroupedLinear (Megatron-Core's TEGroupedMLP) launches them (the
   // efficiency tables and the GEMM fit are per kernel; a batch would be priced as one kernel of
   // all the experts' FLOPs, which small experts never reach).
+  if (one_kernel)
+    return gemm_s(groups * m, n, k, 1, fp8);
   return groups * gemm_s(m, n, k, 1, fp8);
 }
 

@@ -173,6 +173,7 @@ std::vector<PublishedRun> load_published_runs(const std::string &path, const std
                        path, line, "moe_token_dispatcher");
     s.moe_dispatcher = *pd;
     s.moe_a2a_overlap = field<bool>(j, "moe_a2a_overlap", false, path, line);
+    s.moe_fused_grouped_mlp = field<bool>(j, "moe_fused_grouped_mlp", false, path, line);
     s.moe_shared_expert_overlap = field<bool>(j, "moe_shared_expert_overlap", false, path, line);
     // Megatron-Core --attention-backend (Transformer Engine's DotProductAttention backend; the
     // launch scripts' NVTE_FUSED_ATTN=0 means flash)

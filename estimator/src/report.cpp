@@ -43,6 +43,7 @@ nlohmann::json strategy_json(const Strategy &s) {
           {"etp", s.expert_tp()},
           {"moe_dispatcher", moe_dispatcher_name(s.moe_dispatcher)},
           {"moe_a2a_overlap", s.moe_a2a_overlap},
+          {"moe_fused_grouped_mlp", s.moe_fused_grouped_mlp},
           {"first_stage_layers", s.first_stage_layers},
           {"last_stage_layers", s.last_stage_layers},
           {"zero_shard", s.shard_ranks()},
@@ -216,11 +217,23 @@ std::string estimate_table(const Estimator &est, const Strategy &s, const Estima
     const double local = mo.experts / s.ep;
     const double rows =
         mo.top_k * (s.tp > 1 ? T / s.tp : T) * s.expert_tp() * mo.load(s.moe_imbalance) / local;
-    fmt::format_to(out,
-                   "experts per GPU: {:g} of {:.0f} rows each per micro-batch (one GEMM per "
-                   "expert and pass; few rows per expert is where published steps run slower "
-                   "than estimated: docs/estimator.md)\n",
-                   local, rows);
+    const bool fused = s.moe_fused_grouped_mlp && md.fp8 && s.fp8_recipe == Fp8Recipe::mxfp8;
+    if (fused)
+      fmt::format_to(out,
+                     "experts per GPU: {:g} of {:.0f} rows each per micro-batch (Transformer "
+                     "Engine's fused grouped MLP: one kernel per GEMM pass over the {:g} experts, "
+                     "activation and casts in its epilogues)\n",
+                     local, rows, local);
+    else
+      fmt::format_to(out,
+                     "experts per GPU: {:g} of {:.0f} rows each per micro-batch (one GEMM per "
+                     "expert and pass; few rows per expert is where published steps run slower "
+                     "than estimated: docs/estimator.md){}\n",
+                     local, rows,
+                     s.moe_fused_grouped_mlp
+                         ? "; --moe-fused-grouped-mlp has no effect without --dtype fp8 "
+                           "--fp8-recipe mxfp8 (Transformer Engine fuses MXFP8 and NVFP4 only)"
+                         : "");
     if (host_syncs_per_block(md))
       fmt::format_to(
           out,

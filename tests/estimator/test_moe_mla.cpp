@@ -1,6 +1,7 @@
 // Issue 16, second part: multi-head latent attention (DeepSeek-V2/V3) against hand-written
 // formulas of the paper's equations, the published parameter counts of the MoE configs, the
 // expert capacity factor's rows, all-to-all bytes and memory, and bad MLA / capacity YAML.
+#include "../../estimator/src/detail.hpp" // LayerCostCache (search's block cache)
 #include "helpers.hpp"
 
 #include "scalefit/core/error.hpp"
@@ -526,4 +527,65 @@ TEST(MoeMla, LearnableSoftmaxAddsOneParameterPerHeadAndBlock) {
   long line = 0;
   EXPECT_EQ(rejected_field("bad-softmax", "softmax_type: sink\n", &line), "softmax_type");
   EXPECT_EQ(line, 11); // write_model's 10 lines, then the extra field
+}
+
+// Transformer Engine's fused grouped expert MLP (--moe-fused-grouped-mlp; ops/fused/grouped_mlp.py,
+// MXFP8 on SM 10.x): each expert GEMM pass is one kernel over the local experts, and the routed
+// experts' gated activation (6 / 10 B per element of f_e per route, forward / backward), fc2's
+// input cast (4 B per f_e) and fc1's output-gradient cast (4 B per element of the 2 f_e up
+// output) run in the GEMMs' epilogues. Nothing moves without MXFP8; the block cache keys on it.
+TEST(MoeMla, FusedGroupedMlpMovesTheActivationAndCastsIntoTheGemms) {
+  ModelConfig m = load_model(test_paths::model_path("qwen3-30b-a3b"));
+  m.fp8 = true;
+  const ModelOps o = describe_model(m);
+  const double k = m.top_k, fe = m.moe_ffn, phi = o.moe.fraction;
+  double fused_fwd = 0, fused_bwd = 0;
+  for (int i = 0; i < o.n_elementwise; ++i) {
+    const ElementwiseOp &op = o.elementwise[i];
+    const std::string what = op.what;
+    if (what == "MoE permute, activation, router") {
+      EXPECT_DOUBLE_EQ(op.fused_mlp_fwd, phi * 6 * k * fe);
+      EXPECT_DOUBLE_EQ(op.fused_mlp_bwd, phi * 10 * k * fe);
+    } else if (what == "FP8 casts (experts)") {
+      EXPECT_DOUBLE_EQ(op.fused_mlp_fwd, phi * 4 * k * fe);
+      EXPECT_DOUBLE_EQ(op.fused_mlp_bwd, phi * 4 * k * 2 * fe);
+    } else {
+      EXPECT_EQ(op.fused_mlp_fwd, 0) << what;
+      EXPECT_EQ(op.fused_mlp_bwd, 0) << what;
+    }
+    EXPECT_LE(op.fused_mlp_fwd, op.fwd_bytes) << what;
+    EXPECT_LE(op.fused_mlp_bwd, op.bwd_bytes) << what;
+    fused_fwd += op.fused_mlp_fwd, fused_bwd += op.fused_mlp_bwd;
+  }
+  EXPECT_GT(fused_fwd, 0);
+  EXPECT_GT(fused_bwd, 0);
+
+  const Estimator est(m, load_system(test_paths::system_path("gb200-nvl72")));
+  Strategy s;
+  s.dp = 8, s.ep = 8, s.zero = 1, s.micro_batch = 4, s.global_batch = 512;
+  s.fp8_recipe = Fp8Recipe::mxfp8;
+  const auto unfused = run(est, s);
+  s.moe_fused_grouped_mlp = true;
+  const auto fused = run(est, s);
+  EXPECT_LT(fused->terms[2].seconds, unfused->terms[2].seconds); // memory-bound (layers)
+  EXPECT_LE(fused->terms[0].seconds, unfused->terms[0].seconds); // one kernel per pass
+  EXPECT_EQ(fused->terms[1].seconds, unfused->terms[1].seconds); // attention
+  EXPECT_EQ(fused->memory_bytes.total, unfused->memory_bytes.total);
+  // under per-tensor FP8 Transformer Engine does not fuse: no effect
+  s.fp8_recipe = Fp8Recipe::tensorwise;
+  const auto cs_on = run(est, s);
+  s.moe_fused_grouped_mlp = false;
+  const auto cs_off = run(est, s);
+  EXPECT_EQ(cs_on->time_s.iteration, cs_off->time_s.iteration);
+
+  // search's block cache keys on the flag: alternating it through one cache gives the uncached
+  // estimates
+  const auto cache = std::make_unique<LayerCostCache>();
+  s.fp8_recipe = Fp8Recipe::mxfp8;
+  for (bool f : {false, true, false, true}) {
+    s.moe_fused_grouped_mlp = f;
+    Estimate cached;
+    ASSERT_TRUE(est.evaluate_fitting(s, cached, cache.get()));
+    EXPECT_EQ(cached.time_s.iteration, (f ? fused : unfused)->time_s.iteration);
+  }
 }

@@ -57,9 +57,9 @@ TEST(PublishedRuns, EverySourceWithinItsRecordedError) {
       // 8 GPUs at GBS 4 (one micro-batch per rank): host-bound, and the memory of the first
       // two iterations (docs/estimator.md, "A matched recompute sweep")
       {"megatron-bridge-skills-recompute-h100.jsonl", 0.69, 0.70, 0.20, 6},
-      // the newest release (26.08): full-iteration CUDA graphs, FP8 attention and Transformer
-      // Engine's fused grouped expert MLP, none of them modeled (docs/estimator.md)
-      {"megatron-bridge-26.08-moe.jsonl", 0.20, 0.29, 0, 8},
+      // the newest release (26.08): its full-iteration CUDA graphs and FP8 attention are not
+      // modeled; gpt-oss runs slower than priced on every release (docs/estimator.md)
+      {"megatron-bridge-26.08-moe.jsonl", 0.15, 0.36, 0, 8},
   };
   int goal_met = 0;
   for (const Bound &b : bounds) {

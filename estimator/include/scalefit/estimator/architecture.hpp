@@ -49,6 +49,10 @@ struct ElementwiseOp {
   double fwd_bytes = 0; ///< [B per token]
   double bwd_bytes = 0; ///< [B per token]
   Region region = Region::hidden;
+  /// [B per token] of fwd_bytes / bwd_bytes that run inside the expert GEMMs' epilogues under
+  /// Strategy::moe_fused_grouped_mlp (the routed experts' activation, fc2's input cast, fc1's
+  /// output-gradient cast); 0 for the other ops.
+  double fused_mlp_fwd = 0, fused_mlp_bwd = 0;
 };
 
 /// Maximum element-wise kernels of one block.

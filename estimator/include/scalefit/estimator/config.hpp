@@ -226,6 +226,14 @@ struct Strategy {
   /// that one's dispatch/combine all-to-alls run behind the other's compute (MoE README, "EP A2A
   /// Overlap"). Off by default.
   bool moe_a2a_overlap = false;
+  /// Transformer Engine's fused grouped expert MLP (NVTE_CUTEDSL_FUSED_GROUPED_MLP=1 with
+  /// Megatron-Core's use_transformer_engine_op_fuser; ops/fused/grouped_mlp.py): under MXFP8 (or
+  /// NVFP4) on SM 10.x, fc1, the gated activation scaled by the routing probabilities, the
+  /// quantization of its output and fc2 run as CuTe DSL grouped-GEMM kernels: each GEMM pass is
+  /// one kernel over all local experts, the activation and its backward run in the GEMMs'
+  /// epilogues, and so do the casts of fc2's input and of fc1's output gradient. Priced only
+  /// with FP8 GEMMs under fp8_recipe mxfp8, where Transformer Engine fuses; elsewhere no effect.
+  bool moe_fused_grouped_mlp = false;
   MoeDispatcher moe_dispatcher = MoeDispatcher::alltoall; ///< the token dispatcher
   int zero = 0;                          ///< ZeRO stage 0..3 (3 = FSDP full shard)
   /// Ranks one shard group spans (hybrid sharding, HSDP / DeepSpeed's hpZ): model states are

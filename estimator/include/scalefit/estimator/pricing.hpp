@@ -50,7 +50,10 @@ public:
   /// fit file has one, else `groups` x gemm_s(m, n, k, 1, fp8): one GEMM per expert, each priced
   /// at its own size, as Transformer Engine's GroupedLinear launches them; `fp8` always goes to
   /// gemm_s (expert GEMMs are measured in the 16-bit dtype).
-  double grouped_gemm_s(double m, double n, double k, double groups, bool fp8 = false) const noexcept;
+  /// `one_kernel` (Transformer Engine's fused grouped MLP): without a grouped_gemm fit, one GEMM
+  /// of all the groups' rows, gemm_s(groups m, n, k): one persistent kernel over the experts.
+  double grouped_gemm_s(double m, double n, double k, double groups, bool fp8 = false,
+                        bool one_kernel = false) const noexcept;
   /// One memory-bound kernel moving `bytes` [B] read + written [s].
   double mem_s(double bytes) const noexcept;
   /// `n` memory-bound kernels moving `bytes` [B] in all, priced as n of bytes / n each [s].
