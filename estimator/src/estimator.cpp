@@ -272,8 +272,7 @@ void Estimator::validate(const Strategy &s, int gpus) const {
     throw InputError("FP8 needs a device with FP8 tensor cores: " + m_system.device.name +
                          " has no peak_tflops.fp8 in " + m_system.name,
                      "", 0, "--dtype");
-  if (m_model.fp8 && s.fp8_recipe == Fp8Recipe::mxfp8 &&
-      !(m_system.device.mxfp8_relative_efficiency > 0))
+  if (s.mxfp8(m_model.fp8) && !(m_system.device.mxfp8_relative_efficiency > 0))
     throw InputError("MXFP8 needs block-scaled FP8 tensor cores (Blackwell, sm_100 or newer): " +
                          m_system.device.name + " has no device.mxfp8_relative_efficiency in " +
                          m_system.name + " (use --fp8-recipe tensorwise or delayed)",

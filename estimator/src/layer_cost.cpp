@@ -21,13 +21,9 @@ LayerCost Estimator::layer_cost(const Strategy &st, double T) const noexcept {
   const bool fp8 = m_model.fp8;
   // The model dtype's GEMMs (FP8 ones under --dtype fp8); MXFP8's take 1 /
   // mxfp8_relative_efficiency as long as per-tensor FP8's (config.hpp)
-  const double g8 =
-      fp8 && st.fp8_recipe == Fp8Recipe::mxfp8 && m_system.device.mxfp8_relative_efficiency > 0
-          ? 1 / m_system.device.mxfp8_relative_efficiency
-          : 1.0;
+  const double g8 = mxfp8_gemm_factor(m_system, st.mxfp8(fp8));
   auto gemm = [&](double m, double n, double kk) { return g8 * P.gemm_s(m, n, kk, 1, fp8); };
-  // Transformer Engine's fused grouped MLP: with MXFP8 GEMMs only (Strategy)
-  const bool fused_mlp = st.moe_fused_grouped_mlp && fp8 && st.fp8_recipe == Fp8Recipe::mxfp8;
+  const bool fused_mlp = st.fused_grouped_mlp(fp8); // Transformer Engine's fused grouped MLP
   auto grouped = [&](double m, double n, double kk, double groups) {
     return g8 * P.grouped_gemm_s(m, n, kk, groups, fp8, fused_mlp);
   };

@@ -115,10 +115,11 @@ double ComputePricer::grouped_gemm_s(double m, double n, double k, double groups
                                      bool one_kernel) const noexcept {
   if (m_fit_ggemm && !fp8)
     return kernel_s(m_fit_ggemm->gemm_us(m, n, k, groups) * 1e-6);
-  // Without a measured grouped fit: one GEMM per expert, each priced at its own size, as
-  // Transformer Engine's GroupedLinear (Megatron-Core's TEGroupedMLP) launches them (the
-  // efficiency tables and the GEMM fit are per kernel; a batch would be priced as one kernel of
-  // all the experts' FLOPs, which small experts never reach).
+  // Without a measured grouped fit: Transformer Engine's fused grouped MLP runs one persistent
+  // kernel over the experts (`one_kernel`); its GroupedLinear (Megatron-Core's TEGroupedMLP)
+  // launches one GEMM per expert, each priced at its own size (the efficiency tables and the GEMM
+  // fit are per kernel; a batch would be priced as one kernel of all the experts' FLOPs, which
+  // small experts never reach).
   if (one_kernel)
     return gemm_s(groups * m, n, k, 1, fp8);
   return groups * gemm_s(m, n, k, 1, fp8);

@@ -217,8 +217,7 @@ std::string estimate_table(const Estimator &est, const Strategy &s, const Estima
     const double local = mo.experts / s.ep;
     const double rows =
         mo.top_k * (s.tp > 1 ? T / s.tp : T) * s.expert_tp() * mo.load(s.moe_imbalance) / local;
-    const bool fused = s.moe_fused_grouped_mlp && md.fp8 && s.fp8_recipe == Fp8Recipe::mxfp8;
-    if (fused)
+    if (s.fused_grouped_mlp(md.fp8))
       fmt::format_to(out,
                      "experts per GPU: {:g} of {:.0f} rows each per micro-batch (Transformer "
                      "Engine's fused grouped MLP: one kernel per GEMM pass over the {:g} experts, "
@@ -254,7 +253,7 @@ std::string estimate_table(const Estimator &est, const Strategy &s, const Estima
     fmt::format_to(out, "FP8 parameters: weight matrices kept and all-gathered in FP8\n");
   if (s.fp8_output_proj)
     fmt::format_to(out, "LM head: {}\n",
-                   md.fp8 && s.fp8_recipe == Fp8Recipe::mxfp8
+                   s.mxfp8_lm_head(md.fp8)
                        ? "logits GEMMs in MXFP8 (fp8_output_proj)"
                        : "fp8_output_proj has no effect without --dtype fp8 --fp8-recipe mxfp8 "
                          "(Megatron-Core activates it with MXFP8 only)");

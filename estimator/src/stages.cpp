@@ -94,10 +94,8 @@ EndsCost Estimator::ends_cost(const Strategy &st, const LayoutSizes &z) const no
   // fp8_output_proj runs it under MXFP8, priced as the blocks' MXFP8 GEMMs) and the loss:
   // unfused vocab-parallel cross-entropy passes over fp32 logits (12 B per logit forward and
   // backward together, two kernels); fused reads bf16 logits once each way (4 B).
-  const bool head8 = st.fp8_output_proj && m_model.fp8 && st.fp8_recipe == Fp8Recipe::mxfp8;
-  const double g8 = head8 && m_system.device.mxfp8_relative_efficiency > 0
-                        ? 1 / m_system.device.mxfp8_relative_efficiency
-                        : 1.0;
+  const bool head8 = st.mxfp8_lm_head(m_model.fp8);
+  const double g8 = mxfp8_gemm_factor(m_system, head8);
   r.logits_gemm = g8 * (P.gemm_s(T, Vp / t, h, 1, head8) + P.gemm_s(T, h, Vp / t, 1, head8) +
                         P.gemm_s(h, Vp / t, T, 1, head8));
   const double logit_el = T * Vp / t;
@@ -124,9 +122,9 @@ void Estimator::compute_terms(const Strategy &st, const LayoutSizes &z, const St
   const double rec_sel = z.selective ? lc.attn_fwd : 0.0;
   const bool first = c.index == 0, last = c.index == z.p - 1;
   const double nL = c.layers;
-  e.terms[0] = {
-      "layer GEMMs", m * (nL * (lc.gemm_fwd + lc.gemm_bwd + lc.rec_mod_gemm) + rec * lc.gemm_fwd),
-      md.fp8 && st.fp8_recipe == Fp8Recipe::mxfp8 ? P.src_gemm8_mx.c_str() : gemm_source().c_str()};
+  e.terms[0] = {"layer GEMMs",
+                m * (nL * (lc.gemm_fwd + lc.gemm_bwd + lc.rec_mod_gemm) + rec * lc.gemm_fwd),
+                st.mxfp8(md.fp8) ? P.src_gemm8_mx.c_str() : gemm_source().c_str()};
   e.terms[1] = {!z.fused                                         ? "attention (unfused)"
                 : attention_kernel(st) == AttentionKernel::flash ? "attention (flash)"
                                                                  : "attention (fused)",
@@ -138,9 +136,7 @@ void Estimator::compute_terms(const Strategy &st, const LayoutSizes &z, const St
   const double heads = 1.0 + md.mtp_layers; // output heads and losses on the last stage
   e.terms[3] = {md.mtp_layers ? "logits GEMMs, MTP projections" : "logits GEMMs",
                 last ? m * (heads * ends.logits_gemm + md.mtp_layers * ends.mtp_proj) : 0.0,
-                st.fp8_output_proj && md.fp8 && st.fp8_recipe == Fp8Recipe::mxfp8
-                    ? P.src_gemm8_mx.c_str()
-                    : P.src_gemm.c_str()};
+                st.mxfp8_lm_head(md.fp8) ? P.src_gemm8_mx.c_str() : P.src_gemm.c_str()};
   e.terms[4] = {z.eager ? "cross-entropy, embeddings" : "cross-entropy",
                 last ? m * heads * ends.xent : 0.0, P.src_mem.c_str()};
   e.terms[5] = {md.fp8 ? "optimizer, FP8 weight casts" : "optimizer", optimizer_s,

@@ -337,6 +337,14 @@ struct Strategy {
   int shard_ranks() const { return zero_shard > 0 ? zero_shard : dp * cp; }
   /// Expert tensor-parallel degree in use.
   int expert_tp() const { return etp > 0 ? etp : tp; }
+  /// True when the step's GEMMs run in MXFP8: FP8 GEMMs (`fp8_gemms`, ModelConfig::fp8) under
+  /// fp8_recipe mxfp8. Throws nothing.
+  bool mxfp8(bool fp8_gemms) const { return fp8_gemms && fp8_recipe == Fp8Recipe::mxfp8; }
+  /// fp8_output_proj as Megatron-Core applies it: only with MXFP8 GEMMs (transformer_config.py).
+  bool mxfp8_lm_head(bool fp8_gemms) const { return fp8_output_proj && mxfp8(fp8_gemms); }
+  /// moe_fused_grouped_mlp as Transformer Engine applies it: only with MXFP8 GEMMs
+  /// (ops/fused/grouped_mlp.py fuses block-scaled recipes; NVFP4 is not an fp8_recipe here).
+  bool fused_grouped_mlp(bool fp8_gemms) const { return moe_fused_grouped_mlp && mxfp8(fp8_gemms); }
   /// Expert-data-parallel degree: tp cp dp / (etp ep), the ranks holding the same experts.
   int expert_dp() const { return static_cast<int>(std::int64_t{tp} * cp * dp / (std::int64_t{expert_tp()} * ep)); }
 };
