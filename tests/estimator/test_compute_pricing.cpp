@@ -189,9 +189,15 @@ TEST(ComputePricing, UnmaskedForwardIsPricedByTheNoncausalRow) {
             H.attention_s(flops, 16384, false, AttentionKernel::fused));
   EXPECT_EQ(H.attention_s(flops, 4096, true, AttentionKernel::flash, true),
             H.attention_s(flops, 4096, true, AttentionKernel::flash));
-  // B200's file has no unmasked row: the causal forward prices it
-  const SystemConfig b200 = load_system(test_paths::system_path("dgx-b200"));
-  ASSERT_TRUE(b200.device.attention_fwd_noncausal_efficiency.steps.empty());
+  // B200's file has a measured unmasked row (cuDNN on GB200); a file without one: the causal
+  // forward prices it
+  SystemConfig b200 = load_system(test_paths::system_path("dgx-b200"));
+  ASSERT_FALSE(b200.device.attention_fwd_noncausal_efficiency.steps.empty());
+  EXPECT_NE(
+      ComputePricer(b200, DType::bfloat16)
+          .attention_s(flops, 4096, false, AttentionKernel::fused, true),
+      ComputePricer(b200, DType::bfloat16).attention_s(flops, 4096, false, AttentionKernel::fused));
+  b200.device.attention_fwd_noncausal_efficiency.steps.clear();
   const ComputePricer B(b200, DType::bfloat16);
   EXPECT_EQ(B.attention_s(flops, 4096, false, AttentionKernel::fused, true),
             B.attention_s(flops, 4096, false, AttentionKernel::fused));

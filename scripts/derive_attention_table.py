@@ -1,0 +1,170 @@
+#!/usr/bin/env python3
+"""Derive a system YAML's `fused_attention_efficiency` rows from measured cuDNN attention kernels.
+
+Input: a results CSV of the cuDNN frontend's training SDPA benchmark
+(NVIDIA/cudnn-frontend, benchmark/sdpa_benchmark_training: `python -m
+benchmark.sdpa_benchmark_training.runner --config llama`), one row per (mask, sequence, pass) with
+the kernel's time and TFLOP/s. The benchmark counts FLOPs as 4 b h s_q s_kv d (forward; causal
+masks halve it) and 2.5 times that backward, the convention of scalefit's attention pricing
+(pricing.hpp attention_s), so a row's TFLOP/s over the device's dense 16-bit peak is the table's
+efficiency at that sequence length:
+  forward            causal (`top_left`) forward
+  backward           causal backward, non-deterministic (what training runs)
+  forward_noncausal  unmasked forward (ring attention's steps over other ranks' K,V)
+
+Lengths below the shortest measured one: the measurement's value there times the ratio the
+reference table (--shape-from, default dgx-h100.yaml: FlashAttention-3's cuDNN figures down to
+512 tokens) has between those lengths and the shortest measured one. Said in the output.
+
+Usage:
+  scripts/derive_attention_table.py --csv tests/data/kernels/cudnn-sdpa/llama3.1_gb200.csv --peak 2500
+  scripts/derive_attention_table.py --csv ... --peak 2500 --check configs/systems/gb200-nvl72.yaml
+
+--check compares with the rows of the given system YAML instead of printing: exit 1 and the
+differing rows when any efficiency differs by more than 0.0005 (tests/CMakeLists.txt runs it on the
+shipped files). Bad input (missing file or column, no matching rows, a non-finite or non-positive
+number): exit 2 naming the file, line and field.
+"""
+import argparse
+import csv
+import math
+import re
+import sys
+
+ROWS = ("forward", "backward", "forward_noncausal")
+
+
+def fail(msg, code=2):
+    print(f"derive_attention_table: {msg}", file=sys.stderr)
+    sys.exit(code)
+
+
+def number(text, path, line, field):
+    try:
+        v = float(text)
+    except ValueError:
+        fail(f"{path}:{line}: field '{field}': expected a number, got '{text}'")
+    if not math.isfinite(v) or v <= 0:
+        fail(f"{path}:{line}: field '{field}': expected a finite positive number, got '{text}'")
+    return v
+
+
+def measured(path, dtype, backend, peak):
+    """{row name: {seq: efficiency}} from one results CSV (both of the benchmark's schemas: one
+    row per pass with `tflops`, or `profile_pass` both with `fwd_tflops` and `bwd_tflops`)."""
+    try:
+        f = open(path, newline="")
+    except OSError as e:
+        fail(f"{path}: {e.strerror}")
+    out = {r: {} for r in ROWS}
+    with f:
+        rd = csv.DictReader(f)
+        need = {"backend", "data_type", "attn_mask", "q_seqlen", "kv_seqlen", "profile_pass"}
+        missing = need - set(rd.fieldnames or [])
+        if missing:
+            fail(f"{path}:1: missing column(s) {', '.join(sorted(missing))}")
+        for row in rd:
+            line = rd.line_num
+            if row["backend"] != backend or row["data_type"] != dtype:
+                continue
+            if row.get("success", "True") != "True" or row.get("deterministic_bwd", "False") != "False":
+                continue
+            if row.get("sliding_window_size"):
+                continue
+            seq = number(row["q_seqlen"], path, line, "q_seqlen")
+            if number(row["kv_seqlen"], path, line, "kv_seqlen") != seq:
+                continue
+            causal = row["attn_mask"] == "top_left"
+            if not causal and row["attn_mask"] != "no_mask":
+                continue
+            passes = ([("fwd", "tflops")] if row["profile_pass"] == "fwd" else
+                      [("bwd", "tflops")] if row["profile_pass"] == "bwd" else
+                      [("fwd", "fwd_tflops"), ("bwd", "bwd_tflops")])
+            for p, col in passes:
+                if col not in row:
+                    fail(f"{path}:{line}: missing field '{col}'")
+                eff = number(row[col], path, line, col) / peak
+                name = ("forward" if causal else "forward_noncausal") if p == "fwd" else (
+                    "backward" if causal else None)
+                if name:
+                    out[name][int(seq)] = eff
+    if not out["forward"] or not out["backward"]:
+        fail(f"{path}: no causal {backend} {dtype} forward and backward rows")
+    return out
+
+
+def table_rows(text, path):
+    """{row name: [(seq, eff)...]} of the fused_attention_efficiency block of a system YAML."""
+    m = re.search(r"^  fused_attention_efficiency:\n((?:    .*\n|\s*#.*\n)+)", text, re.M)
+    if not m:
+        fail(f"{path}: no device.fused_attention_efficiency block")
+    rows = {}
+    for name, body in re.findall(r"^    (\w+): \[(.*)\]\s*$", m.group(1), re.M):
+        rows[name] = [(int(a), float(b)) for a, b in re.findall(r"\[(\d+),\s*([0-9.]+)\]", body)]
+    return rows
+
+
+def derive(meas, shape):
+    """Rows sorted by descending length, each [(seq, eff)...], extended below the shortest
+    measured length by the reference table's shape."""
+    out = {}
+    for name in ROWS:
+        pts = meas[name]
+        if not pts:
+            continue
+        lo = min(pts)
+        ref = dict(shape.get(name, []))
+        rows = sorted(pts.items(), reverse=True)
+        if lo in ref:
+            rows += [(s, pts[lo] * e / ref[lo]) for s, e in sorted(ref.items(), reverse=True) if s < lo]
+        elif lo > 0:
+            rows.append((0, pts[lo]))
+        out[name] = [(s, round(e, 3)) for s, e in rows]
+    return out
+
+
+def fmt(rows):
+    return "[" + ", ".join(f"[{s}, {e:.3f}]" for s, e in rows) + "]"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--csv", required=True, help="cuDNN frontend SDPA benchmark results CSV")
+    ap.add_argument("--peak", required=True, type=float, help="dense 16-bit peak [TFLOP/s]")
+    ap.add_argument("--dtype", default="bfloat16")
+    ap.add_argument("--backend", default="cudnn")
+    ap.add_argument("--shape-from", default="configs/systems/dgx-h100.yaml",
+                    help="system YAML whose table shapes the rows below the shortest measured length")
+    ap.add_argument("--check", metavar="SYSTEM_YAML", help="compare with this file's rows")
+    a = ap.parse_args()
+    if not math.isfinite(a.peak) or a.peak <= 0:
+        fail(f"field '--peak': expected a finite positive TFLOP/s, got {a.peak}")
+    try:
+        shape = table_rows(open(a.shape_from).read(), a.shape_from)
+    except OSError as e:
+        fail(f"{a.shape_from}: {e.strerror}")
+    meas = measured(a.csv, a.dtype, a.backend, a.peak)
+    got = derive(meas, shape)
+    if not a.check:
+        print(f"  # from {a.csv} ({a.backend} {a.dtype}, TFLOP/s / {a.peak:g}); below "
+              f"{min(meas['forward'])} tokens shaped by {a.shape_from}")
+        print("  fused_attention_efficiency:")
+        for name, rows in got.items():
+            print(f"    {name}: {fmt(rows)}")
+        return
+    try:
+        have = table_rows(open(a.check).read(), a.check)
+    except OSError as e:
+        fail(f"{a.check}: {e.strerror}")
+    bad = [n for n in got if n not in have or len(have[n]) != len(got[n]) or any(
+        s1 != s2 or abs(e1 - e2) > 5e-4 for (s1, e1), (s2, e2) in zip(have[n], got[n]))]
+    for n in bad:
+        print(f"{a.check}: fused_attention_efficiency.{n}: has {fmt(have.get(n, []))}, "
+              f"{a.csv} gives {fmt(got[n])}", file=sys.stderr)
+    if bad:
+        sys.exit(1)
+    print(f"{a.check}: fused_attention_efficiency matches {a.csv}")
+
+
+if __name__ == "__main__":
+    main()
