@@ -11,17 +11,22 @@ efficiency at that sequence length:
   forward            causal (`top_left`) forward
   backward           causal backward, non-deterministic (what training runs)
   forward_noncausal  unmasked forward (ring attention's steps over other ranks' K,V)
+  forward_window     causal forward over a sliding window, keyed by the window W in tokens: the
+  backward_window    median over the measured sequence lengths (a windowed kernel touches W keys
+                     per query whatever the sequence; the benchmark counts the mask's non-zeros)
 
 Lengths below the shortest measured one: the measurement's value there times the ratio the
 reference table (--shape-from, default dgx-h100.yaml: FlashAttention-3's cuDNN figures down to
 512 tokens) has between those lengths and the shortest measured one. Said in the output.
 
 Usage:
-  scripts/derive_attention_table.py --csv tests/data/kernels/cudnn-sdpa/llama3.1_gb200.csv --peak 2500
+  scripts/derive_attention_table.py --csv tests/data/kernels/cudnn-sdpa/llama3.1_gb200.csv \
+      --csv tests/data/kernels/cudnn-sdpa/gpt_oss_gb200.csv --peak 2500
   scripts/derive_attention_table.py --csv ... --peak 2500 --check configs/systems/gb200-nvl72.yaml
 
---check compares with the rows of the given system YAML instead of printing: exit 1 and the
-differing rows when any efficiency differs by more than 0.0005 (tests/CMakeLists.txt runs it on the
+--check compares the derived rows with those of the given system YAML instead of printing (rows
+the CSVs do not give are not compared): exit 1 and the differing rows when any efficiency differs
+by more than 0.0005 (tests/CMakeLists.txt runs it on the
 shipped files). Bad input (missing file or column, no matching rows, a non-finite or non-positive
 number): exit 2 naming the file, line and field.
 """
@@ -29,9 +34,10 @@ import argparse
 import csv
 import math
 import re
+import statistics
 import sys
 
-ROWS = ("forward", "backward", "forward_noncausal")
+ROWS = ("forward", "backward", "forward_noncausal", "forward_window", "backward_window")
 
 
 def fail(msg, code=2):
@@ -49,14 +55,14 @@ def number(text, path, line, field):
     return v
 
 
-def measured(path, dtype, backend, peak):
-    """{row name: {seq: efficiency}} from one results CSV (both of the benchmark's schemas: one
-    row per pass with `tflops`, or `profile_pass` both with `fwd_tflops` and `bwd_tflops`)."""
+def measured(path, dtype, backend, peak, out):
+    """Add {row name: {seq or window: [efficiency...]}} of one results CSV to `out` (both of the
+    benchmark's schemas: one row per pass with `tflops`, or `profile_pass` both with
+    `fwd_tflops` and `bwd_tflops`)."""
     try:
         f = open(path, newline="")
     except OSError as e:
         fail(f"{path}: {e.strerror}")
-    out = {r: {} for r in ROWS}
     with f:
         rd = csv.DictReader(f)
         need = {"backend", "data_type", "attn_mask", "q_seqlen", "kv_seqlen", "profile_pass"}
@@ -69,13 +75,16 @@ def measured(path, dtype, backend, peak):
                 continue
             if row.get("success", "True") != "True" or row.get("deterministic_bwd", "False") != "False":
                 continue
-            if row.get("sliding_window_size"):
-                continue
+            window = row.get("sliding_window_size") or None
+            if window is not None:
+                window = int(number(window, path, line, "sliding_window_size"))
             seq = number(row["q_seqlen"], path, line, "q_seqlen")
             if number(row["kv_seqlen"], path, line, "kv_seqlen") != seq:
                 continue
             causal = row["attn_mask"] == "top_left"
             if not causal and row["attn_mask"] != "no_mask":
+                continue
+            if window is not None and not causal:
                 continue
             passes = ([("fwd", "tflops")] if row["profile_pass"] == "fwd" else
                       [("bwd", "tflops")] if row["profile_pass"] == "bwd" else
@@ -84,13 +93,14 @@ def measured(path, dtype, backend, peak):
                 if col not in row:
                     fail(f"{path}:{line}: missing field '{col}'")
                 eff = number(row[col], path, line, col) / peak
+                if window is not None:
+                    out["forward_window" if p == "fwd" else "backward_window"].setdefault(
+                        window, []).append(eff)
+                    continue
                 name = ("forward" if causal else "forward_noncausal") if p == "fwd" else (
                     "backward" if causal else None)
                 if name:
-                    out[name][int(seq)] = eff
-    if not out["forward"] or not out["backward"]:
-        fail(f"{path}: no causal {backend} {dtype} forward and backward rows")
-    return out
+                    out[name].setdefault(int(seq), []).append(eff)
 
 
 def table_rows(text, path):
@@ -109,8 +119,11 @@ def derive(meas, shape):
     measured length by the reference table's shape."""
     out = {}
     for name in ROWS:
-        pts = meas[name]
+        pts = {k: statistics.median(v) for k, v in meas[name].items()}
         if not pts:
+            continue
+        if name.endswith("_window"):
+            out[name] = [(w, round(e, 3)) for w, e in sorted(pts.items(), reverse=True)]
             continue
         lo = min(pts)
         ref = dict(shape.get(name, []))
@@ -129,7 +142,8 @@ def fmt(rows):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--csv", required=True, help="cuDNN frontend SDPA benchmark results CSV")
+    ap.add_argument("--csv", required=True, action="append",
+                    help="cuDNN frontend SDPA benchmark results CSV (repeatable)")
     ap.add_argument("--peak", required=True, type=float, help="dense 16-bit peak [TFLOP/s]")
     ap.add_argument("--dtype", default="bfloat16")
     ap.add_argument("--backend", default="cudnn")
@@ -143,11 +157,16 @@ def main():
         shape = table_rows(open(a.shape_from).read(), a.shape_from)
     except OSError as e:
         fail(f"{a.shape_from}: {e.strerror}")
-    meas = measured(a.csv, a.dtype, a.backend, a.peak)
+    meas = {r: {} for r in ROWS}
+    for path in a.csv:
+        measured(path, a.dtype, a.backend, a.peak, meas)
+    if not any(meas.values()):
+        fail(f"{', '.join(a.csv)}: no {a.backend} {a.dtype} rows")
     got = derive(meas, shape)
+    csvs = " ".join(a.csv)
     if not a.check:
-        print(f"  # from {a.csv} ({a.backend} {a.dtype}, TFLOP/s / {a.peak:g}); below "
-              f"{min(meas['forward'])} tokens shaped by {a.shape_from}")
+        below = f"; below {min(meas['forward'])} tokens shaped by {a.shape_from}" if meas["forward"] else ""
+        print(f"  # from {csvs} ({a.backend} {a.dtype}, TFLOP/s / {a.peak:g}){below}")
         print("  fused_attention_efficiency:")
         for name, rows in got.items():
             print(f"    {name}: {fmt(rows)}")
@@ -160,10 +179,10 @@ def main():
         s1 != s2 or abs(e1 - e2) > 5e-4 for (s1, e1), (s2, e2) in zip(have[n], got[n]))]
     for n in bad:
         print(f"{a.check}: fused_attention_efficiency.{n}: has {fmt(have.get(n, []))}, "
-              f"{a.csv} gives {fmt(got[n])}", file=sys.stderr)
+              f"{csvs} gives {fmt(got[n])}", file=sys.stderr)
     if bad:
         sys.exit(1)
-    print(f"{a.check}: fused_attention_efficiency matches {a.csv}")
+    print(f"{a.check}: fused_attention_efficiency.{{{','.join(got)}}} match {csvs}")
 
 
 if __name__ == "__main__":

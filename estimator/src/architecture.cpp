@@ -270,7 +270,8 @@ ModelOps describe_model(const ModelConfig &m) {
     const double s = m.sequence, W = std::min<double>(m.sliding_window, s - 1);
     const double nz_causal = s * (s + 1) / 2, nz_window = W * (W + 1) / 2 + (s - W) * (W + 1);
     const double w = double(m.windowed_layers()) / m.layers;
-    o.attention_work = (1 - w) + w * nz_window / nz_causal;
+    o.window_attention_work = w * nz_window / nz_causal;
+    o.attention_work = (1 - w) + o.window_attention_work;
   }
   if (m.mtp_layers > 0) {
     // The MTP block is the model's last kind of block: an MoE block when it has experts

@@ -257,7 +257,9 @@ SystemConfig load_system(const std::string &path) {
   // {forward: [[seq, eff]...], backward: [...]} under `key`, into fwd and bwd.
   // Optional `forward_noncausal` into *noncausal (the unmasked forward of ring attention's steps).
   const auto attention_tables = [&](const char *key, EfficiencyTable &fwd, EfficiencyTable &bwd,
-                                    EfficiencyTable *noncausal = nullptr) {
+                                    EfficiencyTable *noncausal = nullptr,
+                                    EfficiencyTable *window_fwd = nullptr,
+                                    EfficiencyTable *window_bwd = nullptr) {
     const YAML::Node att = dev[key];
     if (!att)
       return;
@@ -274,9 +276,21 @@ SystemConfig load_system(const std::string &path) {
                          path, line_of(att["forward_noncausal"]), field + ".forward_noncausal");
       *noncausal = r.table(att, "forward_noncausal", field + ".forward_noncausal");
     }
+    for (const char *row : {"forward_window", "backward_window"}) {
+      if (!att[row])
+        continue;
+      EfficiencyTable *dst = row[0] == 'f' ? window_fwd : window_bwd;
+      if (!dst)
+        throw InputError(std::string("a ") + row +
+                             " row is read only in fused_attention_efficiency",
+                         path, line_of(att[row]), field + "." + row);
+      *dst = r.table(att, row, field + "." + row);
+    }
   };
   attention_tables("fused_attention_efficiency", s.device.attention_fwd_efficiency,
-                   s.device.attention_bwd_efficiency, &s.device.attention_fwd_noncausal_efficiency);
+                   s.device.attention_bwd_efficiency, &s.device.attention_fwd_noncausal_efficiency,
+                   &s.device.attention_fwd_window_efficiency,
+                   &s.device.attention_bwd_window_efficiency);
   attention_tables("sdpa_attention_efficiency", s.device.sdpa_fwd_efficiency,
                    s.device.sdpa_bwd_efficiency);
   attention_tables("flash_attention_efficiency", s.device.flash_fwd_efficiency,

@@ -105,9 +105,14 @@ LayerCost Estimator::layer_cost(const Strategy &st, double T) const noexcept {
     // for (FlashAttention's multiples of 32).
     const double d_kernel =
         std::ceil(d / constants::kFlashHeadDimStep) * constants::kFlashHeadDimStep;
-    // Sliding windows (attention_work < 1): the kernel skips the key tiles outside the window.
-    const double fl = constants::kCausalFraction * 4 * T * s * heads * d_kernel * dv_ratio *
-                      o.attention_work;
+    // Sliding windows on a fraction w of the blocks: a windowed block's kernel skips the key
+    // tiles outside its window and runs at the window's kernel rate; the terms here are the
+    // average block's, (1 - w) full blocks + w windowed ones.
+    const double full = constants::kCausalFraction * 4 * T * s * heads * d_kernel * dv_ratio;
+    const double w =
+        m_model.sliding_window > 0 ? double(m_model.windowed_layers()) / m_model.layers : 0.0;
+    const double fl = full * (w < 1 ? (o.attention_work - o.window_attention_work) / (1 - w) : 0.0);
+    const double fl_win = w > 0 ? full * o.window_attention_work / w : 0.0;
     // Transformer Engine's kernels under Megatron-Core; PyTorch SDPA's flash backend otherwise
     const AttentionKernel kind = attention_kernel(st);
     const double seq = s / cp;
@@ -118,9 +123,18 @@ LayerCost Estimator::layer_cost(const Strategy &st, double T) const noexcept {
     // unmasked figure already (the FlashAttention-3 paper's Fig. 6 has no causal bars).
     // One call per ring step each way, 1/cp of the work each.
     const double step = fl / cp;
-    c.attn_fwd = P.attention_s(step, seq, false, kind) +
-                 (cp - 1) * P.attention_s(step, seq, false, kind, true);
-    c.attn_bwd = cp * P.attention_s(constants::kFlashBackwardFactor * step, seq, true, kind);
+    if (w < 1) {
+      c.attn_fwd = (1 - w) * (P.attention_s(step, seq, false, kind) +
+                              (cp - 1) * P.attention_s(step, seq, false, kind, true));
+      c.attn_bwd =
+          (1 - w) * cp * P.attention_s(constants::kFlashBackwardFactor * step, seq, true, kind);
+    }
+    if (w > 0) { // no windows with cp > 1 (Estimator refuses them)
+      const double W = m_model.sliding_window;
+      c.attn_fwd += w * P.window_attention_s(fl_win, W, seq, false, kind);
+      c.attn_bwd +=
+          w * P.window_attention_s(constants::kFlashBackwardFactor * fl_win, W, seq, true, kind);
+    }
   } else {
     // Megatron 2022: scores and context batched GEMMs; softmax (and dropout) through HBM.
     const double S = b * heads * (s / cp) * s; // score elements

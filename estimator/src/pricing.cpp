@@ -163,4 +163,15 @@ double ComputePricer::attention_s(double flops, double seq, bool backward, Atten
   return kernel_s(flops / (m_peak * t.at(seq)));
 }
 
+double ComputePricer::window_attention_s(double flops, double window, double seq, bool backward,
+                                         AttentionKernel kind) const noexcept {
+  const EfficiencyTable &t =
+      backward ? m_dev.attention_bwd_window_efficiency : m_dev.attention_fwd_window_efficiency;
+  const bool fused = kind == AttentionKernel::fused ||
+                     (kind == AttentionKernel::flash && m_dev.flash_fwd_efficiency.steps.empty());
+  if (!fused || m_fit_attn || t.steps.empty())
+    return attention_s(flops, seq, backward, kind);
+  return kernel_s(flops / (m_peak * t.at(window)));
+}
+
 } // namespace scalefit::estimator

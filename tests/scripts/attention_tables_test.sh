@@ -8,19 +8,22 @@ root=$1
 cd "$root"
 derive=scripts/derive_attention_table.py
 fail() { echo "FAIL: $*" >&2; exit 1; }
+k=tests/data/kernels/cudnn-sdpa
 for pair in gb200-nvl72:gb200 gb300-nvl72:gb300 dgx-b200:gb200; do
-  sys=${pair%%:*} csv=tests/data/kernels/cudnn-sdpa/llama3.1_${pair##*:}.csv
-  python3 "$derive" --csv "$csv" --peak 2500 --check "configs/systems/$sys.yaml" ||
-    fail "configs/systems/$sys.yaml does not hold what $csv gives"
+  sys=${pair%%:*} g=${pair##*:}
+  python3 "$derive" --csv "$k/llama3.1_$g.csv" --csv "$k/gpt_oss_$g.csv" --peak 2500 \
+    --check "configs/systems/$sys.yaml" ||
+    fail "configs/systems/$sys.yaml does not hold what $k/{llama3.1,gpt_oss}_$g.csv give"
 done
+python3 "$derive" --csv "$k/gpt_oss_h200.csv" --peak 989 --check configs/systems/dgx-h200.yaml ||
+  fail "configs/systems/dgx-h200.yaml's window rows"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 # A table edited by hand is caught (exit 1, naming the row).
 sed 's/\[8192, 0.630\]/[8192, 0.700]/' configs/systems/gb200-nvl72.yaml > "$tmp/edited.yaml"
 cmp -s configs/systems/gb200-nvl72.yaml "$tmp/edited.yaml" && fail "the edit did not apply"
 set +e
-python3 "$derive" --csv tests/data/kernels/cudnn-sdpa/llama3.1_gb200.csv --peak 2500 \
-  --check "$tmp/edited.yaml" 2> "$tmp/err"
+python3 "$derive" --csv "$k/llama3.1_gb200.csv" --peak 2500 --check "$tmp/edited.yaml" 2> "$tmp/err"
 rc=$?
 set -e
 [ "$rc" = 1 ] || fail "an edited table gave exit $rc, expected 1"

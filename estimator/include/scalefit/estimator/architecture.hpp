@@ -147,6 +147,9 @@ struct ModelOps {
   /// the non-zeros of the mask (nz_causal = s (s + 1) / 2; nz_W = W (W + 1) / 2 + (s - W)(W + 1)
   /// with each query seeing itself and W keys before it, Megatron-Core's window (W, 0)).
   double attention_work = 1;
+  /// The part of attention_work the windowed blocks contribute, w nz_W / nz_causal (0 without
+  /// windows): priced at the window's kernel rate (ComputePricer::window_attention_s).
+  double window_attention_work = 0;
   double block_params_split = 0;     ///< parameters of a block divided by TP (weights, biases)
   double block_params_replicated = 0; ///< parameters of a block every TP rank holds (norms,
                                       ///< row-parallel biases, MLA down projections)

@@ -84,6 +84,13 @@ struct DeviceConfig {
   /// FlashAttention-3 paper's Fig. 5 non-causal cuDNN bars), which prices the cp - 1 unmasked
   /// steps of ring attention (ComputePricer::attention_s); empty: the causal forward row.
   EfficiencyTable attention_fwd_noncausal_efficiency;
+  /// The same kernels over a sliding window (optional `forward_window` / `backward_window` rows):
+  /// fraction of the 16-bit peak by window size W in tokens (the `min_size` column), FLOPs of the
+  /// mask's non-zeros. A windowed kernel touches W keys per query whatever the sequence, so it
+  /// runs far below the full-sequence rate (cuDNN 9.22 on GB200, W = 128, head dim 64: 0.064 of
+  /// peak forward where full causal attention at 4k runs 0.563). Empty: the causal rows at the
+  /// call's sequence length (ComputePricer::window_attention_s).
+  EfficiencyTable attention_fwd_window_efficiency, attention_bwd_window_efficiency;
   /// Fused attention as PyTorch's scaled_dot_product_attention runs it (its flash backend:
   /// FlashAttention-2 kernels), same units; the tables Framework::pytorch prices with. Empty:
   /// constants::kFusedAttentionEfficiency (a PyTorch step measured on H100).

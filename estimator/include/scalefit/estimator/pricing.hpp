@@ -75,6 +75,14 @@ public:
   double attention_s(double flops, double seq, bool backward,
                      AttentionKernel kind = AttentionKernel::fused,
                      bool noncausal = false) const noexcept;
+  /// One attention kernel over a sliding window of `window` tokens (Megatron-Core's
+  /// window_size (W, 0)) [s]: `flops` of the mask's non-zeros, forward or backward. A fused
+  /// kernel on a device with `forward_window` / `backward_window` rows runs at their rate for
+  /// `window` (DeviceConfig::attention_fwd_window_efficiency: NVIDIA's cuDNN SDPA benchmark
+  /// with sliding windows); otherwise (no rows, a measured attention fit, flash or SDPA) as
+  /// attention_s at `seq`, the sequence the window slides over.
+  double window_attention_s(double flops, double window, double seq, bool backward,
+                            AttentionKernel kind = AttentionKernel::fused) const noexcept;
   /// Label of what prices attention of `kind`.
   const std::string &fused_source(AttentionKernel kind) const {
     return kind == AttentionKernel::sdpa ? src_sdpa
