@@ -219,6 +219,10 @@ struct StrategyArgs {
     c->add_flag("--fp8-param-gather", s.fp8_param_gather,
                 "with --dtype fp8: weight matrices kept and all-gathered in FP8 (Megatron-Core; "
                 "Megatron-Bridge's FP8 recipes)");
+    c->add_flag("--fp8-dot-product-attention", s.fp8_attention,
+                "with --dtype fp8: the attention core's fused kernels in FP8 (MXFP8 under "
+                "--fp8-recipe mxfp8), priced by the system's FP8 attention rows (Megatron-Core "
+                "fp8_dot_product_attention)");
     c->add_flag("--fp8-output-proj", s.fp8_output_proj,
                 "with --dtype fp8 --fp8-recipe mxfp8: the LM head's logits GEMMs in MXFP8 "
                 "(Megatron-Core fp8_output_proj)");

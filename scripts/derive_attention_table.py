@@ -14,6 +14,8 @@ efficiency at that sequence length:
   forward_window     causal forward over a sliding window, keyed by the window W in tokens: the
   backward_window    median over the measured sequence lengths (a windowed kernel touches W keys
                      per query whatever the sequence; the benchmark counts the mask's non-zeros)
+  forward_fp8, ...   with --fp8-peak: the fp8 (per-tensor) and mxfp8 causal rows as fractions of
+                     the FP8 peak (forward_fp8 / backward_fp8, forward_mxfp8 / backward_mxfp8)
 
 Lengths below the shortest measured one: the measurement's value there times the ratio the
 reference table (--shape-from, default dgx-h100.yaml: FlashAttention-3's cuDNN figures down to
@@ -38,6 +40,7 @@ import statistics
 import sys
 
 ROWS = ("forward", "backward", "forward_noncausal", "forward_window", "backward_window")
+FP8_ROWS = {"fp8": ("forward_fp8", "backward_fp8"), "mxfp8": ("forward_mxfp8", "backward_mxfp8")}
 
 
 def fail(msg, code=2):
@@ -149,6 +152,8 @@ def main():
     ap.add_argument("--backend", default="cudnn")
     ap.add_argument("--shape-from", default="configs/systems/dgx-h100.yaml",
                     help="system YAML whose table shapes the rows below the shortest measured length")
+    ap.add_argument("--fp8-peak", type=float,
+                    help="dense FP8 peak [TFLOP/s]: also derive the fp8 and mxfp8 rows")
     ap.add_argument("--check", metavar="SYSTEM_YAML", help="compare with this file's rows")
     a = ap.parse_args()
     if not math.isfinite(a.peak) or a.peak <= 0:
@@ -163,6 +168,18 @@ def main():
     if not any(meas.values()):
         fail(f"{', '.join(a.csv)}: no {a.backend} {a.dtype} rows")
     got = derive(meas, shape)
+    if a.fp8_peak is not None:
+        if not math.isfinite(a.fp8_peak) or a.fp8_peak <= 0:
+            fail(f"field '--fp8-peak': expected a finite positive TFLOP/s, got {a.fp8_peak}")
+        for dtype, (fwd, bwd) in FP8_ROWS.items():
+            m8 = {r: {} for r in ROWS}
+            for path in a.csv:
+                measured(path, dtype, a.backend, a.fp8_peak, m8)
+            d8 = derive({"forward": m8["forward"], "backward": m8["backward"],
+                         **{r: {} for r in ROWS[2:]}}, shape)
+            if "forward" not in d8 or "backward" not in d8:
+                fail(f"{', '.join(a.csv)}: no causal {a.backend} {dtype} forward and backward rows")
+            got[fwd], got[bwd] = d8["forward"], d8["backward"]
     csvs = " ".join(a.csv)
     if not a.check:
         below = f"; below {min(meas['forward'])} tokens shaped by {a.shape_from}" if meas["forward"] else ""

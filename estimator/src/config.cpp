@@ -276,10 +276,16 @@ SystemConfig load_system(const std::string &path) {
                          path, line_of(att["forward_noncausal"]), field + ".forward_noncausal");
       *noncausal = r.table(att, "forward_noncausal", field + ".forward_noncausal");
     }
-    for (const char *row : {"forward_window", "backward_window"}) {
+    const std::pair<const char *, EfficiencyTable *> rows[] = {
+        {"forward_window", window_fwd},
+        {"backward_window", window_bwd},
+        {"forward_fp8", window_fwd ? &s.device.attention_fwd_fp8_efficiency : nullptr},
+        {"backward_fp8", window_fwd ? &s.device.attention_bwd_fp8_efficiency : nullptr},
+        {"forward_mxfp8", window_fwd ? &s.device.attention_fwd_mxfp8_efficiency : nullptr},
+        {"backward_mxfp8", window_fwd ? &s.device.attention_bwd_mxfp8_efficiency : nullptr}};
+    for (const auto &[row, dst] : rows) {
       if (!att[row])
         continue;
-      EfficiencyTable *dst = row[0] == 'f' ? window_fwd : window_bwd;
       if (!dst)
         throw InputError(std::string("a ") + row +
                              " row is read only in fused_attention_efficiency",

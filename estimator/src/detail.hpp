@@ -46,6 +46,7 @@ struct LayerCostKey {
   Fp8Recipe fp8_recipe = Fp8Recipe::delayed;
   bool eager_bf16 = false; // eager_bf16_model(st)
   bool moe_fused_grouped_mlp = false;
+  bool fp8_attention = false;
   bool operator==(const LayerCostKey &) const = default;
 };
 

@@ -123,17 +123,20 @@ LayerCost Estimator::layer_cost(const Strategy &st, double T) const noexcept {
     // unmasked figure already (the FlashAttention-3 paper's Fig. 6 has no causal bars).
     // One call per ring step each way, 1/cp of the work each.
     const double step = fl / cp;
+    // FP8 attention (fp8_dot_product_attention): the FP8 or MXFP8 rows, where the device has them
+    const bool a8 = st.fp8_attention_kernel(fp8), amx = st.mxfp8(fp8);
     if (w < 1) {
-      c.attn_fwd = (1 - w) * (P.attention_s(step, seq, false, kind) +
-                              (cp - 1) * P.attention_s(step, seq, false, kind, true));
+      c.attn_fwd = (1 - w) * (P.attention_s(step, seq, false, kind, false, a8, amx) +
+                              (cp - 1) * P.attention_s(step, seq, false, kind, true, a8, amx));
       c.attn_bwd =
-          (1 - w) * cp * P.attention_s(constants::kFlashBackwardFactor * step, seq, true, kind);
+          (1 - w) * cp *
+          P.attention_s(constants::kFlashBackwardFactor * step, seq, true, kind, false, a8, amx);
     }
     if (w > 0) { // no windows with cp > 1 (Estimator refuses them)
       const double W = m_model.sliding_window;
-      c.attn_fwd += w * P.window_attention_s(fl_win, W, seq, false, kind);
-      c.attn_bwd +=
-          w * P.window_attention_s(constants::kFlashBackwardFactor * fl_win, W, seq, true, kind);
+      c.attn_fwd += w * P.window_attention_s(fl_win, W, seq, false, kind, a8, amx);
+      c.attn_bwd += w * P.window_attention_s(constants::kFlashBackwardFactor * fl_win, W, seq, true,
+                                             kind, a8, amx);
     }
   } else {
     // Megatron 2022: scores and context batched GEMMs; softmax (and dropout) through HBM.

@@ -31,6 +31,8 @@ ComputePricer::ComputePricer(const SystemConfig &system, DType dtype)
   else
     src_gemm8 = "spec:gemm_efficiency x fp8 factor";
   src_gemm8_mx = src_gemm8 + " x mxfp8 factor";
+  src_fused8 = src_fused + " (forward_fp8/backward_fp8 rows)";
+  src_fused_mx = src_fused + " (forward_mxfp8/backward_mxfp8 rows)";
 }
 
 void ComputePricer::use(const fitting::ComputeSection &c) {
@@ -72,6 +74,8 @@ void ComputePricer::use(const fitting::ComputeSection &c) {
                            &src_fused, &src_sdpa})
       *s += " +calibrated";
   }
+  src_fused8 = src_fused + " (forward_fp8/backward_fp8 rows)";
+  src_fused_mx = src_fused + " (forward_mxfp8/backward_mxfp8 rows)";
 }
 
 double ComputePricer::kernel_s(double gpu_s) const noexcept {
@@ -137,13 +141,27 @@ double ComputePricer::mem_n_s(double n, double bytes) const noexcept {
   return n > 0 ? n * mem_s(bytes / n) : 0.0;
 }
 
+bool ComputePricer::fp8_attention_priced(bool mx) const noexcept {
+  return !m_fit_attn && m_peak8 > 0 &&
+         !(mx ? m_dev.attention_fwd_mxfp8_efficiency : m_dev.attention_fwd_fp8_efficiency)
+              .steps.empty();
+}
+
 double ComputePricer::attention_s(double flops, double seq, bool backward, AttentionKernel kind,
-                                  bool noncausal) const noexcept {
+                                  bool noncausal, bool fp8, bool mx) const noexcept {
   const bool flash_table = !m_dev.flash_fwd_efficiency.steps.empty();
   if (kind == AttentionKernel::flash && !flash_table)
     kind = AttentionKernel::fused;
   if (m_fit_attn && kind != AttentionKernel::flash)
     return kernel_s(m_fit_attn->flops_us(flops) * 1e-6);
+  if (fp8 && kind == AttentionKernel::fused && fp8_attention_priced(mx)) {
+    const EfficiencyTable &t8 =
+        mx ? (backward ? m_dev.attention_bwd_mxfp8_efficiency
+                       : m_dev.attention_fwd_mxfp8_efficiency)
+           : (backward ? m_dev.attention_bwd_fp8_efficiency : m_dev.attention_fwd_fp8_efficiency);
+    if (!t8.steps.empty())
+      return kernel_s(flops / (m_peak8 * t8.at(seq)));
+  }
   const EfficiencyTable &t =
       kind == AttentionKernel::sdpa
           ? (backward ? m_dev.sdpa_bwd_efficiency : m_dev.sdpa_fwd_efficiency)
@@ -164,13 +182,13 @@ double ComputePricer::attention_s(double flops, double seq, bool backward, Atten
 }
 
 double ComputePricer::window_attention_s(double flops, double window, double seq, bool backward,
-                                         AttentionKernel kind) const noexcept {
+                                         AttentionKernel kind, bool fp8, bool mx) const noexcept {
   const EfficiencyTable &t =
       backward ? m_dev.attention_bwd_window_efficiency : m_dev.attention_fwd_window_efficiency;
   const bool fused = kind == AttentionKernel::fused ||
                      (kind == AttentionKernel::flash && m_dev.flash_fwd_efficiency.steps.empty());
   if (!fused || m_fit_attn || t.steps.empty())
-    return attention_s(flops, seq, backward, kind);
+    return attention_s(flops, seq, backward, kind, false, fp8, mx);
   return kernel_s(flops / (m_peak * t.at(window)));
 }
 

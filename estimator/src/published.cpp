@@ -151,6 +151,7 @@ std::vector<PublishedRun> load_published_runs(const std::string &path, const std
       throw InputError("expected an integer >= 0", path, line, "cpu_offloading_num_layers");
     s.fp8_param_gather = field<bool>(j, "fp8_param_gather", false, path, line);
     s.fp8_output_proj = field<bool>(j, "fp8_output_proj", false, path, line);
+    s.fp8_attention = field<bool>(j, "fp8_dot_product_attention", false, path, line);
     // The FP8 recipe as sources print it: Megatron-Bridge's "FP8-CS" (current scaling) and
     // "FP8-MX", Megatron-Core's names; absent: delayed scaling (Megatron-Core's and NeMo's
     // default before 2025).

@@ -55,6 +55,7 @@ nlohmann::json strategy_json(const Strategy &s) {
           {"cpu_offloading_num_layers", s.offload_layers},
           {"fp8_param_gather", s.fp8_param_gather},
           {"fp8_output_proj", s.fp8_output_proj},
+          {"fp8_dot_product_attention", s.fp8_attention},
           {"fp8_recipe", fp8_recipe_name(s.fp8_recipe)},
           {"attention_backend", attention_backend_name(s.attention_backend)},
           {"interleave", s.interleave},
@@ -257,6 +258,13 @@ std::string estimate_table(const Estimator &est, const Strategy &s, const Estima
                        ? "logits GEMMs in MXFP8 (fp8_output_proj)"
                        : "fp8_output_proj has no effect without --dtype fp8 --fp8-recipe mxfp8 "
                          "(Megatron-Core activates it with MXFP8 only)");
+  if (s.fp8_attention)
+    fmt::format_to(out, "attention: {}\n",
+                   s.fp8_attention_kernel(md.fp8)
+                       ? (s.mxfp8(md.fp8) ? "fused kernels in MXFP8 (fp8_dot_product_attention)"
+                                          : "fused kernels in FP8 (fp8_dot_product_attention)")
+                       : "fp8_dot_product_attention has no effect without --dtype fp8 on "
+                         "Megatron-Core's fused backend");
   if (md.fp8)
     fmt::format_to(out, "FP8 recipe: {}{}\n", fp8_recipe_name(s.fp8_recipe),
                    s.fp8_recipe == Fp8Recipe::delayed

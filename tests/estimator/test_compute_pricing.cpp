@@ -295,6 +295,59 @@ TEST(ComputePricing, Fp8OutputProjPricesTheLogitsGemmsInMxfp8) {
   EXPECT_DOUBLE_EQ(cs_off->terms[3].seconds, bf16_head->terms[3].seconds);
 }
 
+// FP8 attention (Megatron-Core fp8_dot_product_attention): the fused kernels at the system's FP8
+// rows (GB200: NVIDIA's cuDNN 9.22 measurements, fractions of the FP8 peak), MXFP8's under the
+// mxfp8 recipe, per-tensor FP8's otherwise; nothing but the attention term moves; no effect
+// without FP8 GEMMs or on a system without the rows (priced at the 16-bit rows).
+TEST(ComputePricing, Fp8AttentionIsPricedByTheFp8Rows) {
+  const SystemConfig gb = load_system(test_paths::system_path("gb200-nvl72"));
+  ASSERT_FALSE(gb.device.attention_fwd_mxfp8_efficiency.steps.empty());
+  ASSERT_FALSE(gb.device.attention_bwd_fp8_efficiency.steps.empty());
+  const ComputePricer P(gb, DType::bfloat16);
+  const double flops = 1e12, launch = gb.device.kernel_launch_us * 1e-6;
+  EXPECT_NEAR(P.attention_s(flops, 8192, false, AttentionKernel::fused, false, true, true),
+              flops / (5000e12 * gb.device.attention_fwd_mxfp8_efficiency.at(8192)) + launch,
+              1e-12);
+  EXPECT_NEAR(P.attention_s(flops, 8192, true, AttentionKernel::fused, false, true, false),
+              flops / (5000e12 * gb.device.attention_bwd_fp8_efficiency.at(8192)) + launch, 1e-12);
+  ModelConfig m = load_model(test_paths::model_path("llama3-8b"));
+  m.fp8 = true;
+  Strategy s;
+  s.dp = 8, s.micro_batch = 1, s.global_batch = 64;
+  s.fp8_recipe = Fp8Recipe::mxfp8;
+  const Estimator est(m, gb);
+  const auto bf16_attn = test_run::run(est, s);
+  s.fp8_attention = true;
+  const auto mx_attn = test_run::run(est, s);
+  EXPECT_NE(std::string(mx_attn->terms[1].priced_by).find("mxfp8 rows"), std::string::npos);
+  EXPECT_NE(mx_attn->terms[1].seconds, bf16_attn->terms[1].seconds);
+  for (std::size_t i = 0; i < mx_attn->terms.size(); ++i)
+    if (i != 1)
+      EXPECT_DOUBLE_EQ(mx_attn->terms[i].seconds, bf16_attn->terms[i].seconds)
+          << mx_attn->terms[i].what;
+  // per-tensor FP8: the fp8 rows, faster than MXFP8's at 8k (measured)
+  s.fp8_recipe = Fp8Recipe::tensorwise;
+  const auto cs_attn = test_run::run(est, s);
+  EXPECT_NE(std::string(cs_attn->terms[1].priced_by).find("fp8/backward_fp8 rows"),
+            std::string::npos);
+  EXPECT_LT(cs_attn->terms[1].seconds, mx_attn->terms[1].seconds);
+  // bf16 GEMMs: fp8_dot_product_attention changes nothing (Megatron-Core needs the FP8 autocast)
+  ModelConfig b = m;
+  b.fp8 = false;
+  const Estimator bf(b, gb);
+  Strategy sb = s;
+  sb.fp8_recipe = Fp8Recipe::delayed;
+  const auto on = test_run::run(bf, sb);
+  sb.fp8_attention = false;
+  EXPECT_DOUBLE_EQ(on->terms[1].seconds, test_run::run(bf, sb)->terms[1].seconds);
+  // a system without FP8 rows (dgx-h100): the 16-bit rows
+  const Estimator h(m, load_system(test_paths::system_path("dgx-h100")));
+  Strategy sh = s;
+  const auto h_on = test_run::run(h, sh);
+  sh.fp8_attention = false;
+  EXPECT_DOUBLE_EQ(h_on->terms[1].seconds, test_run::run(h, sh)->terms[1].seconds);
+}
+
 // PyTorch eager Llama-style blocks: RMSNorm, RoPE and a gated MLP as plain PyTorch composes them
 // (constants.hpp, fms) add memory-bound work to pytorch_gpt_step.py's fused LayerNorm and GELU.
 // RoPE adds exactly its ten kernels forward and ten backward over q and k of every token, in

@@ -91,6 +91,14 @@ struct DeviceConfig {
   /// peak forward where full causal attention at 4k runs 0.563). Empty: the causal rows at the
   /// call's sequence length (ComputePricer::window_attention_s).
   EfficiencyTable attention_fwd_window_efficiency, attention_bwd_window_efficiency;
+  /// The same kernels in FP8 (Transformer Engine's fp8_dpa: Megatron-Core
+  /// fp8_dot_product_attention), causal, fraction of the device's FP8 peak by sequence length,
+  /// forward and backward: `forward_fp8` / `backward_fp8` under per-tensor scaling (delayed or
+  /// current), `forward_mxfp8` / `backward_mxfp8` under fp8_recipe mxfp8 (cuDNN's MXFP8 SDPA,
+  /// SM 10.x, cuDNN >= 9.21: Transformer Engine's backend filter). Empty: the step's attention
+  /// is priced at the 16-bit rows (ComputePricer::attention_s, `fp8`).
+  EfficiencyTable attention_fwd_fp8_efficiency, attention_bwd_fp8_efficiency;
+  EfficiencyTable attention_fwd_mxfp8_efficiency, attention_bwd_mxfp8_efficiency;
   /// Fused attention as PyTorch's scaled_dot_product_attention runs it (its flash backend:
   /// FlashAttention-2 kernels), same units; the tables Framework::pytorch prices with. Empty:
   /// constants::kFusedAttentionEfficiency (a PyTorch step measured on H100).
@@ -304,6 +312,11 @@ struct Strategy {
   /// the MXFP8 autocast (TELMHeadColumnParallelLinear) instead of in 16 bits. Megatron-Core
   /// activates it only with FP8 GEMMs and fp8_recipe mxfp8; elsewhere it changes nothing.
   bool fp8_output_proj = false;
+  /// Megatron-Core's fp8_dot_product_attention (--fp8-dot-product-attention; Transformer Engine's
+  /// fp8_dpa): the attention core's fused kernels run in FP8 (MXFP8 under fp8_recipe mxfp8),
+  /// priced by the system's FP8 attention rows. Only with FP8 GEMMs (Megatron-Core enables it
+  /// inside the FP8 autocast); elsewhere it changes nothing.
+  bool fp8_attention = false;
   /// FP8 scaling recipe (Megatron-Core --fp8-recipe, default delayed). Only with FP8 GEMMs; under
   /// delayed scaling each model chunk's forward and backward end in a blocking amax all-reduce
   /// over its stage's TP x DP x CP ranks (StageComm).
@@ -349,6 +362,12 @@ struct Strategy {
   bool mxfp8(bool fp8_gemms) const { return fp8_gemms && fp8_recipe == Fp8Recipe::mxfp8; }
   /// fp8_output_proj as Megatron-Core applies it: only with MXFP8 GEMMs (transformer_config.py).
   bool mxfp8_lm_head(bool fp8_gemms) const { return fp8_output_proj && mxfp8(fp8_gemms); }
+  /// fp8_dot_product_attention as Megatron-Core applies it: only with FP8 GEMMs, and only on
+  /// the fused backend (Transformer Engine runs FP8 attention through cuDNN alone).
+  bool fp8_attention_kernel(bool fp8_gemms) const {
+    return fp8_attention && fp8_gemms && attention_backend == AttentionBackend::fused &&
+           framework == Framework::megatron;
+  }
   /// moe_fused_grouped_mlp as Transformer Engine applies it: only with MXFP8 GEMMs
   /// (ops/fused/grouped_mlp.py fuses block-scaled recipes; NVFP4 is not an fp8_recipe here).
   bool fused_grouped_mlp(bool fp8_gemms) const { return moe_fused_grouped_mlp && mxfp8(fp8_gemms); }

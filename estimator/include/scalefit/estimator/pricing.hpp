@@ -72,9 +72,15 @@ public:
   /// call without a causal mask
   /// (`flops` all executed), priced by the table's `forward_noncausal` row where it has one
   /// (FlashAttention-3 paper Fig. 5: the unmasked kernels run 10-28% more FLOP/s at 2k-16k).
+  /// `fp8` (Strategy::fp8_attention_kernel; `mx` under the MXFP8 recipe): a fused kernel in FP8
+  /// at the device's forward_fp8 / backward_fp8 (forward_mxfp8 / backward_mxfp8) rows, fractions
+  /// of the FP8 peak, for the causal and the unmasked steps alike; without the rows (or with a
+  /// measured attention fit) as the 16-bit kernel.
   double attention_s(double flops, double seq, bool backward,
-                     AttentionKernel kind = AttentionKernel::fused,
-                     bool noncausal = false) const noexcept;
+                     AttentionKernel kind = AttentionKernel::fused, bool noncausal = false,
+                     bool fp8 = false, bool mx = false) const noexcept;
+  /// True when attention_s prices an FP8 kernel (`mx`: MXFP8) by the device's FP8 rows.
+  bool fp8_attention_priced(bool mx) const noexcept;
   /// One attention kernel over a sliding window of `window` tokens (Megatron-Core's
   /// window_size (W, 0)) [s]: `flops` of the mask's non-zeros, forward or backward. A fused
   /// kernel on a device with `forward_window` / `backward_window` rows runs at their rate for
@@ -82,7 +88,8 @@ public:
   /// with sliding windows); otherwise (no rows, a measured attention fit, flash or SDPA) as
   /// attention_s at `seq`, the sequence the window slides over.
   double window_attention_s(double flops, double window, double seq, bool backward,
-                            AttentionKernel kind = AttentionKernel::fused) const noexcept;
+                            AttentionKernel kind = AttentionKernel::fused, bool fp8 = false,
+                            bool mx = false) const noexcept;
   /// Label of what prices attention of `kind`.
   const std::string &fused_source(AttentionKernel kind) const {
     return kind == AttentionKernel::sdpa ? src_sdpa
@@ -113,6 +120,8 @@ public:
               src_flash = "spec:flash_attention_table";
   /// src_gemm8 with the MXFP8 factor (device.mxfp8_relative_efficiency) an mxfp8 step applies.
   std::string src_gemm8_mx = "spec:gemm_efficiency_fp8 x mxfp8 factor";
+  /// src_fused when FP8 attention (fp8_dot_product_attention) is priced by the fp8 / mxfp8 rows.
+  std::string src_fused8, src_fused_mx;
 
 private:
   std::optional<fitting::ComputeFit> m_fit_gemm, m_fit_gemm8, m_fit_bgemm, m_fit_mem, m_fit_attn;
