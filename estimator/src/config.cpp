@@ -255,11 +255,11 @@ SystemConfig load_system(const std::string &path) {
   s.device.gemm_efficiency_fp8 =
       r.table(dev, "gemm_efficiency_fp8", "device.gemm_efficiency_fp8");
   // {forward: [[seq, eff]...], backward: [...]} under `key`, into fwd and bwd.
-  // Optional `forward_noncausal` into *noncausal (the unmasked forward of ring attention's steps).
+  // Optional `forward_noncausal` into *noncausal (the unmasked forward of ring attention's steps);
+  // with `fused_rows` (Transformer Engine's cuDNN table only) the optional sliding-window rows
+  // (by window size) and the FP8 / MXFP8 rows (fractions of the FP8 peak) into s.device.
   const auto attention_tables = [&](const char *key, EfficiencyTable &fwd, EfficiencyTable &bwd,
-                                    EfficiencyTable *noncausal = nullptr,
-                                    EfficiencyTable *window_fwd = nullptr,
-                                    EfficiencyTable *window_bwd = nullptr) {
+                                    EfficiencyTable *noncausal = nullptr, bool fused_rows = false) {
     const YAML::Node att = dev[key];
     if (!att)
       return;
@@ -276,17 +276,18 @@ SystemConfig load_system(const std::string &path) {
                          path, line_of(att["forward_noncausal"]), field + ".forward_noncausal");
       *noncausal = r.table(att, "forward_noncausal", field + ".forward_noncausal");
     }
+    DeviceConfig &d = s.device;
     const std::pair<const char *, EfficiencyTable *> rows[] = {
-        {"forward_window", window_fwd},
-        {"backward_window", window_bwd},
-        {"forward_fp8", window_fwd ? &s.device.attention_fwd_fp8_efficiency : nullptr},
-        {"backward_fp8", window_fwd ? &s.device.attention_bwd_fp8_efficiency : nullptr},
-        {"forward_mxfp8", window_fwd ? &s.device.attention_fwd_mxfp8_efficiency : nullptr},
-        {"backward_mxfp8", window_fwd ? &s.device.attention_bwd_mxfp8_efficiency : nullptr}};
+        {"forward_window", &d.attention_fwd_window_efficiency},
+        {"backward_window", &d.attention_bwd_window_efficiency},
+        {"forward_fp8", &d.attention_fwd_fp8_efficiency},
+        {"backward_fp8", &d.attention_bwd_fp8_efficiency},
+        {"forward_mxfp8", &d.attention_fwd_mxfp8_efficiency},
+        {"backward_mxfp8", &d.attention_bwd_mxfp8_efficiency}};
     for (const auto &[row, dst] : rows) {
       if (!att[row])
         continue;
-      if (!dst)
+      if (!fused_rows)
         throw InputError(std::string("a ") + row +
                              " row is read only in fused_attention_efficiency",
                          path, line_of(att[row]), field + "." + row);
@@ -295,8 +296,7 @@ SystemConfig load_system(const std::string &path) {
   };
   attention_tables("fused_attention_efficiency", s.device.attention_fwd_efficiency,
                    s.device.attention_bwd_efficiency, &s.device.attention_fwd_noncausal_efficiency,
-                   &s.device.attention_fwd_window_efficiency,
-                   &s.device.attention_bwd_window_efficiency);
+                   true);
   attention_tables("sdpa_attention_efficiency", s.device.sdpa_fwd_efficiency,
                    s.device.sdpa_bwd_efficiency);
   attention_tables("flash_attention_efficiency", s.device.flash_fwd_efficiency,

@@ -31,6 +31,10 @@ ComputePricer::ComputePricer(const SystemConfig &system, DType dtype)
   else
     src_gemm8 = "spec:gemm_efficiency x fp8 factor";
   src_gemm8_mx = src_gemm8 + " x mxfp8 factor";
+  label_fp8_attention();
+}
+
+void ComputePricer::label_fp8_attention() {
   src_fused8 = src_fused + " (forward_fp8/backward_fp8 rows)";
   src_fused_mx = src_fused + " (forward_mxfp8/backward_mxfp8 rows)";
 }
@@ -74,8 +78,7 @@ void ComputePricer::use(const fitting::ComputeSection &c) {
                            &src_fused, &src_sdpa})
       *s += " +calibrated";
   }
-  src_fused8 = src_fused + " (forward_fp8/backward_fp8 rows)";
-  src_fused_mx = src_fused + " (forward_mxfp8/backward_mxfp8 rows)";
+  label_fp8_attention();
 }
 
 double ComputePricer::kernel_s(double gpu_s) const noexcept {

@@ -124,6 +124,8 @@ public:
   std::string src_fused8, src_fused_mx;
 
 private:
+  /// src_fused8 / src_fused_mx from src_fused (after the constructor and use()).
+  void label_fp8_attention();
   std::optional<fitting::ComputeFit> m_fit_gemm, m_fit_gemm8, m_fit_bgemm, m_fit_mem, m_fit_attn;
   std::optional<fitting::ComputeFit> m_fit_ggemm; ///< grouped_gemm (MoE experts), when measured
   fitting::FrameworkConstants m_framework;
