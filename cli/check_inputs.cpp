@@ -89,12 +89,13 @@ std::optional<LinkBound> link_bound(const est::SystemConfig &sys, Op op, const G
 /// Resolves --system NAME|YAML: an existing path, else configs/systems/NAME.yaml here or in the
 /// source tree.
 std::string resolve_system(const std::string &s) {
-  if (fs::exists(s))
+  std::error_code ec; // a name the OS cannot stat (too long, a loop) is no file, not a throw
+  if (fs::exists(s, ec))
     return s;
   for (const std::string dir :
        {std::string("configs/systems"), std::string(SCALEFIT_SOURCE_DIR) + "/configs/systems"}) {
     const fs::path p = fs::path(dir) / (s + ".yaml");
-    if (fs::exists(p))
+    if (fs::exists(p, ec))
       return p.string();
   }
   throw InputError("no such file, and no configs/systems/" + s + ".yaml", "", 0, "--system");

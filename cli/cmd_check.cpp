@@ -138,7 +138,7 @@ std::vector<Reference> default_references(const est::SystemConfig &sys, const st
     }
     std::vector<fs::path> files;
     for (const auto &e : fs::directory_iterator(d))
-      if (fs::exists(e.path() / "fit.yaml"))
+      if (std::error_code ec; fs::exists(e.path() / "fit.yaml", ec))
         files.push_back(e.path() / "fit.yaml");
     std::sort(files.begin(), files.end());
     for (const fs::path &f : files) {
@@ -383,10 +383,11 @@ nlohmann::json evaluate(const CheckArgs &a, std::vector<std::string> *rows) {
     iopt.nnodes = a.nnodes;
   std::vector<std::string> files;
   for (const std::string &in : a.inputs) {
-    if (fs::is_directory(in)) {
+    std::error_code ec; // a path the OS cannot stat (too long, a loop) is no such file
+    if (fs::is_directory(in, ec)) {
       for (const std::string &f : expand_jsonl_inputs({in}))
         files.push_back(f);
-    } else if (!fs::exists(in)) {
+    } else if (!fs::exists(in, ec)) {
       throw InputError("no such file or directory", in);
     } else {
       files.push_back(in);

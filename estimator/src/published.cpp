@@ -265,7 +265,10 @@ std::vector<PublishedRun> load_published_runs(const std::string &path, const std
     if (s.etp == 0 && s.ep > 1 && s.gpus() <= kMaxGpus &&
         (std::int64_t{s.tp} * s.cp * s.dp) % (std::int64_t{s.tp} * s.ep) != 0)
       s.etp = 1;
-    if (r.system.empty() || !std::filesystem::exists(std::filesystem::path(root) / r.system))
+    // error_code: a path the OS cannot even stat (too long, a loop) is a missing file, not a throw
+    std::error_code no_file;
+    if (r.system.empty() ||
+        !std::filesystem::exists(std::filesystem::path(root) / r.system, no_file))
       r.not_expressible = "no system file " + r.system;
     r.held_for_calibration = field<bool>(j, "calibration", false, path, line);
     runs.push_back(std::move(r));

@@ -149,7 +149,7 @@ std::string find_python() {
 
 std::string find_plot_script() {
   if (const char *env = std::getenv("SCALEFIT_REPORT_SCRIPT"); env && *env) {
-    if (!fs::exists(env))
+    if (std::error_code ec; !fs::exists(env, ec))
       throw InputError("no such file (from $SCALEFIT_REPORT_SCRIPT)", env);
     return env;
   }
@@ -355,7 +355,8 @@ std::vector<Plot> write_report(const Inputs &in, const ReportOptions &opt) {
   }
   write_atomic(dir / "plots.json", manifest.dump(1) + "\n");
   if (!opt.data_only && !plots.empty()) {
-    if (!opt.script.empty() && !fs::is_regular_file(opt.script))
+    std::error_code ec;
+    if (!opt.script.empty() && !fs::is_regular_file(opt.script, ec))
       throw InputError("no such file (the plot script)", opt.script, 0, "--script");
     const std::string script = opt.script.empty() ? find_plot_script() : opt.script;
     const char *env = std::getenv("SCALEFIT_PYTHON");

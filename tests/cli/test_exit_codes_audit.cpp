@@ -95,6 +95,22 @@ TEST_F(Audit, ReportWithoutAWorkingPythonIs2NamingIt) {
   expect_names(r, "--script");
 }
 
+// Paths the OS cannot even stat (ENAMETOOLONG) are missing files, exit 2, not an uncaught
+// std::filesystem error (found by fuzz_published_runs: a record's `system` of 4 kB).
+TEST_F(Audit, PathsTooLongToStatAre2) {
+  const std::string longname(5000, 'x');
+  expect_names(expect_exit(2,
+                           kBin + " estimate --model " + std::string(SCALEFIT_CONFIG_DIR) +
+                               "/models/llama3-8b.yaml --system " + longname + " --dp 8",
+                           dir),
+               "cannot open");
+  expect_exit(2, kBin + " check " + longname, dir);
+  expect_names(
+      expect_exit(2, kBin + " report " + kJsonl + " --script " + longname + " -o " + out("r4"),
+                  dir),
+      "--script");
+}
+
 // 3 and 4. Names are drawn literally (mathtext crashed on "a$x_y_z$b"), and systems whose names
 // slug alike get a PNG each.
 TEST_F(Audit, SystemNamesWithDollarsAndNamesThatSlugAlike) {
