@@ -191,7 +191,8 @@ struct ValidateCmd {
       }
       std::map<std::string, double> sustained;
       std::set<std::string> in_sample;
-      for (const auto &[system, run] : picks) {
+      for (auto p = picks.begin(); p != picks.end();) {
+        const auto &[system, run] = *p;
         if (fit && system == fit_system)
           throw InputError("run '" + run->id + "' runs on " + system +
                                ", whose compute the --fit prices: the sustained efficiency "
@@ -199,12 +200,27 @@ struct ValidateCmd {
                            "", 0, "--calibrate-on");
         const double shipped = est::load_system((std::filesystem::path(root) / system).string())
                                    .device.sustained_efficiency;
-        sustained[system] = est::calibrate_sustained(*run, root, compute, fit_system);
+        const bool named =
+            std::find(calibrate_on.begin(), calibrate_on.end(), run->id) != calibrate_on.end();
+        try {
+          sustained[system] = est::calibrate_sustained(*run, root, compute, fit_system);
+        } catch (const InputError &e) {
+          if (named) // a run the user named: refused, naming it
+            throw;
+          // 'smallest' picked it: that system keeps its shipped constant, and the output says so
+          if (!json)
+            o += fmt::format("  not calibrated {}: {}; its runs keep the shipped "
+                             "sustained_efficiency {:.4f}\n",
+                             system, e.message(), shipped);
+          p = picks.erase(p);
+          continue;
+        }
         in_sample.insert(run->id);
         if (!json)
           o += fmt::format("  calibrated {}: sustained_efficiency {:.4f} (shipped {:.4f}) from "
                            "{} alone; the source's other runs on it are out of sample\n",
                            system, sustained[system], shipped, run->id);
+        ++p;
       }
       const std::vector<est::RunComparison> rows = est::compare_published(
           runs, root, compute, fit_system, explain, picks.empty() ? nullptr : &sustained,

@@ -101,6 +101,21 @@ TEST_F(ExitCodes, BadInputIs2ForEveryCommand) {
   const Result cal =
       expect_exit(2, kBin + " validate " + runs + " --calibrate-on no-such-run", dir);
   EXPECT_NE(cal.err.find("--calibrate-on"), std::string::npos) << cal.err;
+  // 'smallest' over a source whose smallest GB200 step no efficiency reproduces (its 128k-token
+  // attention alone outlasts the step at the tables' full rates): that system keeps its shipped
+  // constant and says so, the other is calibrated; named, the same run is refused
+  const std::string zoo = kData +
+                          "/published-runs/megatron-moe-modelzoo-qwen3-gb200-gb300.jsonl "
+                          "--root " +
+                          kConfigs + "/..";
+  const Result some = expect_exit(0, kBin + " validate " + zoo + " --calibrate-on smallest", dir);
+  EXPECT_NE(some.out.find("not calibrated configs/systems/gb200-nvl72.yaml"), std::string::npos)
+      << some.out;
+  EXPECT_NE(some.out.find("  calibrated configs/systems/gb300-nvl72.yaml"), std::string::npos)
+      << some.out;
+  const Result named = expect_exit(
+      2, kBin + " validate " + zoo + " --calibrate-on mz-gb200-qwen3_235b-mxfp8-128k-cp4", dir);
+  EXPECT_NE(named.err.find("--calibrate-on"), std::string::npos) << named.err;
   // the system a --fit prices: its sustained efficiency scales nothing the fit prices
   expect_exit(2,
               kBin + " validate " + runs + " --calibrate-on smallest --fit " + kFit +
