@@ -54,6 +54,10 @@ struct LayerCostKey {
 /// bf16 and under FSDP / ZeRO with MixedPrecision(param_dtype=bf16) (torch.distributed.fsdp
 /// MixedPrecision); else bf16 autocast over fp32 weights (pytorch_gpt_step.py). Time
 /// (eager_costs) and memory (memory.cpp) follow the same rule.
+inline bool eager_bf16_model(const Strategy &st) {
+  return st.pure_bf16 || st.zero >= 1;
+}
+
 /// The time factor of MXFP8 GEMMs over per-tensor FP8 ones on `sys`: 1 / the device's
 /// mxfp8_relative_efficiency when `mxfp8` (Strategy::mxfp8) and the device has the key, else 1
 /// (config.hpp, DeviceConfig::mxfp8_relative_efficiency).
@@ -61,10 +65,6 @@ inline double mxfp8_gemm_factor(const SystemConfig &sys, bool mxfp8) {
   return mxfp8 && sys.device.mxfp8_relative_efficiency > 0
              ? 1 / sys.device.mxfp8_relative_efficiency
              : 1.0;
-}
-
-inline bool eager_bf16_model(const Strategy &st) {
-  return st.pure_bf16 || st.zero >= 1;
 }
 
 /// Adam's state per parameter in the (distributed) optimizer [B]: fp32 master weights and two

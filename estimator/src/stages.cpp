@@ -129,10 +129,10 @@ void Estimator::compute_terms(const Strategy &st, const LayoutSizes &z, const St
                 : attention_kernel(st) == AttentionKernel::flash ? "attention (flash)"
                                                                  : "attention (fused)",
                 m * (nL * (lc.attn_fwd + lc.attn_bwd + rec_sel) + rec * lc.attn_fwd),
-                !z.fused ? P.src_attn.c_str()
-                : st.fp8_attention_kernel(md.fp8) && P.fp8_attention_priced(st.mxfp8(md.fp8))
-                    ? (st.mxfp8(md.fp8) ? P.src_fused_mx : P.src_fused8).c_str()
-                    : P.fused_source(attention_kernel(st)).c_str()};
+                z.fused ? P.attention_source(attention_kernel(st), st.fp8_attention_kernel(md.fp8),
+                                             st.mxfp8(md.fp8))
+                              .c_str()
+                        : P.src_attn.c_str()};
   e.terms[2] = {"memory-bound (layers)",
                 m * (nL * (lc.mem_fwd + lc.mem_bwd + lc.rec_mod_mem) + rec * lc.mem_fwd),
                 P.src_mem.c_str()};

@@ -86,7 +86,9 @@ public:
   /// kernel on a device with `forward_window` / `backward_window` rows runs at their rate for
   /// `window` (DeviceConfig::attention_fwd_window_efficiency: NVIDIA's cuDNN SDPA benchmark
   /// with sliding windows); otherwise (no rows, a measured attention fit, flash or SDPA) as
-  /// attention_s at `seq`, the sequence the window slides over.
+  /// attention_s at `seq`, the sequence the window slides over (`fp8` / `mx` passed on). The
+  /// window rows are 16-bit measurements and price an FP8 window kernel too (no FP8 window
+  /// measurement is published). Throws nothing.
   double window_attention_s(double flops, double window, double seq, bool backward,
                             AttentionKernel kind = AttentionKernel::fused, bool fp8 = false,
                             bool mx = false) const noexcept;
@@ -96,6 +98,13 @@ public:
            : kind == AttentionKernel::flash && !m_dev.flash_fwd_efficiency.steps.empty()
                ? src_flash
                : src_fused;
+  }
+  /// Label of what prices attention of `kind` as attention_s prices it with `fp8` / `mx`: the FP8
+  /// or MXFP8 rows' label where they price it, else fused_source(kind).
+  const std::string &attention_source(AttentionKernel kind, bool fp8, bool mx) const {
+    if (fp8 && kind == AttentionKernel::fused && fp8_attention_priced(mx))
+      return mx ? src_fused_mx : src_fused8;
+    return fused_source(kind);
   }
   /// A kernel of `gpu_s` [s] on the GPU with the dispatch floor and launch gap [s].
   double kernel_s(double gpu_s) const noexcept;
