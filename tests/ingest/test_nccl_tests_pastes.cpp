@@ -177,3 +177,36 @@ TEST(NcclTestsPastes, OsuWithoutHostsSaysTheNodeCountIsUnknown) {
   EXPECT_EQ(r.context.source.at("nnodes_from"), "unknown (assumed 1)");
   EXPECT_TRUE(any_contains(r.warnings, "field 'nnodes'", "pass --nnodes"));
 }
+
+// The same log pasted into a GitHub issue without a code fence: Markdown stores every leading
+// '#' as "\#" (synthetic, the layout of such a paste). Before: no header, no host names, no
+// footer ("run cut off"), the node count unknown.
+TEST(NcclTestsPastes, MarkdownEscapedHashesReadAsComments) {
+  const std::string f = write_tmp(
+      "nccl_escaped_hashes.txt",
+      "\\# nThread 1 nGpus 1 minBytes 8 maxBytes 1024 step: 2(factor) warmup iters: 5 iters: 20 "
+      "agg iters: 1 validation: 1 graph: 0\n"
+      "\\#\n"
+      "\\# Using devices\n"
+      "\\#  Rank  0 Group  0 Pid  101 on    node-1 device  0 [0x18] NVIDIA H100 80GB HBM3\n"
+      "\\#  Rank  1 Group  0 Pid  102 on    node-2 device  0 [0x18] NVIDIA H100 80GB HBM3\n"
+      "\\#\n"
+      "\\#                                                              out-of-place          "
+      "             in-place\n"
+      "\\#       size         count      type   redop    root     time   algbw   busbw #wrong  "
+      "   time   algbw   busbw #wrong\n"
+      "\\#        (B)    (elements)                               (us)  (GB/s)  (GB/s)         "
+      "   (us)  (GB/s)  (GB/s)\n"
+      "           8             2     float     sum      -1    10.20    0.00    0.00      0    "
+      "10.10    0.00    0.00      0\n"
+      "        1024           256     float     sum      -1    11.50    0.09    0.09      0    "
+      "11.40    0.09    0.09      0\n"
+      "\\# Out of bounds values : 0 OK\n"
+      "\\# Avg bus bandwidth    : 0.05\n");
+  const auto r = read_nccl_tests(f);
+  EXPECT_TRUE(r.warnings.empty()) << r.warnings.front();
+  ASSERT_EQ(r.measurements.size(), 4u);
+  EXPECT_EQ(r.context.nranks, 2);
+  EXPECT_EQ(r.context.nnodes, 2); // the two host names of the rank lines
+  EXPECT_EQ(r.measurements.front().op, Op::allreduce);
+}

@@ -267,3 +267,39 @@ TEST(OsuPastes, FluxRunGivesRanksAndNodesAndBarrierIsSkipped) {
   EXPECT_EQ(two.context.nranks, 2);
   EXPECT_EQ(two.context.nnodes, 2);
 }
+
+// ---- 6. A GitHub issue's paste: Markdown-escaped '#', OMB 7.5's tail latencies, alltoallv ----
+
+// Aurora's MPICH team pasted osu_alltoallv (OMB 7.5, -z) into a GitHub issue without a code
+// fence: every comment line is stored as "\# ...", and the ranks are only in
+// `mpiexec --np 384 --ppn 12`. Before: "no OSU result table found", then "unsupported OSU test".
+TEST(OsuPastes, MarkdownEscapedHashesTailLatenciesAndAlltoallv) {
+  const std::string f =
+      real("osu_alltoallv_v7.5_aurora_mpiexec-np384-ppn12_markdown-escaped-hash_tail-lat.txt");
+  const auto r = read_osu(f);
+  EXPECT_TRUE(r.warnings.empty()) << r.warnings.front();
+  ASSERT_EQ(r.measurements.size(), 1u);
+  const auto &m = r.measurements.front();
+  EXPECT_EQ(m.op, Op::alltoallv);
+  EXPECT_EQ(m.method, "uniform"); // OMB's counts are all `size`: scalefit-bench's uniform matrix
+  EXPECT_EQ(m.group.nranks, 384);
+  EXPECT_EQ(m.group.nnodes, 32);
+  EXPECT_EQ(m.group.ranks_per_node, 12);
+  EXPECT_EQ(m.bytes, 4096u * 384u); // OSU's size is the block sent to each peer
+  EXPECT_DOUBLE_EQ(m.time_us, 467.38);
+  EXPECT_DOUBLE_EQ(m.extra.at("p50_us").get<double>(), 407.18);
+  EXPECT_DOUBLE_EQ(m.extra.at("p90_us").get<double>(), 584.22);
+  EXPECT_DOUBLE_EQ(m.extra.at("p99_us").get<double>(), 634.30);
+  EXPECT_DOUBLE_EQ(m.extra.at("min_us").get<double>(), 460.43);
+  EXPECT_EQ(source(r, "nranks_from"), "launcher command line");
+  // only a line's first '#' is unescaped: a backslash elsewhere is the log's own
+  const std::string g =
+      write_tmp("osu_escaped_mid.txt", "mpirun -np 4 ./osu_allreduce\n"
+                                       "  \\# OSU MPI Allreduce Latency Test v7.3\n"
+                                       "\\# Size       Avg Latency(us)\n"
+                                       "1024                   20.00\n");
+  const auto four = read_osu(g);
+  ASSERT_EQ(four.measurements.size(), 1u);
+  EXPECT_EQ(four.measurements.front().op, Op::allreduce);
+  EXPECT_EQ(four.measurements.front().group.nranks, 4);
+}

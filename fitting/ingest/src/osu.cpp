@@ -15,6 +15,8 @@
 //                                                            each rank sends)
 //   Alltoall Latency           alltoall       size * n       Avg Latency (OSU's size is the
 //                                                            block sent to each peer)
+//   Alltoallv Latency          alltoallv      size * n       Avg Latency (every count = size:
+//                                                            method "uniform")
 //   Latency (osu_latency)      sendrecv       size           the one-way latency OSU prints
 //                                                            (half the ping-pong round trip),
 //                                                            nranks 2
@@ -26,7 +28,8 @@
 //                                                            sendrecv of `size` moves size each
 //                                                            way, so algbw = bibw / 2; nranks 2
 // "Persistent" variants map like their blocking test. Min/Max Latency (-f) and Iterations go to
-// `extra` (min_us, max_us, iterations; iters_per_sample = iterations, since OSU times all
+// `extra` (min_us, max_us, iterations, OMB 7.5's -z tail latencies as p50_us, p90_us, p99_us;
+// iters_per_sample = iterations, since OSU times all
 // iterations as one sample); Validation (-c) Pass/Fail becomes wrong = 0 / 1. algbw = bytes /
 // time, busbw = algbw * busbw_factor(op, n) (nccl-tests PERFORMANCE.md).
 // Datatype: "# Datatype: MPI_CHAR." (OMB 7); absent in older versions, which use MPI_CHAR.
@@ -328,11 +331,12 @@ IngestResult read_osu(const std::string &path, const IngestOptions &opt) {
       }
       if (!pending_test) {
         if (!opt.op)
-          diag.fail(ln, "test",
-                    "unsupported OSU test '" + title->first +
-                        "' (supported: latency, bw, bibw, allreduce, reduce, bcast, "
-                        "reduce_scatter, allgather, alltoall); pass --op to read it as a "
-                        "latency table of that op");
+          diag.fail(
+              ln, "test",
+              "unsupported OSU test '" + title->first +
+                  "' (supported: latency, bw, bibw, allreduce, reduce, bcast, "
+                  "reduce_scatter, allgather, alltoall, alltoallv); pass --op to read it as a "
+                  "latency table of that op");
         diag.warn(ln, "test",
                   "unknown OSU test '" + title->first + "'; read as " +
                       std::string(op_name(*opt.op)) + " latency with bytes = size (--op)");
@@ -488,6 +492,8 @@ IngestResult read_osu(const std::string &path, const IngestOptions &opt) {
     m.extra["osu_test"] = tb.test.name;
     if (tb.test.pt2pt)
       m.method = tb.test.name; // osu_latency, osu_bw and osu_bibw are separate curves
+    if (m.op == Op::alltoallv)
+      m.method = "uniform"; // OMB's counts: the curve of scalefit-bench's uniform matrix
     if (tb.run > 1)
       m.method = tb.test.name + "_run" + std::to_string(tb.run);
     bool ok = true;
@@ -529,6 +535,8 @@ IngestResult read_osu(const std::string &path, const IngestOptions &opt) {
         m.extra["min_us"] = *v;
       } else if (col == "maxlatency(us)") {
         m.extra["max_us"] = *v;
+      } else if (col == "p50taillat(us)" || col == "p90taillat(us)" || col == "p99taillat(us)") {
+        m.extra[col.substr(0, 3) + "_us"] = *v; // OMB 7.5's tail latencies (osu_* -z)
       } else if (col == "iterations") {
         m.iters_per_sample = static_cast<int>(std::min(*v, 2e9));
         m.extra["iterations"] = m.iters_per_sample;

@@ -48,11 +48,14 @@ std::optional<OsuTest> test_from_title(const std::string &title) {
       {"reducescatterblocklatency", Op::reducescatter, "osu_reduce_scatter_block"},
       {"allgatherlatency", Op::allgather, "osu_allgather"},
       {"alltoalllatency", Op::alltoall, "osu_alltoall"},
-      {"alltoallpersonalizedexchangelatency", Op::alltoall, "osu_alltoall"}};
+      {"alltoallpersonalizedexchangelatency", Op::alltoall, "osu_alltoall"},
+      // osu_alltoallv sends `size` bytes to every peer (sendcounts[i] = size: uniform counts)
+      {"alltoallvlatency", Op::alltoallv, "osu_alltoallv"},
+      {"alltoallvpersonalizedexchangelatency", Op::alltoallv, "osu_alltoallv"}};
   for (const auto &[key, op, name] : colls)
     if (t == key) {
       test.op = op;
-      test.bytes_times_n = op == Op::allgather || op == Op::alltoall;
+      test.bytes_times_n = op == Op::allgather || op == Op::alltoall || op == Op::alltoallv;
       test.name = name;
       return test;
     }

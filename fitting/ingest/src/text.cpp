@@ -139,6 +139,11 @@ std::vector<std::string> read_lines(const std::string &path) {
     pos = end + 1;
     if (!line.empty() && line.back() == '\r')
       line.pop_back();
+    // Markdown escapes a leading '#' as "\#" (a log pasted into a GitHub issue or a README
+    // without a code fence keeps it when copied from the page's source): read it as '#'.
+    if (const auto first = line.find_first_not_of(" \t");
+        first != std::string::npos && line.compare(first, 2, "\\#") == 0)
+      line.erase(first, 1);
     lines.push_back(std::move(line));
   }
   return lines;

@@ -55,7 +55,9 @@ std::string base_name(const std::string &path);
 /// File name without directories and without its last extension ("a/b.txt" -> "b").
 std::string file_stem(const std::string &path);
 
-/// Reads a text file into lines (CR stripped). \throws InputError if it cannot be opened.
+/// Reads a text file into lines: CR stripped, and a Markdown-escaped '#' that starts a line
+/// (`\# OSU MPI ...`, `\#  Rank  0 ...`: a log pasted into a GitHub issue or a README without
+/// a code fence) read as '#'. \throws InputError if it cannot be opened.
 std::vector<std::string> read_lines(const std::string &path);
 
 /// Collects warnings ("FILE:LINE: field 'F': message", the format of InputError::what()) and
