@@ -173,3 +173,30 @@ TEST(Launchers, SbatchAndPbsDirectivesGiveTheShape) {
       "launch_srun.txt", std::string("srun -n 16 -N 2 ./osu_allreduce\n") + kOsuAllreduce));
   EXPECT_EQ(d.context.nnodes, 2);
 }
+
+// TACC's ibrun (Frontera, Stampede, Lonestar; SDSC's Comet wraps mpirun_rsh the same way) is a
+// launcher: `ibrun -n 48`, and without -n the Slurm allocation's tasks. It echoes what it runs
+// as "IBRUN: Command string is [mpirun_rsh -np 48 ... ./osu_allreduce]" (the echo's layout as a
+// Comet webinar's output shows it; the tables are synthetic). Before: "pass --nranks".
+TEST(Launchers, IbrunAndItsBracketedCommandEchoGiveTheRanks) {
+  const std::string table = "# OSU MPI Allreduce Latency Test v5.3\n"
+                            "# Size       Avg Latency(us)\n"
+                            "4                       5.36\n"
+                            "8                       5.38\n";
+  const auto echo = read_osu(write_tmp(
+      "osu_ibrun_echo.txt", "IBRUN: Command string is [mpirun_rsh -np 48 -hostfile /tmp/0p4Nbx12u1 "
+                            "-export-all /home/user/osu/osu_allreduce]\n\n" +
+                                table));
+  ASSERT_EQ(echo.measurements.size(), 2u);
+  EXPECT_EQ(echo.context.nranks, 48);
+  EXPECT_EQ(source(echo, "nranks_from"), "launcher command line");
+  EXPECT_EQ(echo.context.command_line.find("mpirun_rsh -np 48"), 0u) << echo.context.command_line;
+  const auto n =
+      read_osu(write_tmp("osu_ibrun_n.txt", "login1$ ibrun -n 96 -o 0 ./osu_allreduce\n" + table));
+  EXPECT_EQ(n.context.nranks, 96);
+  // without -n: the allocation's tasks and nodes
+  const auto alloc = read_osu(write_tmp(
+      "osu_ibrun_alloc.txt", "#SBATCH -N 2\n#SBATCH -n 112\nibrun ./osu_allreduce\n" + table));
+  EXPECT_EQ(alloc.context.nranks, 112);
+  EXPECT_EQ(alloc.context.nnodes, 2);
+}

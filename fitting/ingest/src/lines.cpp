@@ -252,8 +252,10 @@ std::string_view launcher_name(std::string_view tok) {
       return base;
   // flux: Flux's `flux run` / `flux submit` (`flux mini run` before Flux 0.48); its subcommand
   // is not an option, so the options are read from the token after `flux` on.
+  // ibrun: TACC's wrapper (Frontera, Stampede3, Lonestar6), `ibrun -n 48 -o 0 ./app`; without
+  // -n it starts the Slurm allocation's tasks.
   for (std::string_view base :
-       {"srun", "aprun", "jsrun", "orterun", "prterun", "mpirun_rsh", "flux"})
+       {"srun", "aprun", "jsrun", "orterun", "prterun", "mpirun_rsh", "flux", "ibrun"})
     if (tok == base)
       return base;
   return {};

@@ -83,7 +83,7 @@ std::optional<std::pair<int, std::string>> nodes_from_launch(const LaunchShape &
                                                              const LaunchShape &alloc, int nranks);
 
 /// Whether `tok` names a launcher (mpirun, mpiexec, srun, aprun, jsrun, mpiexec.hydra,
-/// mpirun_rsh, flux: Flux's `flux run`).
+/// mpirun_rsh, flux: Flux's `flux run`, ibrun: TACC's wrapper).
 bool is_launcher(std::string_view tok);
 
 /// Joins a shell command continued over lines with a trailing backslash (`srun --nodes=4 ... \`

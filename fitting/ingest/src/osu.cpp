@@ -187,8 +187,15 @@ Launch scan_launch(const std::vector<detail::SourceLine> &lines) {
     std::vector<std::string> toks = joiner.feed(line_toks);
     if (toks.empty())
       continue; // continued on the next line
-    for (auto &t : toks)
+    for (auto &t : toks) {
       t = unquote(t);
+      // TACC's ibrun echoes what it runs: "IBRUN: Command string is [mpirun_rsh -np 48 ...
+      // ./osu_allreduce]": the brackets around the command are not part of its tokens.
+      if (t.size() > 1 && t.front() == '[' && detail::is_launcher(std::string_view(t).substr(1)))
+        t.erase(0, 1);
+      if (t.size() > 1 && t.back() == ']' && detail::base_name(t).rfind("osu_", 0) == 0)
+        t.pop_back();
+    }
     std::size_t k = 0;
     while (k < toks.size() && detail::base_name(toks[k]).rfind("osu_", 0) != 0)
       ++k;
