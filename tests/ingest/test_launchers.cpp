@@ -200,3 +200,22 @@ TEST(Launchers, IbrunAndItsBracketedCommandEchoGiveTheRanks) {
   EXPECT_EQ(alloc.context.nranks, 112);
   EXPECT_EQ(alloc.context.nnodes, 2);
 }
+
+// IBM's jsrun (LSF: Summit, Sierra, Lassen) counts resource sets: `-n 2 -a 6 -r 1` is 2 sets of
+// 6 tasks, one set per host: 12 ranks on 2 nodes (synthetic tables). Before: -n read as 2 ranks.
+TEST(Launchers, JsrunCountsResourceSetsTimesTasks) {
+  const std::string table = "# OSU MPI Allreduce Latency Test v5.8\n"
+                            "# Size       Avg Latency(us)\n"
+                            "4                       5.36\n";
+  const auto a =
+      read_osu(write_tmp("osu_jsrun_a.txt", "jsrun -n 2 -a 6 -g 6 -r 1 ./osu_allreduce\n" + table));
+  EXPECT_EQ(a.context.nranks, 12);
+  EXPECT_EQ(a.context.nnodes, 2);
+  const auto longopts = read_osu(
+      write_tmp("osu_jsrun_long.txt",
+                "jsrun --nrs 4 --tasks_per_rs 1 --rs_per_host 2 ./osu_allreduce\n" + table));
+  EXPECT_EQ(longopts.context.nranks, 4);
+  EXPECT_EQ(longopts.context.nnodes, 2);
+  const auto np = read_osu(write_tmp("osu_jsrun_np.txt", "jsrun -p 8 ./osu_allreduce\n" + table));
+  EXPECT_EQ(np.context.nranks, 8); // -p: tasks in all
+}

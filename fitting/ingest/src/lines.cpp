@@ -404,6 +404,52 @@ std::optional<int> rsh_hosts(const std::vector<std::string> &toks, std::size_t f
   return static_cast<int>(hosts.size());
 }
 
+/// IBM's jsrun (LSF; Summit, Sierra, Lassen) counts resource sets, not tasks: -n/--nrs resource
+/// sets of -a/--tasks_per_rs tasks each (default 1), -r/--rs_per_host of them per node; or
+/// -p/--np tasks in all (jsrun(1), IBM Spectrum LSF 10.1 "jsrun options"). Tokens [from, to).
+LaunchShape read_jsrun(const std::vector<std::string> &toks, std::size_t from, std::size_t to) {
+  LaunchShape s;
+  std::optional<int> nrs, per_rs, rs_per_host, np;
+  for (std::size_t j = from; j < to; ++j) {
+    const std::string &t = toks[j];
+    std::optional<std::string> v;
+    const auto is = [&](std::string_view shrt, std::string_view lng) {
+      for (std::string_view name : {shrt, lng}) {
+        if (t == name && j + 1 < to) {
+          v = toks[++j];
+          return true;
+        }
+        if (t.size() > name.size() + 1 && t.compare(0, name.size(), name) == 0 &&
+            (t[name.size()] == '=' ||
+             (name.size() == 2 && std::isdigit(static_cast<unsigned char>(t[2]))))) {
+          v = t.substr(name.size() + (t[name.size()] == '=' ? 1 : 0));
+          return true;
+        }
+      }
+      return false;
+    };
+    if (is("-n", "--nrs"))
+      nrs = as_rank_count(*v);
+    else if (is("-a", "--tasks_per_rs"))
+      per_rs = as_rank_count(*v);
+    else if (is("-r", "--rs_per_host"))
+      rs_per_host = as_rank_count(*v);
+    else if (is("-p", "--np"))
+      np = as_rank_count(*v);
+  }
+  const long tasks_per_rs = per_rs.value_or(1);
+  if (np)
+    s.nranks = np;
+  else if (nrs && *nrs * tasks_per_rs <= kMaxRecordRanks)
+    s.nranks = static_cast<int>(*nrs * tasks_per_rs);
+  if (nrs && rs_per_host) {
+    s.nnodes = (*nrs + *rs_per_host - 1) / *rs_per_host;
+    if (tasks_per_rs * *rs_per_host <= kMaxRecordRanks)
+      s.per_node = static_cast<int>(tasks_per_rs * *rs_per_host);
+  }
+  return s;
+}
+
 } // namespace
 
 bool is_launcher(std::string_view tok) { return !launcher_name(tok).empty(); }
@@ -417,6 +463,8 @@ LaunchShape launch_shape(const std::vector<std::string> &toks, std::size_t binar
     // Flux's -N is nodes as Slurm's, and `flux run -N4` without -n or --tasks-per-node starts
     // one task per node (flux-core doc/man1/common/job-param-common.rst: --nodes without
     // --ntasks sets the number of tasks to the number of nodes).
+    if (name == "jsrun")
+      return read_jsrun(toks, j + 1, binary_index);
     const bool slurm_like = name == "srun" || name == "flux";
     LaunchShape s = read_options(toks, j + 1, binary_index, slurm_like);
     if (slurm_like && !s.nranks && s.nnodes && !s.per_node)

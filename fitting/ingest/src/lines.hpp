@@ -62,7 +62,8 @@ struct LaunchShape {
 /// for mpirun/mpiexec (Open MPI) and aprun.
 /// Without -np, a host list with slots (`-H a:4,b:4`, Open MPI and Hydra) gives the ranks.
 /// MVAPICH's `mpirun_rsh -np 2 host1 host2 [VAR=value...] ./binary`: the bare host names before
-/// the binary (not a -hostfile's) are the nodes.
+/// the binary (not a -hostfile's) are the nodes. IBM's `jsrun -n 2 -a 6 -r 1`: resource sets x
+/// tasks per set (12 ranks), resource sets per host give the nodes (2).
 LaunchShape launch_shape(const std::vector<std::string> &tokens, std::size_t binary_index);
 
 /// Reads a batch allocation line: `salloc`/`sbatch` options (the command anywhere on the line,
