@@ -292,7 +292,7 @@ TEST(OsuPastes, MarkdownEscapedHashesTailLatenciesAndAlltoallv) {
   EXPECT_DOUBLE_EQ(m.extra.at("p99_us").get<double>(), 634.30);
   EXPECT_DOUBLE_EQ(m.extra.at("min_us").get<double>(), 460.43);
   EXPECT_EQ(source(r, "nranks_from"), "launcher command line");
-  // only a line's first '#' is unescaped: a backslash elsewhere is the log's own
+  // an indented "\#" reads as '#' too (the title here), and the command gives the ranks
   const std::string g =
       write_tmp("osu_escaped_mid.txt", "mpirun -np 4 ./osu_allreduce\n"
                                        "  \\# OSU MPI Allreduce Latency Test v7.3\n"
