@@ -219,3 +219,40 @@ TEST(Launchers, JsrunCountsResourceSetsTimesTasks) {
   const auto np = read_osu(write_tmp("osu_jsrun_np.txt", "jsrun -p 8 ./osu_allreduce\n" + table));
   EXPECT_EQ(np.context.nranks, 8); // -p: tasks in all
 }
+
+// A scaling sweep pasted in one go (the layout of open-mpi/ompi PR #7735's osu_iallgather sweep,
+// here with the blocking test; tables synthetic): each command's table ran with its own -n.
+// Before: every table was read with the first command's 16 ranks. A script of commands followed
+// by the outputs does not say which table ran with which: warned, the first's count kept.
+TEST(Launchers, EachTableOfASweepTakesTheCommandBeforeIt) {
+  const std::string t16 = "# OSU MPI Allgather Latency Test v5.3.2\n"
+                          "# Size       Avg Latency(us)\n"
+                          "1                     135.61\n";
+  const std::string t24 = "# OSU MPI Allgather Latency Test v5.3.2\n"
+                          "# Size       Avg Latency(us)\n"
+                          "1                     184.28\n";
+  const std::string f = write_tmp(
+      "osu_sweep.txt",
+      "$ mpirun -n 16 --map-by node ./mpi/collective/osu_allgather -m 1:1\n\n" + t16 +
+          "\n$ mpirun -n 24 --map-by ppr:6:node ./mpi/collective/osu_allgather -m 1:1\n\n" + t24);
+  const auto r = read_osu(f);
+  ASSERT_EQ(r.measurements.size(), 2u);
+  EXPECT_EQ(r.measurements[0].group.nranks, 16);
+  EXPECT_EQ(r.measurements[0].bytes, 16u); // 1 B from each of 16 ranks
+  EXPECT_EQ(r.measurements[1].group.nranks, 24);
+  EXPECT_EQ(r.measurements[1].group.nnodes, 4); // ppr:6:node
+  EXPECT_EQ(r.measurements[1].bytes, 24u);
+  EXPECT_TRUE(r.warnings.size() == 1u && any_contains(r.warnings, "nnodes", "unknown"))
+      << r.warnings.size(); // the first command gives no nodes; nothing about the ranks
+  const auto script = read_osu(
+      write_tmp("osu_script_first.txt",
+                "mpirun -n 16 ./osu_allgather\nmpirun -n 24 ./osu_allgather\n" + t16 + t24));
+  ASSERT_EQ(script.measurements.size(), 2u);
+  EXPECT_EQ(script.measurements[1].group.nranks, 16);
+  EXPECT_TRUE(any_contains(script.warnings, "field 'nranks'", "do not alternate with its tables"));
+  // --nranks decides for every table
+  IngestOptions o;
+  o.nranks = 8;
+  const auto forced = read_osu(f, o);
+  EXPECT_EQ(forced.measurements[1].group.nranks, 8);
+}

@@ -62,17 +62,21 @@ namespace scalefit::ingest {
 namespace {
 
 using detail::Diagnostics;
+using detail::dtype_from_mpi;
+using detail::header_columns;
+using detail::Launch;
+using detail::LaunchCommand;
 using detail::OsuKind;
 using detail::OsuTest;
+using detail::parse_title;
+using detail::scan_launch;
+using detail::sizeless_test;
 using detail::split_ws;
+using detail::test_from_title;
 using detail::to_double;
 using detail::to_lower;
 using detail::to_u64;
 using detail::trim;
-using detail::dtype_from_mpi;
-using detail::header_columns;
-using detail::parse_title;
-using detail::test_from_title;
 using nlohmann::json;
 
 struct Table {
@@ -88,164 +92,27 @@ struct Table {
   /// printed again in one file (a second run, other buffers, another pair of nodes) is its own
   /// curve, method `<test>_run<k>` from k = 2.
   int run = 0;
+  int nranks = 2;            ///< ranks of a collective's rows (pt2pt tests: always 2)
+  std::optional<int> nnodes; ///< their nodes; nullopt: unknown (1 assumed, warned)
 };
 
-/// What the file's command lines and allocations say about the job (OMB prints none of it).
-struct Launch {
-  detail::LaunchShape shape; ///< of the first launcher command line naming an osu_* binary
-  detail::LaunchShape alloc; ///< of the batch allocation (salloc/sbatch/#SBATCH/#PBS)
-  std::set<std::string> map_hosts; ///< hosts of a job map (Open MPI Data for node:, Slurm cpu-bind)
-  std::string command_line;        ///< that command, from its launcher on
-  /// Every OSU binary a command names, by index in the lines: tells a table without a title.
-  std::vector<std::pair<std::size_t, OsuTest>> binaries;
-};
-
-/// OMB tests that print one figure per run and no message size: osu_barrier's and osu_ibarrier's
-/// latency, osu_init's start-up time, osu_hello. Each: its binary, and its title as parse_title
-/// returns it (lower case, without "OSU MPI" and "Test vX").
-struct SizelessTest {
-  std::string_view binary, title;
-};
-constexpr SizelessTest kSizelessTests[] = {{"osu_barrier", "barrier"},
-                                           {"osu_ibarrier", "non-blocking barrier"},
-                                           {"osu_init", "init"},
-                                           {"osu_hello", "hello"}};
-
-/// Whether `title` (as parse_title returns it) starts with one of those tests' titles.
-bool sizeless_test(const std::string &title) {
-  const std::string t = to_lower(title);
-  return std::any_of(std::begin(kSizelessTests), std::end(kSizelessTests),
-                     [&](const SizelessTest &x) { return t.rfind(x.title, 0) == 0; });
-}
-
-/// Whether `tok` (a path or a name) is one of those tests' binaries.
-bool sizeless_binary(const std::string &tok) {
-  const std::string b = detail::base_name(tok);
-  return std::any_of(std::begin(kSizelessTests), std::end(kSizelessTests),
-                     [&](const SizelessTest &x) { return b == x.binary; });
-}
-
-/// A token of a command pasted in prose or Markdown, without the backticks, quotes or emphasis
-/// asterisks around it (`*srun -p part` ... `./osu_bibw*` in a mail client's bold).
-std::string unquote(std::string t) {
-  const auto wrap = [](char c) { return c == '`' || c == '"' || c == '\'' || c == '*'; };
-  while (!t.empty() && (wrap(t.back()) || t.back() == ';'))
-    t.pop_back();
-  std::size_t b = 0;
-  while (b < t.size() && wrap(t[b]))
-    ++b;
-  return t.substr(b);
-}
-
-/// Whether the osu_* binary at toks[k] starts a command although no launcher precedes it: it is
-/// the line's first token, or follows a shell prompt (`$`, `user@host:~$`, `[u@h dir]#`, `>`,
-/// `%`), environment settings (`MV2_USE_CUDA=1`) or a wrapper with options (`numactl -N 0`,
-/// `taskset -c 2`, `time`). A binary named in prose ("running osu_latency locally") is not a
-/// command: it still hints at the test, not at the command line.
-bool starts_command(const std::vector<std::string> &toks, std::size_t k) {
-  if (k == 0)
-    return true;
-  const std::string &prev = toks[k - 1];
-  const char last = prev.empty() ? ' ' : prev.back();
-  if (last == '$' || last == '#' || last == '>' || last == '%' ||
-      prev.find('=') != std::string::npos)
-    return true;
-  static const std::set<std::string> wrappers{"time",   "numactl",    "taskset",    "nice", "env",
-                                              "stdbuf", "hwloc-bind", "likwid-pin", "nsys"};
-  for (std::size_t j = 0; j < k; ++j)
-    if (wrappers.count(detail::base_name(toks[j])) || (toks[j].size() > 1 && toks[j][0] == '-'))
-      return true;
-  return false;
-}
-
-/// Whether a '#' comment line holds a command: a launcher within its first three tokens
-/// ("# srun -n2 ...", "### Running: mpirun ..."), not one mentioned further on in prose.
-bool comment_command(const std::vector<std::string> &toks) {
-  const std::size_t n = std::min<std::size_t>(toks.size(), 3);
-  return std::any_of(toks.begin(), toks.begin() + static_cast<long>(n), detail::is_launcher);
-}
-
-/// Reads the launch: a command continued with trailing backslashes is read whole on its last
-/// line; a launcher line without the binary (a command wrapped by a mail client or a terminal,
-/// `mpirun_rsh -np 2 host1 host2 MV2_X=1` then `./osu_latency` on the next line) is joined with
-/// the line naming it when that comes within 4 non-empty lines, none of them a '#' line.
-Launch scan_launch(const std::vector<detail::SourceLine> &lines) {
-  Launch out;
-  detail::CommandJoiner joiner;
-  std::vector<std::string> held; // a launcher line waiting for its binary
-  int held_for = 0;
+/// Indices of the lines that head an OSU table ("# Size  Avg Latency(us) ...").
+std::vector<std::size_t> header_indices(const std::vector<detail::SourceLine> &lines) {
+  std::vector<std::size_t> out;
   for (std::size_t i = 0; i < lines.size(); ++i) {
-    const std::string_view text = detail::strip_prefixes(lines[i].text).text;
-    // A comment line counts only when it holds a launcher ("### Running: srun -n2 ...").
-    const bool comment = !text.empty() && text.front() == '#';
-    const auto line_toks = split_ws(text);
-    if (line_toks.empty())
-      continue;
-    detail::fill_missing(out.alloc, detail::allocation_shape(line_toks));
-    if (const auto h = detail::job_map_host(line_toks))
-      out.map_hosts.insert(*h);
-    std::vector<std::string> toks = joiner.feed(line_toks);
-    if (toks.empty())
-      continue; // continued on the next line
-    for (auto &t : toks) {
-      t = unquote(t);
-      // TACC's ibrun echoes what it runs: "IBRUN: Command string is [mpirun_rsh -np 48 ...
-      // ./osu_allreduce]": the brackets around the command are not part of its tokens.
-      if (t.size() > 1 && t.front() == '[' && detail::is_launcher(std::string_view(t).substr(1)))
-        t.erase(0, 1);
-      if (t.size() > 1 && t.back() == ']' && detail::base_name(t).rfind("osu_", 0) == 0)
-        t.pop_back();
-    }
-    std::size_t k = 0;
-    while (k < toks.size() && detail::base_name(toks[k]).rfind("osu_", 0) != 0)
-      ++k;
-    const bool launcher_before =
-        std::any_of(toks.begin(), toks.begin() + static_cast<long>(k), detail::is_launcher);
-    if (comment && k < toks.size() && !comment_command(toks)) {
-      held.clear(); // a remark that names a binary or a launcher in passing
-      if (const auto test = detail::test_from_binary(toks[k]))
-        out.binaries.emplace_back(i, *test);
-      continue;
-    }
-    if (k == toks.size()) {
-      // No binary: a launcher line may continue on the next lines without a backslash.
-      if (!comment && std::any_of(toks.begin(), toks.end(), detail::is_launcher)) {
-        held = toks;
-        held_for = 0;
-      } else if (!held.empty() && (comment || ++held_for >= 4)) {
-        held.clear();
-      } else if (!held.empty()) {
-        held.insert(held.end(), toks.begin(), toks.end());
-      }
-      continue;
-    }
-    if (!launcher_before && !held.empty() && !comment) {
-      toks.insert(toks.begin(), held.begin(), held.end());
-      k += held.size();
-    }
-    held.clear();
-    if (const auto test = detail::test_from_binary(toks[k]))
-      out.binaries.emplace_back(i, *test);
-    if (sizeless_binary(toks[k]))
-      continue; // nothing of it is read (below): its command is not the file's
-    std::size_t from = k;
-    for (std::size_t j = 0; j < k; ++j)
-      if (detail::is_launcher(toks[j])) {
-        from = j;
-        break;
-      }
-    if (!out.command_line.empty() || (comment && from == k) ||
-        (from == k && !starts_command(toks, k)))
-      continue;
-    if (from == k) // no launcher: the command starts after the prompt (wrappers, settings kept)
-      for (std::size_t j = 0; j < k; ++j)
-        if (!toks[j].empty() && std::string_view("$#>%").find(toks[j].back()) != std::string::npos)
-          from = j + 1;
-    for (std::size_t j = from; j < toks.size(); ++j)
-      out.command_line += (j == from ? "" : " ") + toks[j];
-    out.shape = detail::launch_shape(toks, k);
+    std::string_view t = detail::strip_prefixes(lines[i].text).text;
+    if (!t.empty() && t.front() == '#')
+      t.remove_prefix(1);
+    const auto toks = split_ws(t);
+    if (toks.size() >= 2 && to_lower(toks[0]) == "size")
+      out.push_back(i);
   }
   return out;
+}
+
+/// The ranks a command starts (its -np/-n, else srun -N's one per node), or nullopt.
+std::optional<int> command_ranks(const LaunchCommand &c) {
+  return c.shape.nranks ? c.shape.nranks : c.shape.default_nranks;
 }
 
 } // namespace
@@ -290,6 +157,23 @@ IngestResult read_osu(const std::string &path, const IngestOptions &opt) {
       nnodes_known = launched->first;
       nnodes_from = launched->second;
     }
+  // A paste of several runs, each command followed by its table (a scaling sweep: `mpirun -n 16
+  // ./osu_allgather`, its table, `mpirun -n 24 ...`, its table) gives each table the ranks and
+  // nodes of the command before it. When the commands do not alternate with the tables (a script
+  // of commands, then the outputs) and start different rank counts, which table ran with which is
+  // not in the file: said, and every table takes the first command's.
+  const std::vector<std::size_t> headers = header_indices(lines);
+  const auto &cmds = launch.commands;
+  bool alternate = cmds.size() > 1;
+  for (std::size_t c = 1; c < cmds.size() && alternate; ++c)
+    alternate = std::any_of(headers.begin(), headers.end(), [&](std::size_t h) {
+      return h > cmds[c - 1].index && h < cmds[c].index;
+    });
+  bool disagree = false;
+  for (const LaunchCommand &c : cmds)
+    disagree |= command_ranks(c) && command_ranks(cmds.front()) &&
+                *command_ranks(c) != *command_ranks(cmds.front());
+  bool warned_disagree = false;
   bool noted_nranks = false;
   // A title whose test got no OSU table before the next title or the end: its rows (if any)
   // sat under a header that is not OMB's (a page's own table, three MPI libraries side by side):
@@ -407,6 +291,44 @@ IngestResult read_osu(const std::string &path, const IngestOptions &opt) {
       Table tb;
       tb.header_line = ln;
       tb.test = *pending_test;
+      tb.nranks = n;
+      tb.nnodes = nnodes_known;
+      if (!opt.nranks && alternate) {
+        const LaunchCommand *before = nullptr;
+        for (const LaunchCommand &c : cmds)
+          if (c.index < i)
+            before = &c;
+        if (before && before != &cmds.front() && command_ranks(*before)) {
+          tb.nranks = *command_ranks(*before);
+          tb.nnodes = opt.nnodes;
+          if (!tb.nnodes)
+            if (const auto nodes = detail::nodes_from_launch(before->shape, launch.map_hosts.size(),
+                                                             alloc, tb.nranks))
+              tb.nnodes = nodes->first;
+          if (!tb.test.pt2pt && (tb.nranks != n || tb.nnodes != nnodes_known))
+            diag.note(ln, std::to_string(tb.nranks) + " ranks on " +
+                              (tb.nnodes ? std::to_string(*tb.nnodes) : std::string("unknown")) +
+                              " nodes, from the command before this table (line " +
+                              std::to_string(lines[before->index].line) + ": " + before->text +
+                              ")");
+          if (!tb.nnodes && nnodes_known && !tb.test.pt2pt)
+            diag.warn(ln, "nnodes",
+                      "the command before this table gives no node count: assuming 1 node "
+                      "(pass --nnodes)");
+        }
+      } else if (!opt.nranks && disagree && !warned_disagree && !tb.test.pt2pt) {
+        warned_disagree = true;
+        std::string counts;
+        for (const LaunchCommand &c : cmds)
+          if (command_ranks(c))
+            counts += (counts.empty() ? "" : ", ") + std::to_string(*command_ranks(c)) +
+                      " at line " + std::to_string(lines[c.index].line);
+        diag.warn(ln, "nranks",
+                  "the file's commands start different rank counts (" + counts +
+                      ") and do not alternate with its tables: every table read with the "
+                      "first's " +
+                      std::to_string(n) + "; pass --nranks, or split the file by run");
+      }
       tb.columns = cols;
       tb.dtype = pending_dtype;
       tb.datatype_text = datatype_text;
@@ -478,14 +400,14 @@ IngestResult read_osu(const std::string &path, const IngestOptions &opt) {
       continue;
     }
     const std::uint64_t size = *to_u64(toks[0]);
-    const int nr = tb.test.pt2pt ? 2 : n;
+    const int nr = tb.test.pt2pt ? 2 : tb.nranks;
     if (size == 0) {
       diag.note(ln, "size 0 row skipped");
       continue;
     }
     MeasurementRecord m;
     m.op = tb.test.op;
-    const int nn = std::clamp(nnodes_known.value_or(1), 1, nr);
+    const int nn = std::clamp(tb.nnodes.value_or(1), 1, nr);
     m.group = GroupShape{"world", nr, nn, std::max(1, nr / nn)};
     m.dtype = *tb.dtype;
     m.redop = RedOp::sum;

@@ -3,9 +3,14 @@
 // osu_tests.cpp (these helpers). No regex touches log text.
 #pragma once
 
+#include "html.hpp"
+#include "lines.hpp"
+
 #include "scalefit/core/collectives.hpp"
 
+#include <cstddef>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -65,5 +70,39 @@ std::optional<DType> dtype_from_mpi(std::string name);
 /// Validation, Messages/s), so headers whose spacing was collapsed read the same. Input: the
 /// header line without its leading '#'.
 std::vector<std::string> header_columns(const std::string &body);
+
+/// A command line in the file that starts an osu_* binary through a launcher (or after a prompt).
+struct LaunchCommand {
+  std::size_t index = 0; ///< index in the reader's lines
+  LaunchShape shape;     ///< what its options say (launch_shape)
+  std::string text;      ///< the command, from its launcher on
+};
+
+/// What the file's command lines and allocations say about the job (OMB prints none of it).
+struct Launch {
+  LaunchShape shape;               ///< of the first launcher command line naming an osu_* binary
+  LaunchShape alloc;               ///< of the batch allocation (salloc/sbatch/#SBATCH/#PBS)
+  std::set<std::string> map_hosts; ///< hosts of a job map (Open MPI Data for node:, Slurm cpu-bind)
+  std::string command_line;        ///< that command, from its launcher on
+  /// Every OSU binary a command names, by index in the lines: tells a table without a title.
+  std::vector<std::pair<std::size_t, OsuTest>> binaries;
+  /// Every command that starts an osu_* binary, in file order (the first is `command_line`): a
+  /// paste of several runs (a scaling sweep, `-n 16` then `-n 24`) gives each table its own.
+  std::vector<LaunchCommand> commands;
+};
+
+/// Whether `title` (as parse_title returns it) is one of the tests that print no message sizes
+/// (osu_barrier, osu_ibarrier, osu_init, osu_hello).
+bool sizeless_test(const std::string &title);
+/// Whether `tok` (a path or a name) is one of those tests' binaries.
+bool sizeless_binary(const std::string &tok);
+
+/// Reads the launch: a command continued with trailing backslashes is read whole on its last
+/// line; a launcher line without the binary (a command wrapped by a mail client or a terminal,
+/// `mpirun_rsh -np 2 host1 host2 MV2_X=1` then `./osu_latency` on the next line) is joined with
+/// the line naming it when that comes within 4 non-empty lines, none of them a '#' line. Every
+/// command naming an osu_* binary is kept in `commands`; the first also in `shape` and
+/// `command_line`. Throws nothing.
+Launch scan_launch(const std::vector<SourceLine> &lines);
 
 } // namespace scalefit::ingest::detail
