@@ -303,3 +303,40 @@ TEST(OsuPastes, MarkdownEscapedHashesTailLatenciesAndAlltoallv) {
   EXPECT_EQ(four.measurements.front().op, Op::allreduce);
   EXPECT_EQ(four.measurements.front().group.nranks, 4);
 }
+
+// ---- 7. OMB's non-blocking collectives, a sweep of runs in one paste ----
+
+// Open MPI's developers pasted an osu_iallgather sweep (16, 24, 28 ranks on 4 nodes) into a
+// pull request: each run's ranks only in its own mpirun line, the time in "Pure Comm.(us)".
+// Before: "unsupported OSU test 'Non-blocking Allgather Latency'".
+TEST(OsuPastes, NonBlockingSweepEachRunWithItsOwnRanks) {
+  const std::string f = real("osu_iallgather_v5.3.2_ompi-pr7735_sweep-n16-24-28_nonblocking.txt");
+  const auto r = read_osu(f);
+  ASSERT_EQ(r.measurements.size(), 3u);
+  const int ranks[] = {16, 24, 28};
+  const double pure[] = {135.61, 184.28, 219.84};
+  for (std::size_t i = 0; i < 3; ++i) {
+    const auto &m = r.measurements[i];
+    EXPECT_EQ(m.op, Op::allgather);
+    EXPECT_EQ(m.method, "nonblocking"); // a curve apart from the blocking allgather's
+    EXPECT_EQ(m.group.nranks, ranks[i]);
+    EXPECT_EQ(m.bytes, static_cast<std::uint64_t>(ranks[i])); // 1 B from each rank
+    EXPECT_DOUBLE_EQ(m.time_us, pure[i]);
+  }
+  EXPECT_DOUBLE_EQ(r.measurements[0].extra.at("overall_us").get<double>(), 216.50);
+  EXPECT_DOUBLE_EQ(r.measurements[0].extra.at("compute_us").get<double>(), 140.95);
+  EXPECT_DOUBLE_EQ(r.measurements[0].extra.at("overlap_pct").get<double>(), 44.29);
+  EXPECT_EQ(r.measurements[0].extra.at("osu_test"), "osu_iallgather");
+  // "on 4 nodes" is prose: the node count is unknown, and said
+  EXPECT_TRUE(any_contains(r.warnings, "nnodes", "unknown"));
+  // a table without the title is told by its binary (osu_iallreduce) and its Pure Comm. column
+  const auto untitled = read_osu(write_tmp(
+      "osu_iallreduce_untitled.txt",
+      "mpirun -np 8 ./osu_iallreduce\n"
+      "# Size           Overall(us)       Compute(us)    Pure Comm.(us)        Overlap(%)\n"
+      "4                      30.00             20.00             18.00             66.67\n"));
+  ASSERT_EQ(untitled.measurements.size(), 1u);
+  EXPECT_EQ(untitled.measurements[0].op, Op::allreduce);
+  EXPECT_EQ(untitled.measurements[0].method, "nonblocking");
+  EXPECT_DOUBLE_EQ(untitled.measurements[0].time_us, 18.0);
+}

@@ -17,6 +17,10 @@
 //                                                            block sent to each peer)
 //   Alltoallv Latency          alltoallv      size * n       Avg Latency (every count = size:
 //                                                            method "uniform")
+//   Non-blocking <X> Latency   X's op         X's bytes      Pure Comm. (the collective without
+//   (osu_i<x>)                                               the overlapped compute); method
+//                                                            "nonblocking"; Overall, Compute
+//                                                            and Overlap(%) in extra
 //   Latency (osu_latency)      sendrecv       size           the one-way latency OSU prints
 //                                                            (half the ping-pong round trip),
 //                                                            nranks 2
@@ -131,7 +135,9 @@ IngestResult read_osu(const std::string &path, const IngestOptions &opt) {
   std::optional<OsuTest> pending_test;
   std::optional<DType> pending_dtype;
   std::optional<Table> cur;
-  std::map<std::string, int> runs_of; // tables with rows so far, by test name
+  // tables with rows so far, by test and group (a sweep's tables at other rank counts are
+  // other curves already, not repeats)
+  std::map<std::string, int> runs_of;
   json tests = json::array();
 
   const Launch launch = scan_launch(lines);
@@ -222,12 +228,12 @@ IngestResult read_osu(const std::string &path, const IngestOptions &opt) {
       }
       if (!pending_test) {
         if (!opt.op)
-          diag.fail(
-              ln, "test",
-              "unsupported OSU test '" + title->first +
-                  "' (supported: latency, bw, bibw, allreduce, reduce, bcast, "
-                  "reduce_scatter, allgather, alltoall, alltoallv); pass --op to read it as a "
-                  "latency table of that op");
+          diag.fail(ln, "test",
+                    "unsupported OSU test '" + title->first +
+                        "' (supported: latency, bw, bibw, allreduce, reduce, bcast, "
+                        "reduce_scatter, allgather, alltoall, alltoallv and their non-blocking "
+                        "versions); pass --op to read it as a "
+                        "latency table of that op");
         diag.warn(ln, "test",
                   "unknown OSU test '" + title->first + "'; read as " +
                       std::string(op_name(*opt.op)) + " latency with bytes = size (--op)");
@@ -338,7 +344,7 @@ IngestResult read_osu(const std::string &path, const IngestOptions &opt) {
       }
       const bool has_time = std::any_of(cols.begin(), cols.end(), [](const std::string &c) {
         return c == "avglatency(us)" || c == "latency(us)" || c == "bandwidth(mb/s)" ||
-               c == "bi-bandwidth(mb/s)";
+               c == "bi-bandwidth(mb/s)" || c == "purecomm.(us)";
       });
       if (!has_time)
         diag.fail(ln, "header", "OSU table without a latency or bandwidth column ('" + body + "')");
@@ -378,7 +384,9 @@ IngestResult read_osu(const std::string &path, const IngestOptions &opt) {
       cur->dtype_assumed = false;
     }
     if (cur->run == 0 && toks.size() == cur->columns.size()) {
-      cur->run = ++runs_of[cur->test.name];
+      cur->run =
+          ++runs_of[cur->test.name + "/" + std::to_string(cur->test.pt2pt ? 2 : cur->nranks) + "/" +
+                    std::to_string(cur->nnodes.value_or(0))];
       if (cur->run > 1)
         diag.note(cur->header_line,
                   cur->test.name + " again (table " + std::to_string(cur->run) +
@@ -423,6 +431,8 @@ IngestResult read_osu(const std::string &path, const IngestOptions &opt) {
       m.method = tb.test.name; // osu_latency, osu_bw and osu_bibw are separate curves
     if (m.op == Op::alltoallv)
       m.method = "uniform"; // OMB's counts: the curve of scalefit-bench's uniform matrix
+    if (tb.test.nonblocking) // MPI_I<coll> + MPI_Wait: the library's non-blocking algorithms
+      m.method = m.op == Op::alltoallv ? "uniform_nonblocking" : "nonblocking";
     if (tb.run > 1)
       m.method = tb.test.name + "_run" + std::to_string(tb.run);
     bool ok = true;
@@ -448,8 +458,13 @@ IngestResult read_osu(const std::string &path, const IngestOptions &opt) {
         ok = false;
         break;
       }
-      if (col == "avglatency(us)" || col == "latency(us)") {
+      if (col == "avglatency(us)" || col == "latency(us)" ||
+          (col == "purecomm.(us)" && tb.test.nonblocking)) {
         time_us = *v;
+      } else if (col == "overall(us)" || col == "compute(us)") {
+        m.extra[col.substr(0, col.size() - 4) + "_us"] = *v; // overall_us, compute_us
+      } else if (col == "overlap(%)") {
+        m.extra["overlap_pct"] = *v;
       } else if (col == "bandwidth(mb/s)" || col == "bi-bandwidth(mb/s)") {
         m.extra["bandwidth_mbps"] = *v;
         if (*v <= 0) {

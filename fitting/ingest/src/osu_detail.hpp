@@ -28,11 +28,15 @@ struct OsuTest {
   bool bytes_times_n = false; ///< allgather/alltoall: bytes = size * n
   bool pt2pt = false;         ///< osu_latency, osu_bw, osu_bibw: always 2 ranks
   std::string name;           ///< osu_allreduce, osu_latency, ...
+  /// OMB's non-blocking collective (osu_iallgather, ...): timed by "Pure Comm.(us)", the
+  /// collective without the overlapped compute; its own curve (method "nonblocking").
+  bool nonblocking = false;
 };
 
 /// Maps an OMB title ("Allreduce Latency", "All-to-All Personalized Exchange Latency",
-/// "Bi-Directional Bandwidth"; `Persistent`/`Blocking` words ignored) to its test; letters and
-/// digits only are compared. nullopt for a test the reader does not support.
+/// "Bi-Directional Bandwidth"; `Persistent`/`Blocking` words ignored; "Non-blocking X Latency" to
+/// X's op with `nonblocking` set and the name osu_i<x>) to its test; letters and digits only are
+/// compared. nullopt for a test the reader does not support.
 std::optional<OsuTest> test_from_title(const std::string &title);
 
 /// Maps a binary's name (a path or a bare token: `./osu_bibw`, `.../pt2pt/osu_latency`,

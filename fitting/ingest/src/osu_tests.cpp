@@ -22,6 +22,16 @@ std::optional<OsuTest> test_from_title(const std::string &title) {
       t.erase(p, std::string(drop).size());
   }
   OsuTest test;
+  // OMB's non-blocking collectives (osu_iallreduce, ...: "Non-blocking Allgather Latency"): the
+  // blocking test's op, timed by their "Pure Comm.(us)" column (the collective alone).
+  if (t.rfind("nonblocking", 0) == 0 && t.size() > 11) {
+    auto blocking = test_from_title(t.substr(11));
+    if (!blocking || blocking->pt2pt)
+      return std::nullopt;
+    blocking->nonblocking = true;
+    blocking->name = "osu_i" + blocking->name.substr(4);
+    return blocking;
+  }
   if (t == "latency") {
     test.pt2pt = true;
     test.name = "osu_latency";
@@ -163,7 +173,15 @@ std::optional<OsuTest> test_from_binary(const std::string &token) {
       {"reduce_scatter", "Reduce_scatter Latency"},
       {"reduce_scatter_block", "Reduce_scatter_block Latency"},
       {"allgather", "Allgather Latency"},
-      {"alltoall", "Alltoall Latency"}};
+      {"alltoall", "Alltoall Latency"},
+      {"alltoallv", "Alltoallv Latency"},
+      {"iallreduce", "Non-blocking Allreduce Latency"},
+      {"ireduce", "Non-blocking Reduce Latency"},
+      {"ibcast", "Non-blocking Bcast Latency"},
+      {"ireduce_scatter", "Non-blocking Reduce_scatter Latency"},
+      {"iallgather", "Non-blocking Allgather Latency"},
+      {"ialltoall", "Non-blocking Alltoall Latency"},
+      {"ialltoallv", "Non-blocking Alltoallv Latency"}};
   const auto it = titles.find(b);
   if (it == titles.end())
     return std::nullopt;
@@ -174,6 +192,8 @@ bool header_fits_test(const std::vector<std::string> &columns, const OsuTest &te
   const auto has = [&](const char *c) {
     return std::find(columns.begin(), columns.end(), c) != columns.end();
   };
+  if (test.nonblocking)
+    return has("purecomm.(us)");
   if (test.kind == OsuKind::latency)
     return has("latency(us)") || has("avglatency(us)");
   // OMB 3.x osu_bibw heads its column "Bi-Bandwidth (MB/s)"
@@ -186,7 +206,7 @@ std::optional<OsuTest> test_from_header(const std::vector<std::string> &columns,
     return std::find(columns.begin(), columns.end(), c) != columns.end();
   };
   if (binary_hint && header_fits_test(columns, *binary_hint) &&
-      (binary_hint->pt2pt || has("avglatency(us)")))
+      (binary_hint->pt2pt || binary_hint->nonblocking || has("avglatency(us)")))
     return binary_hint;
   if (has("bi-bandwidth(mb/s)")) // OMB 3.x osu_bibw: the header alone names the test
     return test_from_title("Bi-Directional Bandwidth");
