@@ -40,7 +40,8 @@
 // nranks: OMB prints no process count. It comes from --nranks, else from a launcher command line
 // in the file (`mpirun -np 144 ./osu_alltoall`, `srun -N2` alone: one task per node), else its
 // batch allocation; a collective table without any is refused (exit 2, naming --nranks) rather
-// than read with a guessed count. Launcher prefixes are stripped, the leading '#' is optional
+// than read with a guessed count. A paste of several runs whose commands alternate with their
+// tables (a scaling sweep) gives each table the ranks of the command before it. Launcher prefixes are stripped, the leading '#' is optional
 // (logs pasted without it), HTML paragraphs and Markdown table rows are unwrapped (html.hpp), and
 // header columns are read token by token (a header whose runs of spaces were collapsed reads the
 // same). A title that no OSU table follows is warned about, not dropped silently. A table without a
