@@ -63,6 +63,18 @@ TEST(OsuPastes, HtmlEntitiesDecodeOnceAndDiagnosticsNameTheFileLine) {
   EXPECT_TRUE(any_contains(r.warnings, f + ":3: field 'latency(us)'", "'oops'"));
 }
 
+// Archives that escape '#' as a numeric character reference (`&#35;`, `&#x23;`) read as the log;
+// a reference to anything but printable ASCII is kept as written (here it breaks no row).
+TEST(OsuPastes, NumericCharacterReferencesDecode) {
+  const auto r = read_osu(write_tmp("osu_html_numeric.txt",
+                                    "<p>&#35; OSU MPI Latency Test v7.4<br>\n"
+                                    "<p>&#x23; Size&#160;&#160;Latency (us)<br>\n"
+                                    "<p>1&nbsp; 1.50<br>2 1.51 &#1234;<br>4 1.52</p>\n"));
+  ASSERT_EQ(r.measurements.size(), 2u); // the row with a third field is refused, not misread
+  EXPECT_EQ(r.measurements.front().op, Op::sendrecv);
+  EXPECT_DOUBLE_EQ(r.measurements.back().time_us, 1.52);
+}
+
 // ---- 3. ranks from the launch line ----
 
 // `srun -N2 \` continued on the next line, no -n: one task per node, 2 ranks on 2 nodes. Before:

@@ -53,6 +53,26 @@ std::string decode_html_entities(std::string_view s) {
           matched = true;
           break;
         }
+    // Numeric references to printable ASCII (`&#35;` for '#', `&#x23;`, `&#124;` for '|'), as
+    // some archives escape a log's '#' and '|'; others are kept as written.
+    if (!matched && s[i] == '&' && i + 2 < s.size() && s[i + 1] == '#') {
+      const bool hex = s[i + 2] == 'x' || s[i + 2] == 'X';
+      std::size_t j = i + (hex ? 3 : 2);
+      unsigned value = 0;
+      const std::size_t digits_from = j;
+      while (j < s.size() && j - digits_from < 4 &&
+             (hex ? std::isxdigit(static_cast<unsigned char>(s[j]))
+                  : std::isdigit(static_cast<unsigned char>(s[j])))) {
+        const char c = static_cast<char>(std::tolower(static_cast<unsigned char>(s[j])));
+        value = value * (hex ? 16 : 10) + static_cast<unsigned>(c <= '9' ? c - '0' : c - 'a' + 10);
+        ++j;
+      }
+      if (j > digits_from && j < s.size() && s[j] == ';' && value >= 32 && value < 127) {
+        out += static_cast<char>(value);
+        i = j + 1;
+        matched = true;
+      }
+    }
     if (!matched)
       out += s[i++];
   }

@@ -18,7 +18,8 @@ struct SourceLine {
 };
 
 /// Decodes the character entities of a log pasted through HTML: `&lt;` `&gt;` `&amp;` `&quot;`
-/// `&#39;`/`&apos;` to their characters, `&nbsp;`/`&#160;` to a space. One pass, so `&amp;lt;`
+/// `&#39;`/`&apos;` to their characters, `&nbsp;`/`&#160;` to a space, a numeric reference to a
+/// printable ASCII character (`&#35;`, `&#x23;`) to it. One pass, so `&amp;lt;`
 /// becomes `&lt;` (not `<`); an unknown or unterminated entity is kept as written. Input: any
 /// text; output: the decoded text (never longer). No errors.
 std::string decode_html_entities(std::string_view s);
