@@ -108,17 +108,35 @@ std::vector<SlowPlayer> slow_players(const std::vector<PairTime> &times, int npl
   const double mad = median_of(dev);
   const double bar = std::max(threshold, med > 0 ? 3 * 1.4826 * mad / med : 0.0);
   for (std::size_t i = 0; i < scores.size(); ++i) {
-    if (!(scores[i] > med * (1 + bar)))
+    // Dominance: every pair of this player slower than every pair without it (by the threshold).
+    double own_min = 1e300, others_max = 0;
+    std::vector<double> others;
+    for (const PairTime &t : times) {
+      if (!std::isfinite(t.time_us) || t.time_us <= 0 || t.a < 0 || t.b < 0 || t.a >= nplayers ||
+          t.b >= nplayers)
+        continue;
+      if (t.a == who[i] || t.b == who[i]) {
+        own_min = std::min(own_min, t.time_us);
+      } else {
+        others_max = std::max(others_max, t.time_us);
+        others.push_back(t.time_us);
+      }
+    }
+    // at least 3 pairs without it (4 players or more): one or two pairs are no reference
+    const bool dominant =
+        others.size() >= 3 && own_min < 1e300 && own_min > others_max * (1 + threshold);
+    if (!(scores[i] > med * (1 + bar)) && !dominant)
       continue;
+    const double ref = scores[i] > med * (1 + bar) ? med : median_of(others);
     SlowPlayer s;
     s.player = who[i];
     s.score_us = scores[i];
-    s.median_us = med;
-    s.slowdown = scores[i] / med - 1;
+    s.median_us = ref;
+    s.slowdown = scores[i] / ref - 1;
     const auto &mine = of[static_cast<std::size_t>(who[i])];
     s.pairs = static_cast<int>(mine.size());
-    s.slow_pairs = static_cast<int>(
-        std::count_if(mine.begin(), mine.end(), [&](double t) { return t > med * (1 + threshold); }));
+    s.slow_pairs = static_cast<int>(std::count_if(
+        mine.begin(), mine.end(), [&](double t) { return t > ref * (1 + threshold); }));
     slow.push_back(s);
   }
   std::sort(slow.begin(), slow.end(),

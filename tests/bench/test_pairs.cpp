@@ -60,6 +60,23 @@ TEST(SlowPlayers, TheSlowNodeIsNamedNotItsPartners) {
   EXPECT_TRUE(slow_players(all_pairs(16, 11, 110.0), 16, 0.15).empty());
 }
 
+// A CI run of the integration test below (4 emulated nodes on 2 shared cores, node 2 made 20 ms
+// slow): one healthy pair (1-3) lost 7 ms to the machine, which lifted nodes 1 and 3's medians
+// and the MAD with them, and the median rule found nothing. Every pair of node 2 is slower than
+// every pair without it: the dominance rule names it, against the healthy pairs' median.
+TEST(SlowPlayers, OneNoisyHealthyPairDoesNotHideTheSlowNode) {
+  const std::vector<PairTime> t = {{0, 3, 49.92},    {1, 2, 21099.88}, {1, 3, 7342.61},
+                                   {0, 2, 21552.59}, {2, 3, 22124.77}, {0, 1, 106.98}};
+  const auto slow = slow_players(t, 4, 0.15);
+  ASSERT_EQ(slow.size(), 1u);
+  EXPECT_EQ(slow[0].player, 2);
+  EXPECT_DOUBLE_EQ(slow[0].median_us, 106.98); // median of 49.92, 106.98, 7342.61
+  EXPECT_EQ(slow[0].slow_pairs, 3);
+  // the same pairs without the slow node's: one pair without each player is no reference for
+  // dominance, and the medians name nobody
+  EXPECT_TRUE(slow_players({{0, 3, 49.92}, {1, 3, 7342.61}, {0, 1, 106.98}}, 4, 0.15).empty());
+}
+
 TEST(SlowPlayers, HealthyAndDegenerateCasesFlagNothing) {
   EXPECT_TRUE(slow_players(all_pairs(8, -1, 0), 8, 0.15).empty()); // all equal
   // Two players: one pair cannot say which side is slow.

@@ -42,7 +42,8 @@ struct PairTime {
 struct SlowPlayer {
   int player = 0;
   double score_us = 0;     ///< median over the player's pairs of their time [us]
-  double median_us = 0;    ///< median over all players of their score [us]
+  double median_us = 0;    ///< median over all players of their score [us] (dominance: the
+                           ///< median of the pairs without this player)
   double slowdown = 0;     ///< score / median - 1 (0.31: 31% slower, busbw 24% lower)
   int pairs = 0;           ///< the player's pairs at this point
   int slow_pairs = 0;      ///< of them, those slower than the median score by the threshold
@@ -52,8 +53,12 @@ struct SlowPlayer {
 /// slow player's own pairs: each player's score is the median of its pairs' times (a slow node
 /// slows all its pairs, a healthy node only the one it plays against the slow node); a player
 /// is slow when score > median(scores) x (1 + max(threshold, 3 x 1.4826 x MAD(scores) /
-/// median(scores))). Sorted slowest first. Needs >= 3 players (with 2 the pair cannot say which
-/// side is slow: empty). `threshold`: relative, e.g. 0.15.
+/// median(scores))). Or by dominance: each of its pairs is slower than every pair without it (at
+/// least 3 of them) by more than the threshold (what one slow node does to a pair schedule when the
+/// pair is as slow as its slower member; it holds where noise on one healthy pair, on a few
+/// players, lifts two healthy medians and the MAD with them: 4 nodes, one healthy pair 70x slow).
+/// Sorted slowest first. Needs >= 3 players (with 2 the pair cannot say which side is slow: empty).
+/// `threshold`: relative, e.g. 0.15.
 std::vector<SlowPlayer> slow_players(const std::vector<PairTime> &times, int nplayers,
                                      double threshold);
 
