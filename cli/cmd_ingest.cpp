@@ -117,10 +117,33 @@ void run_ingest(const IngestArgs &a, LogTool tool) {
           seen.push_back(m.op);
           ops += (ops.empty() ? "" : ",") + std::string(op_name(m.op));
         }
+      // the records' groups, collectives first (a pasted sweep runs each table at its own
+      // count; point-to-point tests always on 2 ranks); the context's when there are none
+      int lo_r = 0, hi_r = 0, lo_n = 0, hi_n = 0;
+      for (const bool collectives : {true, false}) {
+        for (const auto &m : r.measurements) {
+          if (collectives && m.op == Op::sendrecv)
+            continue;
+          const bool first = lo_r == 0;
+          lo_r = first ? m.group.nranks : std::min(lo_r, m.group.nranks);
+          hi_r = first ? m.group.nranks : std::max(hi_r, m.group.nranks);
+          lo_n = first ? m.group.nnodes : std::min(lo_n, m.group.nnodes);
+          hi_n = first ? m.group.nnodes : std::max(hi_n, m.group.nnodes);
+        }
+        if (lo_r > 0)
+          break;
+      }
+      if (lo_r == 0) {
+        lo_r = hi_r = r.context.nranks;
+        lo_n = hi_n = r.context.nnodes;
+      }
+      const auto range = [](int lo, int hi) {
+        return lo == hi ? fmt::format("{}", lo) : fmt::format("{}-{}", lo, hi);
+      };
       std::fprintf(stderr, "%s",
                    fmt::format("scalefit: {}: {} records ({}; {} ranks, {} nodes), {} warnings\n",
-                               a.files[i], r.measurements.size(), ops, r.context.nranks,
-                               r.context.nnodes, r.warnings.size())
+                               a.files[i], r.measurements.size(), ops, range(lo_r, hi_r),
+                               range(lo_n, hi_n), r.warnings.size())
                        .c_str());
     }
   }

@@ -371,3 +371,17 @@ TEST(CliNumbers, NanOrInfinityInAFloatingPointOptionIsExit2NamingTheOption) {
   TempDir dir("sf_cli_");
   EXPECT_EQ(sf(moe + "--capacity-factor 1.25 --pad-to-capacity", dir).code, 0);
 }
+
+// `ingest`'s summary line gives the records' rank and node counts: a pasted sweep (open-mpi/ompi
+// PR 7735's osu_iallgather at 16, 24 and 28 ranks) says 16-28, not the first command's 16.
+TEST(CliIngest, SummaryGivesTheRecordsRanksNotOnlyTheFirstCommands) {
+  TempDir dir("sf_cli_");
+  const Result r =
+      sf("ingest osu " + kData +
+             "/real-logs/osu_iallgather_v5.3.2_ompi-pr7735_sweep-n16-24-28_nonblocking.txt"
+             " -o " +
+             (dir.path / "sweep.jsonl").string(),
+         dir);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("3 records (allgather; 16-28 ranks, 1 nodes)"), std::string::npos) << r.err;
+}
