@@ -80,6 +80,13 @@ void run_ingest(const IngestArgs &a, LogTool tool) {
         std::fprintf(stderr, "scalefit: note: %s\n", n.c_str());
     for (const auto &w : r.warnings)
       std::fprintf(stderr, "scalefit: warning: %s\n", w.c_str());
+    // A log whose every table or row was skipped (only size-0 rows, a size-less test such as
+    // osu_barrier, a benchmark with no scalefit op, a run that crashed after its first row) has
+    // nothing to fit: said, exit 2, rather than an output of a context alone at exit 0.
+    if (r.measurements.empty())
+      throw InputError("no measurement read: every table or row of the log was skipped (the "
+                       "notes and warnings above say why)",
+                       f, 0, "");
   }
   // Output: written whole to a temporary file and renamed over -o (core's AtomicFile), so a full
   // disk or a kill leaves the previous file, never a torn one. --append copies the existing

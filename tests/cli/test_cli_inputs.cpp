@@ -385,3 +385,17 @@ TEST(CliIngest, SummaryGivesTheRecordsRanksNotOnlyTheFirstCommands) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.err.find("3 records (allgather; 16-28 ranks, 1 nodes)"), std::string::npos) << r.err;
 }
+
+// A log whose every table or row was skipped has nothing to fit: exit 2 naming the file, no
+// output (an IMB-NBC run that failed after its size-0 row; an OSU log of size-0 rows only).
+TEST(CliIngest, ALogWithNothingReadIsExit2NotAnEmptyOutput) {
+  TempDir dir("sf_cli_");
+  const std::string log =
+      kData + "/real-logs/imb-nbc_2018_mvapich2_2rank_ireduce_scatter_error.txt";
+  const fs::path out = dir.path / "nbc.jsonl";
+  const Result r = sf("ingest imb " + log + " -o " + out.string(), dir);
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find(log + ": no measurement read"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("IMB reports an error"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(out));
+}

@@ -179,3 +179,35 @@ TEST(Imb, RefusesWhatItCannotRead) {
   EXPECT_TRUE(bad.measurements.empty());
   EXPECT_TRUE(any_contains(bad.warnings, "neg.txt:4"));
 }
+
+// IMB-NBC (Intel MPI Benchmarks' non-blocking collectives): the blocking benchmark's op and
+// bytes, timed by t_pure (the collective alone), method "nonblocking". A real post
+// (intel/mpi-benchmarks issue 51) whose run failed at its first size after 0: IMB's error line
+// is a warning and nothing is read (`scalefit ingest` exits 2 on it: tests/cli). Before: the
+// table was skipped as "no scalefit operation" and the error line was not mentioned.
+TEST(Imb, NonBlockingCollectivesAreTheirBlockingOpTimedByTPure) {
+  const std::string f = real("imb-nbc_2018_mvapich2_2rank_ireduce_scatter_error.txt");
+  const auto failed = read_imb(f);
+  EXPECT_TRUE(failed.measurements.empty());
+  EXPECT_TRUE(any_contains(failed.warnings, f + ":36: field 'error'",
+                           "Error Ireduce_scatter_pure,size = 4"));
+  // the same header with rows (synthetic values)
+  const auto r = read_imb(scalefit::ingest::test::write_tmp(
+      "imb_nbc_iallreduce.txt", "# Benchmarking Iallreduce\n# #processes = 4\n"
+                                "       #bytes #repetitions t_ovrl[usec] t_pure[usec]  t_CPU[usec] "
+                                "  overlap[%]      defects\n"
+                                "            4         1000         3.10         2.00         1.80 "
+                                "       38.89         0.00\n"
+                                "         1024         1000         6.20         4.50         4.00 "
+                                "       32.50         0.00\n"));
+  ASSERT_EQ(r.measurements.size(), 2u);
+  const auto &m = r.measurements.back();
+  EXPECT_EQ(m.op, Op::allreduce);
+  EXPECT_EQ(m.method, "nonblocking");
+  EXPECT_EQ(m.group.nranks, 4);
+  EXPECT_DOUBLE_EQ(m.time_us, 4.50);
+  EXPECT_DOUBLE_EQ(m.extra.at("t_ovrl_us").get<double>(), 6.20);
+  EXPECT_DOUBLE_EQ(m.extra.at("overlap_pct").get<double>(), 32.50);
+  EXPECT_EQ(m.extra.at("imb_time"), "t_pure[usec]");
+  EXPECT_EQ(m.wrong, 0);
+}

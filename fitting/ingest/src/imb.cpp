@@ -20,6 +20,9 @@
 //   Allgather            allgather      size * P    size is what each rank contributes
 //   Alltoall             alltoall       size * P    size is the block sent to each peer
 //   Bcast                broadcast      size        IMB rotates the root every iteration
+//   I<coll> (IMB-NBC)    <coll>'s op    <coll>'s    t_pure[usec], the collective without the
+//                                                   overlapped compute; method nonblocking;
+//                                                   t_ovrl, t_CPU and overlap[%] in extra
 // Time: IMB prints t_min, t_max and t_avg over the processes of each process's mean time per
 // call. The record's time is t_avg by default (IngestOptions::imb_time), because nccl-tests'
 // printed time is also the mean over ranks of each rank's mean (its `-a 1` default); t_max is
@@ -61,11 +64,25 @@ struct ImbBench {
   bool bytes_times_p = false; ///< allgather/alltoall: bytes = size * P
   bool reduction = false;    ///< uses IMB's "MPI_Datatype for reductions"
   std::string method;        ///< separate curve name (the sendrecv-like patterns)
+  bool nonblocking = false;  ///< IMB-NBC's I<coll>: timed by t_pure[usec]
 };
 
 /// IMB benchmark name (any case) -> its scalefit op; nullopt when it has none.
 std::optional<ImbBench> bench_from_name(const std::string &name) {
   const std::string n = to_lower(name);
+  // IMB-NBC (Iallreduce, Ibcast, Ireduce, Ireduce_scatter, Iallgather, Ialltoall): the blocking
+  // benchmark's op and bytes, timed by t_pure (the collective without the overlapped compute).
+  if (n.size() > 1 && n[0] == 'i') {
+    for (const char *coll :
+         {"allreduce", "reduce", "reduce_scatter", "allgather", "alltoall", "bcast"})
+      if (n.compare(1, std::string::npos, coll) == 0) {
+        auto b = bench_from_name(n.substr(1));
+        b->nonblocking = true;
+        b->method = "nonblocking";
+        return b;
+      }
+    return std::nullopt;
+  }
   ImbBench b;
   if (n == "pingpong" || n == "pingping") {
     b.op = Op::sendrecv;
@@ -286,6 +303,13 @@ IngestResult read_imb(const std::string &path, const IngestOptions &opt) {
       start_table(ln, cols, true);
       continue;
     }
+    // IMB's own report of a failed run or check, "1: Error Ireduce_scatter_pure,size = 4" (rank
+    // 1's message; its "1: " is stripped as a rank label): said, the rows after it are whatever
+    // the run left
+    if (!comment && toks.size() >= 2 && to_lower(toks[0]) == "error") {
+      diag.warn(ln, "error", "IMB reports an error: " + body);
+      continue;
+    }
     if (comment || !cur)
       continue;
     Table &tb = *cur;
@@ -382,6 +406,13 @@ IngestResult read_imb(const std::string &path, const IngestOptions &opt) {
         m.extra["t_avg_us"] = *v;
       } else if (col == "mbytes/sec") {
         m.extra["mbytes_per_s"] = *v; // IMB: 1e6 B/s, from t_max (x2 for Sendrecv's two ways)
+      } else if (col == "t_pure[usec]" && bench->nonblocking) {
+        t_single = *v; // IMB-NBC: the collective alone
+        m.extra["t_pure_us"] = *v;
+      } else if (col == "t_ovrl[usec]" || col == "t_cpu[usec]") {
+        m.extra[col.substr(0, col.size() - 6) + "_us"] = *v; // t_ovrl_us, t_cpu_us
+      } else if (col == "overlap[%]") {
+        m.extra["overlap_pct"] = *v;
       } else if (col == "defects") {
         m.wrong = *v > 0 ? 1 : 0;
         m.extra["defects"] = *v;
@@ -401,7 +432,9 @@ IngestResult read_imb(const std::string &path, const IngestOptions &opt) {
                               " column in the table; row skipped");
       continue;
     }
-    m.extra["imb_time"] = t_single ? "t[usec]" : time_column(opt.imb_time);
+    m.extra["imb_time"] = bench->nonblocking && t_single ? "t_pure[usec]"
+                          : t_single                     ? "t[usec]"
+                                                         : time_column(opt.imb_time);
     m.time_us = *time_us;
     m.algbw_gbps = gbps(static_cast<double>(m.bytes), m.time_us);
     m.busbw_gbps = m.algbw_gbps * busbw_factor(m.op, nr);
