@@ -64,15 +64,36 @@ TEST(OsuPastes, HtmlEntitiesDecodeOnceAndDiagnosticsNameTheFileLine) {
 }
 
 // Archives that escape '#' as a numeric character reference (`&#35;`, `&#x23;`) read as the log;
-// a reference to anything but printable ASCII is kept as written (here it breaks no row).
+// a reference to anything but printable ASCII is kept as written (here: text after a row, noted).
 TEST(OsuPastes, NumericCharacterReferencesDecode) {
   const auto r = read_osu(write_tmp("osu_html_numeric.txt",
                                     "<p>&#35; OSU MPI Latency Test v7.4<br>\n"
                                     "<p>&#x23; Size&#160;&#160;Latency (us)<br>\n"
                                     "<p>1&nbsp; 1.50<br>2 1.51 &#1234;<br>4 1.52</p>\n"));
-  ASSERT_EQ(r.measurements.size(), 2u); // the row with a third field is refused, not misread
+  ASSERT_EQ(r.measurements.size(), 3u);
   EXPECT_EQ(r.measurements.front().op, Op::sendrecv);
+  EXPECT_DOUBLE_EQ(r.measurements[1].time_us, 1.51);
   EXPECT_DOUBLE_EQ(r.measurements.back().time_us, 1.52);
+  EXPECT_TRUE(any_contains(r.notes, ":3:", "text after the row's 2 fields ignored ('&#1234;"));
+}
+
+// A note pasted after a row ("<-- here", "★←Drops from here" as in intel/mpi-benchmarks issue
+// 37) keeps the row and is noted; a message in place of the figures is still no row, and a row
+// of more numbers than columns is still refused.
+TEST(OsuPastes, TextAfterARowIsIgnoredWithANote) {
+  const auto r = read_osu(write_tmp("osu_annotated.txt", "# OSU MPI Latency Test v7.4\n"
+                                                         "# Size          Latency (us)\n"
+                                                         "1024                    2.47\n"
+                                                         "2048                    3.79   <-- here\n"
+                                                         "4096                    4.99 ★←Drops\n"
+                                                         "8192                    7.28 7.30\n"
+                                                         "16384  oops  11.75\n"));
+  ASSERT_EQ(r.measurements.size(), 3u);
+  EXPECT_DOUBLE_EQ(r.measurements[1].time_us, 3.79);
+  EXPECT_DOUBLE_EQ(r.measurements[2].time_us, 4.99);
+  EXPECT_TRUE(any_contains(r.notes, ":4:", "ignored ('<--"));
+  EXPECT_TRUE(any_contains(r.warnings, ":6:", "expected 2 fields"));
+  EXPECT_TRUE(any_contains(r.warnings, ":7:", "expected 2 fields"));
 }
 
 // ---- 3. ranks from the launch line ----

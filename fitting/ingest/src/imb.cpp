@@ -343,6 +343,11 @@ IngestResult read_imb(const std::string &path, const IngestOptions &opt) {
       continue; // shell, module or launcher noise
     if (!bench)
       continue; // a skipped benchmark's table (noted at its header)
+    if (detail::is_annotated_row(row, cols_used.size())) {
+      diag.note(ln, "text after the row's " + std::to_string(cols_used.size()) +
+                        " fields ignored ('" + row[cols_used.size()] + " ...')");
+      row.resize(cols_used.size());
+    }
     if (row.size() != cols_used.size()) {
       const std::string low = to_lower(body);
       if (low.find("time-out") != std::string::npos)

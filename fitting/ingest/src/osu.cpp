@@ -371,7 +371,12 @@ IngestResult read_osu(const std::string &path, const IngestOptions &opt) {
     }
     if (comment)
       continue;
-    const auto &toks = btoks;
+    std::vector<std::string> toks = btoks;
+    if (cur && to_u64(toks[0]) && detail::is_annotated_row(toks, cur->columns.size())) {
+      diag.note(ln, "text after the row's " + std::to_string(cur->columns.size()) +
+                        " fields ignored ('" + toks[cur->columns.size()] + " ...')");
+      toks.resize(cur->columns.size());
+    }
     if (cur && detail::is_bad_size_token(toks[0]) && toks.size() == cur->columns.size()) {
       diag.warn(ln, "size", "expected a byte count, got '" + toks[0] + "'; row skipped");
       continue; // a broken row: -1, nan, inf

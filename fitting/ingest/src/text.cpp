@@ -65,6 +65,24 @@ std::optional<double> to_double(std::string_view tok) {
   return v;
 }
 
+bool is_annotated_row(const std::vector<std::string> &tokens, std::size_t ncols) {
+  if (ncols == 0 || tokens.size() <= ncols)
+    return false;
+  const auto number = [](const std::string &t) {
+    double v = 0;
+    const auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+    return (ec == std::errc() || ec == std::errc::result_out_of_range) && p == t.data() + t.size();
+  };
+  // the row's own fields: numbers (OSU's Validation column: Pass / Fail), so that a message in
+  // place of the figures ("1048576 time-out.; Time limit ...") is not taken for a row
+  for (std::size_t i = 0; i < ncols; ++i) {
+    const std::string low = to_lower(tokens[i]);
+    if (!number(tokens[i]) && low != "pass" && low != "fail")
+      return false;
+  }
+  return !number(tokens[ncols]) && !is_bad_size_token(tokens[ncols]);
+}
+
 bool is_bad_size_token(std::string_view tok) {
   if (tok.empty() || to_u64(tok))
     return false;

@@ -36,6 +36,13 @@ std::optional<std::uint64_t> to_u64(std::string_view tok);
 /// warned about and skipped (not silently taken for noise).
 bool is_bad_size_token(std::string_view tok);
 
+/// Whether a result row of `tokens` is a table row of `ncols` fields followed by a note pasted
+/// after it ("8107.16 <- drops from here", "1.52 (!)"): more tokens than columns, the first `ncols`
+/// numbers (or OSU's Pass / Fail), the first extra one not a number (a row of more numbers than
+/// columns is not a row of this table, a message in place of the figures not a row). The caller
+/// reads the first `ncols` and notes the rest.
+bool is_annotated_row(const std::vector<std::string> &tokens, std::size_t ncols);
+
 /// The whole token as a signed integer; nullopt otherwise.
 std::optional<std::int64_t> to_i64(std::string_view tok);
 
