@@ -211,3 +211,29 @@ TEST(Imb, NonBlockingCollectivesAreTheirBlockingOpTimedByTPure) {
   EXPECT_EQ(m.extra.at("imb_time"), "t_pure[usec]");
   EXPECT_EQ(m.wrong, 0);
 }
+
+// An excerpt from a log (intel/mpi-benchmarks issue 37): its tables named by "Sendrecv：" lines
+// (a full-width colon) in place of "# Benchmarking", '~~~' rules, a note pasted after a row, no
+// '#processes' line. Before: "IMB table header before any '# Benchmarking <name>' line". Now
+// read, with the ranks asked for (the refusal names --nranks) and the Exchange table skipped.
+TEST(Imb, TablesNamedByANameAndAColonAreRead) {
+  const std::string f =
+      real("imb_mofed5.4_hdr100_sendrecv+exchange_cjk-colon-titles_annotated.txt");
+  try {
+    (void)read_imb(f);
+    ADD_FAILURE() << "read without a process count";
+  } catch (const InputError &e) {
+    EXPECT_NE(std::string(e.what()).find("--nranks"), std::string::npos) << e.what();
+  }
+  IngestOptions o;
+  o.nranks = 2;
+  const auto r = read_imb(f, o);
+  ASSERT_EQ(r.measurements.size(), 5u); // Sendrecv 256 KiB .. 4 MiB; Exchange has no op
+  for (const auto &m : r.measurements) {
+    EXPECT_EQ(m.op, Op::sendrecv);
+    EXPECT_EQ(m.method, "imb_sendrecv");
+  }
+  EXPECT_DOUBLE_EQ(r.measurements[2].time_us, 217.49); // the annotated 1 MiB row, t_avg
+  EXPECT_TRUE(any_contains(r.notes, ":9:", "ignored"));
+  EXPECT_TRUE(any_contains(r.notes, "Exchange", "no scalefit operation"));
+}

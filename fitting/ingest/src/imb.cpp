@@ -36,7 +36,9 @@
 // --nnodes; a table of P < the job's ranks (-npmin) runs on the job's first P ranks, which a
 // by-slot placement puts on ceil(P / ranks per node) nodes (noted). Without any of these the node
 // count is 1, noted. Launcher prefixes are stripped and the leading '#' is optional, as in the
-// OSU reader. No regex touches the log text.
+// OSU reader; an excerpt may name a table by a line "Sendrecv:" (or a full-width colon) instead
+// of "# Benchmarking Sendrecv", and a note pasted after a row is ignored (noted). No regex
+// touches the log text.
 #include "scalefit/ingest/ingest.hpp"
 
 #include "lines.hpp"
@@ -115,6 +117,18 @@ std::optional<ImbBench> bench_from_name(const std::string &name) {
     return b;
   }
   return std::nullopt;
+}
+
+/// Whether `name` (any case) is one of IMB-MPI1's and IMB-NBC's benchmarks, with or without a
+/// scalefit op.
+bool imb_benchmark_name(const std::string &name) {
+  if (bench_from_name(name))
+    return true;
+  static const std::set<std::string> others{
+      "exchange",    "reduce_local", "allgatherv", "gather",   "gatherv",   "scatter",
+      "scatterv",    "alltoallv",    "barrier",    "uniband",  "biband",    "ibarrier",
+      "iallgatherv", "igather",      "igatherv",   "iscatter", "iscatterv", "ialltoallv"};
+  return others.count(to_lower(name)) > 0;
 }
 
 /// IMB's MPI_Datatype names (MPI_BYTE for data movement, MPI_FLOAT for reductions by default).
@@ -283,6 +297,25 @@ IngestResult read_imb(const std::string &path, const IngestOptions &opt) {
       pending_procs = 0;
       cur.reset();
       continue;
+    }
+    // An excerpt that names its table by a line of the benchmark's name and a colon ("Sendrecv:",
+    // or the full-width "Sendrecv：" of a CJK input method: intel/mpi-benchmarks issue 37) in
+    // place of IMB's "# Benchmarking Sendrecv"
+    if (!comment && toks.size() == 1) {
+      std::string name = toks[0];
+      for (const std::string_view colon : {std::string_view(":"), std::string_view("\xEF\xBC\x9A")})
+        if (name.size() > colon.size() &&
+            name.compare(name.size() - colon.size(), colon.size(), colon) == 0) {
+          name.resize(name.size() - colon.size());
+          if (imb_benchmark_name(name)) {
+            pending_name = name;
+            pending_procs = 0;
+            cur.reset();
+          }
+          break;
+        }
+      if (pending_name == name && !cur)
+        continue;
     }
     if (toks[0] == "#processes" && toks.size() >= 3 && toks[1] == "=") {
       const auto p = to_u64(toks[2]);
