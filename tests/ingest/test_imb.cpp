@@ -236,4 +236,12 @@ TEST(Imb, TablesNamedByANameAndAColonAreRead) {
   EXPECT_DOUBLE_EQ(r.measurements[2].time_us, 217.49); // the annotated 1 MiB row, t_avg
   EXPECT_TRUE(any_contains(r.notes, ":9:", "ignored"));
   EXPECT_TRUE(any_contains(r.notes, "Exchange", "no scalefit operation"));
+  // with a launcher line the job's ranks serve a table without '#processes' (noted)
+  std::ifstream in(f);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto launched = read_imb(scalefit::ingest::test::write_tmp(
+      "imb_sr_mpirun.txt", "mpirun -np 4 ./IMB-MPI1 Sendrecv\n" + text));
+  ASSERT_EQ(launched.measurements.size(), 5u);
+  EXPECT_EQ(launched.measurements[0].group.nranks, 4);
+  EXPECT_TRUE(any_contains(launched.notes, "no '# #processes = P' line", "4 ranks"));
 }

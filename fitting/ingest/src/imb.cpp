@@ -394,10 +394,17 @@ IngestResult read_imb(const std::string &path, const IngestOptions &opt) {
       continue;
     }
     if (nprocs < 1) {
-      if (!opt.nranks)
+      // no '#processes' line (an excerpt): IMB runs each benchmark on the whole job unless
+      // -npmin says otherwise, so the job's ranks (--nranks, the launcher line, the allocation)
+      if (!world)
         diag.fail(tb.header_line, "#processes",
-                  "IMB table without a '# #processes = P' line: pass --nranks P");
-      nprocs = *opt.nranks;
+                  "IMB table without a '# #processes = P' line, and no launcher line or "
+                  "allocation in the file gives the job's ranks: pass --nranks P");
+      if (tb.nprocs < 1 && !opt.nranks)
+        diag.note(tb.header_line, "no '# #processes = P' line: the job's " +
+                                      std::to_string(*world) + " ranks (" + nranks_from + ")");
+      nprocs = *world;
+      tb.nprocs = nprocs;
     }
     const int nr = bench->pt2pt ? 2 : nprocs;
     if (*size == 0) {
