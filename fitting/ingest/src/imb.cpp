@@ -307,15 +307,14 @@ IngestResult read_imb(const std::string &path, const IngestOptions &opt) {
         if (name.size() > colon.size() &&
             name.compare(name.size() - colon.size(), colon.size(), colon) == 0) {
           name.resize(name.size() - colon.size());
-          if (imb_benchmark_name(name)) {
-            pending_name = name;
-            pending_procs = 0;
-            cur.reset();
-          }
           break;
         }
-      if (pending_name == name && !cur)
+      if (name != toks[0] && imb_benchmark_name(name)) {
+        pending_name = name;
+        pending_procs = 0;
+        cur.reset();
         continue;
+      }
     }
     if (toks[0] == "#processes" && toks.size() >= 3 && toks[1] == "=") {
       const auto p = to_u64(toks[2]);

@@ -270,20 +270,27 @@ std::optional<int> as_rank_count(std::string_view v) {
 
 /// Reads the options in tokens [from, to). `N_is_nodes`: Slurm's -N (nodes) rather than Open
 /// MPI's and aprun's (processes per node).
+/// The value of option `name` at toks[j] (tokens before `to`): `name value` (j advances past
+/// the value), `name=value`, or a short option with digits attached (`-n2`); nullopt otherwise.
+std::optional<std::string> option_value(const std::vector<std::string> &toks, std::size_t &j,
+                                        std::size_t to, std::string_view name) {
+  const std::string &t = toks[j];
+  if (t == name && j + 1 < to)
+    return toks[++j];
+  if (t.size() > name.size() + 1 && t.compare(0, name.size(), name) == 0 && t[name.size()] == '=')
+    return t.substr(name.size() + 1);
+  // Short options with the value attached: srun -n2 -N2.
+  if (name.size() == 2 && t.size() > 2 && t.compare(0, 2, name) == 0 &&
+      std::all_of(t.begin() + 2, t.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return t.substr(2);
+  return std::nullopt;
+}
+
 LaunchShape read_options(const std::vector<std::string> &toks, std::size_t from, std::size_t to,
                          bool N_is_nodes) {
   LaunchShape s;
-  const auto value = [&](std::size_t &j, std::string_view name) -> std::optional<std::string> {
-    const std::string &t = toks[j];
-    if (t == name && j + 1 < to)
-      return toks[++j];
-    if (t.size() > name.size() + 1 && t.compare(0, name.size(), name) == 0 && t[name.size()] == '=')
-      return t.substr(name.size() + 1);
-    // Short options with the value attached: srun -n2 -N2.
-    if (name.size() == 2 && t.size() > 2 && t.compare(0, 2, name) == 0 &&
-        std::all_of(t.begin() + 2, t.end(), [](char c) { return c >= '0' && c <= '9'; }))
-      return t.substr(2);
-    return std::nullopt;
+  const auto value = [&](std::size_t &j, std::string_view name) {
+    return option_value(toks, j, to, name);
   };
   std::optional<int> slots;
   for (std::size_t j = from; j < to; ++j) {
@@ -411,22 +418,9 @@ LaunchShape read_jsrun(const std::vector<std::string> &toks, std::size_t from, s
   LaunchShape s;
   std::optional<int> nrs, per_rs, rs_per_host, np;
   for (std::size_t j = from; j < to; ++j) {
-    const std::string &t = toks[j];
     std::optional<std::string> v;
     const auto is = [&](std::string_view shrt, std::string_view lng) {
-      for (std::string_view name : {shrt, lng}) {
-        if (t == name && j + 1 < to) {
-          v = toks[++j];
-          return true;
-        }
-        if (t.size() > name.size() + 1 && t.compare(0, name.size(), name) == 0 &&
-            (t[name.size()] == '=' ||
-             (name.size() == 2 && std::isdigit(static_cast<unsigned char>(t[2]))))) {
-          v = t.substr(name.size() + (t[name.size()] == '=' ? 1 : 0));
-          return true;
-        }
-      }
-      return false;
+      return (v = option_value(toks, j, to, shrt)) || (v = option_value(toks, j, to, lng));
     };
     if (is("-n", "--nrs"))
       nrs = as_rank_count(*v);

@@ -68,11 +68,8 @@ std::optional<double> to_double(std::string_view tok) {
 bool is_annotated_row(const std::vector<std::string> &tokens, std::size_t ncols) {
   if (ncols == 0 || tokens.size() <= ncols)
     return false;
-  const auto number = [](const std::string &t) {
-    double v = 0;
-    const auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
-    return (ec == std::errc() || ec == std::errc::result_out_of_range) && p == t.data() + t.size();
-  };
+  // a number of any value: finite (to_double), or nan, inf, out of range (is_bad_size_token)
+  const auto number = [](const std::string &t) { return to_double(t) || is_bad_size_token(t); };
   // the row's own fields: numbers (OSU's Validation column: Pass / Fail), so that a message in
   // place of the figures ("1048576 time-out.; Time limit ...") is not taken for a row
   for (std::size_t i = 0; i < ncols; ++i) {
