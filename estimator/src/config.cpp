@@ -257,7 +257,8 @@ SystemConfig load_system(const std::string &path) {
   // {forward: [[seq, eff]...], backward: [...]} under `key`, into fwd and bwd.
   // Optional `forward_noncausal` into *noncausal (the unmasked forward of ring attention's steps);
   // with `fused_rows` (Transformer Engine's cuDNN table only) the optional sliding-window rows
-  // (by window size) and the FP8 / MXFP8 rows (fractions of the FP8 peak) into s.device.
+  // (by window size), the FP8 / MXFP8 rows (fractions of the FP8 peak) and the FP8 / MXFP8
+  // sliding-window rows (by sequence length) into s.device.
   const auto attention_tables = [&](const char *key, EfficiencyTable &fwd, EfficiencyTable &bwd,
                                     EfficiencyTable *noncausal = nullptr, bool fused_rows = false) {
     const YAML::Node att = dev[key];
@@ -283,7 +284,11 @@ SystemConfig load_system(const std::string &path) {
         {"forward_fp8", &d.attention_fwd_fp8_efficiency},
         {"backward_fp8", &d.attention_bwd_fp8_efficiency},
         {"forward_mxfp8", &d.attention_fwd_mxfp8_efficiency},
-        {"backward_mxfp8", &d.attention_bwd_mxfp8_efficiency}};
+        {"backward_mxfp8", &d.attention_bwd_mxfp8_efficiency},
+        {"forward_window_fp8", &d.attention_fwd_window_fp8_efficiency},
+        {"backward_window_fp8", &d.attention_bwd_window_fp8_efficiency},
+        {"forward_window_mxfp8", &d.attention_fwd_window_mxfp8_efficiency},
+        {"backward_window_mxfp8", &d.attention_bwd_window_mxfp8_efficiency}};
     for (const auto &[row, dst] : rows) {
       if (!att[row])
         continue;

@@ -190,6 +190,14 @@ double ComputePricer::window_attention_s(double flops, double window, double seq
       backward ? m_dev.attention_bwd_window_efficiency : m_dev.attention_fwd_window_efficiency;
   const bool fused = kind == AttentionKernel::fused ||
                      (kind == AttentionKernel::flash && m_dev.flash_fwd_efficiency.steps.empty());
+  if (fused && !m_fit_attn && fp8 && fp8_attention_priced(mx)) {
+    const EfficiencyTable &t8 = mx ? (backward ? m_dev.attention_bwd_window_mxfp8_efficiency
+                                               : m_dev.attention_fwd_window_mxfp8_efficiency)
+                                   : (backward ? m_dev.attention_bwd_window_fp8_efficiency
+                                               : m_dev.attention_fwd_window_fp8_efficiency);
+    if (!t8.steps.empty()) // keyed by the sequence: the FP8 kernels' cost follows it
+      return kernel_s(flops / (m_peak8 * t8.at(seq)));
+  }
   if (!fused || m_fit_attn || t.steps.empty())
     return attention_s(flops, seq, backward, kind, false, fp8, mx);
   return kernel_s(flops / (m_peak * t.at(window)));

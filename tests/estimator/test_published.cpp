@@ -57,9 +57,10 @@ TEST(PublishedRuns, EverySourceWithinItsRecordedError) {
       // 8 GPUs at GBS 4 (one micro-batch per rank): host-bound, and the memory of the first
       // two iterations (docs/estimator.md, "A matched recompute sweep")
       {"megatron-bridge-skills-recompute-h100.jsonl", 0.69, 0.70, 0.20, 6},
-      // the newest release (26.08): its full-iteration CUDA graphs and FP8 attention are not
-      // modeled; gpt-oss runs slower than priced on every release (docs/estimator.md)
-      {"megatron-bridge-26.08-moe.jsonl", 0.16, 0.34, 0, 8},
+      // the newest release (26.08): its full-iteration CUDA graphs and FP8 attention's Q/K/V/O
+      // casts are not modeled; gpt-oss runs slower than priced on every release
+      // (docs/estimator.md); its FP8 windowed kernels at their measured rates since 2026-11-29
+      {"megatron-bridge-26.08-moe.jsonl", 0.145, 0.27, 0, 8},
   };
   int goal_met = 0;
   for (const Bound &b : bounds) {

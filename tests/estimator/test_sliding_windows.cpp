@@ -141,3 +141,53 @@ TEST(MoeMla, WindowedBlocksArePricedAtTheWindowsKernelRate) {
     EXPECT_GT(e.line(), 0);
   }
 }
+
+// FP8 attention on a windowed block (fp8_dot_product_attention): the FP8 window rows, keyed by the
+// sequence (cuDNN 9.22's FP8 windowed backward does not skip the tiles outside the window: on
+// GB200 at W = 128, 4.5x slower than the 16-bit window kernel at 4k, 29x at 32k); the forward,
+// the full blocks and every other term as before. Without the rows: the 16-bit window rows.
+TEST(MoeMla, Fp8WindowedKernelsArePricedByTheirRowsAtTheSequence) {
+  const SystemConfig gb = load_system(test_paths::system_path("gb200-nvl72"));
+  const DeviceConfig &d = gb.device;
+  ASSERT_FALSE(d.attention_bwd_window_mxfp8_efficiency.steps.empty());
+  ASSERT_FALSE(d.attention_fwd_window_fp8_efficiency.steps.empty());
+  const double launch = d.kernel_launch_us * 1e-6, flops = 1e11;
+  const ComputePricer P(gb, DType::bfloat16);
+  const auto win = [&](double seq, bool bwd, bool fp8, bool mx) {
+    return P.window_attention_s(flops, 128, seq, bwd, AttentionKernel::fused, fp8, mx);
+  };
+  EXPECT_NEAR(win(4096, true, true, true),
+              flops / (5000e12 * d.attention_bwd_window_mxfp8_efficiency.at(4096)) + launch, 1e-12);
+  EXPECT_NEAR(win(8192, false, true, false),
+              flops / (5000e12 * d.attention_fwd_window_fp8_efficiency.at(8192)) + launch, 1e-12);
+  // the measured shape: the FP8 backward slows with the sequence, the 16-bit one does not
+  EXPECT_GT(win(4096, true, true, true), 4 * win(4096, true, false, false));
+  EXPECT_GT(win(32768, true, true, true), 3 * win(8192, true, true, true));
+  EXPECT_EQ(win(32768, true, false, false), win(8192, true, false, false));
+  // below the shortest measured sequence (2k): 2k's rate
+  EXPECT_EQ(win(1024, true, true, true), win(2048, true, true, true));
+  // a device with FP8 rows but no FP8 window rows: the 16-bit window rows
+  SystemConfig plain = gb;
+  plain.device.attention_fwd_window_mxfp8_efficiency.steps.clear();
+  plain.device.attention_bwd_window_mxfp8_efficiency.steps.clear();
+  const ComputePricer Q(plain, DType::bfloat16);
+  EXPECT_EQ(Q.window_attention_s(flops, 128, 4096, true, AttentionKernel::fused, true, true),
+            Q.window_attention_s(flops, 128, 4096, true));
+  // gpt-oss-120b in MXFP8 with FP8 attention: only the attention term moves, and up
+  ModelConfig oss = load_model(test_paths::model_path("gpt-oss-120b"));
+  oss.fp8 = true;
+  Strategy st = oss_layout();
+  st.fp8_recipe = Fp8Recipe::mxfp8;
+  st.fp8_attention = true;
+  const auto with_rows = run(Estimator(oss, gb), st);
+  const auto without = run(Estimator(oss, plain), st);
+  EXPECT_GT(with_rows->terms[1].seconds, without->terms[1].seconds * 1.1);
+  for (std::size_t i = 0; i < with_rows->terms.size(); ++i)
+    if (i != 1)
+      EXPECT_DOUBLE_EQ(with_rows->terms[i].seconds, without->terms[i].seconds)
+          << with_rows->terms[i].what;
+  // bf16 attention (fp8_dot_product_attention off): the rows change nothing
+  st.fp8_attention = false;
+  EXPECT_DOUBLE_EQ(run(Estimator(oss, gb), st)->terms[1].seconds,
+                   run(Estimator(oss, plain), st)->terms[1].seconds);
+}

@@ -99,6 +99,15 @@ struct DeviceConfig {
   /// is priced at the 16-bit rows (ComputePricer::attention_s, `fp8`).
   EfficiencyTable attention_fwd_fp8_efficiency, attention_bwd_fp8_efficiency;
   EfficiencyTable attention_fwd_mxfp8_efficiency, attention_bwd_mxfp8_efficiency;
+  /// The windowed kernels in FP8 (optional `forward_window_fp8` / `backward_window_fp8`,
+  /// `forward_window_mxfp8` / `backward_window_mxfp8` rows): fraction of the FP8 peak over the
+  /// mask's non-zeros, keyed by the SEQUENCE length (the `min_size` column), not by W: cuDNN
+  /// 9.22's FP8 windowed backward does not skip the tiles outside the window (NVIDIA's gpt_oss
+  /// benchmark on GB200, W = 128: 0.54 ms at 2k tokens to 90 ms at 32k, x3.2-3.9 per doubling),
+  /// so its rate falls with the sequence (0.0081 of the FP8 peak at 4k under MXFP8, 4.5x slower
+  /// than the 16-bit window kernel). Empty: an FP8 window kernel at the 16-bit window rows.
+  EfficiencyTable attention_fwd_window_fp8_efficiency, attention_bwd_window_fp8_efficiency;
+  EfficiencyTable attention_fwd_window_mxfp8_efficiency, attention_bwd_window_mxfp8_efficiency;
   /// Fused attention as PyTorch's scaled_dot_product_attention runs it (its flash backend:
   /// FlashAttention-2 kernels), same units; the tables Framework::pytorch prices with. Empty:
   /// constants::kFusedAttentionEfficiency (a PyTorch step measured on H100).

@@ -86,9 +86,11 @@ public:
   /// kernel on a device with `forward_window` / `backward_window` rows runs at their rate for
   /// `window` (DeviceConfig::attention_fwd_window_efficiency: NVIDIA's cuDNN SDPA benchmark
   /// with sliding windows); otherwise (no rows, a measured attention fit, flash or SDPA) as
-  /// attention_s at `seq`, the sequence the window slides over (`fp8` / `mx` passed on). The
-  /// window rows are 16-bit measurements and price an FP8 window kernel too (no FP8 window
-  /// measurement is published). Throws nothing.
+  /// attention_s at `seq`, the sequence the window slides over (`fp8` / `mx` passed on). An FP8
+  /// kernel (`fp8`, `mx`: MXFP8) on a device with the FP8 rows and the matching
+  /// `forward_window_fp8` / `backward_window_fp8` (`_mxfp8`) rows runs at their rate for `seq`
+  /// (DeviceConfig::attention_fwd_window_fp8_efficiency: its backward does not skip the tiles
+  /// outside the window); without them at the 16-bit window rows. Throws nothing.
   double window_attention_s(double flops, double window, double seq, bool backward,
                             AttentionKernel kind = AttentionKernel::fused, bool fp8 = false,
                             bool mx = false) const noexcept;
