@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The fused-attention tables of the Blackwell system files are what scripts/derive_attention_table.py
+# The fused-attention tables of the Blackwell and H200 system files are what scripts/derive_attention_table.py
 # makes of the measured cuDNN kernels they cite (tests/data/kernels/cudnn-sdpa/), and the script
 # refuses a table that differs and a malformed measurement.
 # Usage: attention_tables_test.sh SOURCE_ROOT
@@ -15,8 +15,9 @@ for pair in gb200-nvl72:gb200 gb300-nvl72:gb300 dgx-b200:gb200; do
     --fp8-peak 5000 --check "configs/systems/$sys.yaml" ||
     fail "configs/systems/$sys.yaml does not hold what $k/{llama3.1,gpt_oss}_$g.csv give"
 done
-python3 "$derive" --csv "$k/gpt_oss_h200.csv" --peak 989 --check configs/systems/dgx-h200.yaml ||
-  fail "configs/systems/dgx-h200.yaml's window rows"
+python3 "$derive" --csv "$k/llama3.1_h200.csv" --csv "$k/gpt_oss_h200.csv" --peak 989 \
+  --fp8-peak 1979 --check configs/systems/dgx-h200.yaml ||
+  fail "configs/systems/dgx-h200.yaml does not hold what $k/{llama3.1,gpt_oss}_h200.csv give"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 # A table edited by hand is caught (exit 1, naming the row).
