@@ -185,3 +185,21 @@ TEST(MoeMla, EstimateNamesTheHostSyncPerMoeBlockAndTheGpuWorkPerBlock) {
   EXPECT_FALSE(estimate_json(padded, s, *ep).at("host_sync_per_moe_block").get<bool>());
   EXPECT_EQ(estimate_table(padded, s, *ep).find("one synchronize per block"), std::string::npos);
 }
+
+// Blockwise FP8 on a device without block-scaled tensor cores (Hopper) is priced as per-tensor
+// FP8, and the estimate says so and what Megatron-LM's measured H100 MoE layers show; on a
+// Blackwell device (block-scaled FP8) and under the other recipes it says nothing of the kind.
+TEST(MoeMla, BlockwiseFp8OnHopperSaysItIsPricedAsPerTensorFp8) {
+  ModelConfig m = load_model(test_paths::model_path("qwen3-30b-a3b"));
+  m.fp8 = true;
+  Strategy s;
+  s.dp = 8, s.ep = 8, s.zero = 1, s.micro_batch = 1, s.global_batch = 64;
+  s.fp8_recipe = Fp8Recipe::blockwise;
+  const std::string note = "priced as per-tensor FP8 GEMMs";
+  const Estimator h100(m, load_system(test_paths::system_path("dgx-h100")));
+  EXPECT_NE(estimate_table(h100, s, *run(h100, s)).find(note), std::string::npos);
+  const Estimator gb200(m, load_system(test_paths::system_path("gb200-nvl72")));
+  EXPECT_EQ(estimate_table(gb200, s, *run(gb200, s)).find(note), std::string::npos);
+  s.fp8_recipe = Fp8Recipe::tensorwise;
+  EXPECT_EQ(estimate_table(h100, s, *run(h100, s)).find(note), std::string::npos);
+}
