@@ -15,6 +15,9 @@ for pair in gb200-nvl72:gb200 gb300-nvl72:gb300 dgx-b200:gb200; do
     --fp8-peak 5000 --check "configs/systems/$sys.yaml" ||
     fail "configs/systems/$sys.yaml does not hold what $k/{llama3.1,gpt_oss}_$g.csv give"
 done
+python3 "$derive" --csv "$k/llama3.1_h200.csv" --peak 989 --fp8-peak 1979 \
+  --check configs/systems/dgx-h100.yaml ||
+  fail "configs/systems/dgx-h100.yaml does not hold what $k/llama3.1_h200.csv gives"
 python3 "$derive" --csv "$k/llama3.1_h200.csv" --csv "$k/gpt_oss_h200.csv" --peak 989 \
   --fp8-peak 1979 --check configs/systems/dgx-h200.yaml ||
   fail "configs/systems/dgx-h200.yaml does not hold what $k/{llama3.1,gpt_oss}_h200.csv give"
