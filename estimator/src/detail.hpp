@@ -47,6 +47,7 @@ struct LayerCostKey {
   bool eager_bf16 = false; // eager_bf16_model(st)
   bool moe_fused_grouped_mlp = false;
   bool fp8_attention = false;
+  MoeDispatcher moe_dispatcher = MoeDispatcher::alltoall;
   bool operator==(const LayerCostKey &) const = default;
 };
 

@@ -10,8 +10,8 @@ namespace scalefit::estimator {
 
 // Reads of the layout only what LayerCostKey (detail.hpp) holds: tp, sp, micro_batch, cp (and T),
 // the active recompute modules, ep, the expert TP degree, moe_imbalance, framework, the
-// attention backend, the FP8 recipe, eager_bf16_model and moe_fused_grouped_mlp. A new
-// read must join the key, or search's cache prices layouts with a stale block.
+// attention backend, the FP8 recipe, eager_bf16_model, moe_fused_grouped_mlp and the MoE
+// dispatcher. A new read must join the key, or search's cache prices layouts with a stale block.
 LayerCost Estimator::layer_cost(const Strategy &st, double T) const noexcept {
   const ModelOps &o = m_ops;
   const ComputePricer &P = m_price;
@@ -73,11 +73,24 @@ LayerCost Estimator::layer_cost(const Strategy &st, double T) const noexcept {
     }
     c.gemm_fwd += phi * f;
     c.gemm_bwd += phi * b;
+    // Megatron-Core's all-to-all dispatcher sorts the received rows by local expert after the
+    // dispatch and back before the combine (token_dispatcher.py, MoEAlltoAllTokenDispatcher:
+    // sort_chunks_by_idxs in dispatch_postprocess and combine_preprocess, when the rank holds
+    // more than one expert; with drop-and-pad a transposing copy): two kernels each reading and
+    // writing the rank's routed rows (after the expert-TP gather), forward, and their mirror in
+    // backward. The flex dispatchers (DeepEP, HybridEP) and the all-gather one hand the experts
+    // their rows from one permutation, the block's element-wise "MoE permute" kernels.
+    double sort = 0;
+    if (st.moe_dispatcher == MoeDispatcher::alltoall && local > 1) {
+      sort = P.mem_n_s(2, k * 4 * h * rows * local * 2);
+      c.mem_fwd += phi * sort;
+      c.mem_bwd += phi * sort;
+    }
     if (mods & kRecomputeMoe) {
       // the whole layer's forward again (Megatron-Core's MoELayer checkpoint): router, experts,
       // shared experts, and its memory-bound kernels; the all-to-alls in stage_comm.cpp
       c.rec_mod_gemm += phi * f;
-      c.rec_mod_mem += P.mem_s(k * e.mem_fwd * T / t);
+      c.rec_mod_mem += P.mem_s(k * e.mem_fwd * T / t) + phi * sort;
     } else if (mods & kRecomputeMoeAct) { // the activation again: read the up output, write
                                           // its input
       c.rec_mod_mem += phi * P.mem_s(k * 2 * (e.up_n + e.f_e) * rows * local / et);

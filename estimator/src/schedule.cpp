@@ -46,6 +46,7 @@ LayerCost cached_layer_cost(const Strategy &st, double T, LayerCostCache &cache,
   key.eager_bf16 = eager_bf16_model(st);
   key.moe_fused_grouped_mlp = st.moe_fused_grouped_mlp;
   key.fp8_attention = st.fp8_attention;
+  key.moe_dispatcher = st.moe_dispatcher;
   std::uint64_t hash = 1469598103934665603ull; // FNV-1a over the integer fields
   for (const std::uint64_t v :
        {std::uint64_t(key.tp), std::uint64_t(key.micro_batch), std::uint64_t(key.cp),
@@ -53,7 +54,7 @@ LayerCost cached_layer_cost(const Strategy &st, double T, LayerCostCache &cache,
         std::uint64_t(key.recompute_modules), std::uint64_t(key.framework),
         std::uint64_t(key.attention_backend), std::uint64_t(key.fp8_recipe),
         std::uint64_t(key.eager_bf16), std::uint64_t(key.moe_fused_grouped_mlp),
-        std::uint64_t(key.fp8_attention)})
+        std::uint64_t(key.fp8_attention), std::uint64_t(key.moe_dispatcher)})
     hash = (hash ^ v) * 1099511628211ull;
   LayerCostCache::Slot &slot = cache.slots[hash % LayerCostCache::kSlots];
   if (slot.used && slot.key == key) {
