@@ -234,6 +234,13 @@ std::string estimate_table(const Estimator &est, const Strategy &s, const Estima
                          ? "; --moe-fused-grouped-mlp has no effect without --dtype fp8 "
                            "--fp8-recipe mxfp8 (Transformer Engine fuses MXFP8 and NVFP4 only)"
                          : "");
+    if (s.moe_dispatcher == MoeDispatcher::alltoall && local > 1)
+      fmt::format_to(out,
+                     "token sort: the all-to-all dispatcher sorts the {:.0f} received rows "
+                     "by local expert and back, two memory-bound passes each way per block "
+                     "and micro-batch (Megatron-Core's sort_chunks_by_idxs; the flex "
+                     "dispatchers need none)\n",
+                     rows * local);
     if (host_syncs_per_block(md))
       fmt::format_to(
           out,

@@ -231,6 +231,14 @@ TEST(MoeMla, AlltoallDispatcherSortsTheRowsOfSeveralLocalExperts) {
   const double sort_s = 2 * (2 * (per_kernel / hbm + sys.device.kernel_launch_us * 1e-6));
   EXPECT_NEAR(a2a->terms[2].seconds - deepep->terms[2].seconds,
               blocks * a2a->micro_batches * sort_s, 1e-9);
+  // and the estimate says so, for the all-to-all dispatcher only
+  s.moe_dispatcher = MoeDispatcher::alltoall;
+  EXPECT_NE(estimate_table(est, s, *a2a)
+                .find("token sort: the all-to-all dispatcher sorts the "
+                      "32768 received rows"),
+            std::string::npos);
+  s.moe_dispatcher = MoeDispatcher::deepep;
+  EXPECT_EQ(estimate_table(est, s, *deepep).find("token sort"), std::string::npos);
   // one expert per rank: no sort
   ModelConfig one = m;
   one.experts = 8;
